@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// The whole test suite, one command: lint, type-check and build, the TypeScript tests, the Python and
+// Go clients, and the conformance kit against a real broker. Each step runs as a child process with
+// its output streamed; the last line is the summary CI reads: "N passed, M failed".
+//
+//   npm test                   everything
+//   npm test -- ts go          only the named steps (lint, build, ts, python, go, conformance)
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const only = new Set(process.argv.slice(2));
+
+/** Every compiled test file under a package's dist/ (tests live beside the code they test). */
+function compiledTests() {
+  const found = [];
+  const walk = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const full = path.join(dir, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (name.endsWith('.test.js')) found.push(path.relative(root, full));
+    }
+  };
+  for (const base of ['packages', 'test', 'bench']) {
+    const dir = path.join(root, base);
+    if (!existsSync(dir)) continue;
+    for (const pkg of readdirSync(dir)) {
+      const dist = path.join(dir, pkg, 'dist');
+      if (existsSync(dist)) walk(dist);
+    }
+  }
+  return found.sort();
+}
+
+// Each parser reads a step's output and returns { passed, failed } counts of individual tests.
+const parse = {
+  node(out) {
+    const pass = /^(?:#|ℹ) pass (\d+)/m.exec(out);
+    const fail = /^(?:#|ℹ) fail (\d+)/m.exec(out);
+    return pass && fail ? { passed: Number(pass[1]), failed: Number(fail[1]) } : null;
+  },
+  python(out) {
+    const ran = [...out.matchAll(/^Ran (\d+) tests?/gm)];
+    if (ran.length === 0) return null;
+    let total = 0;
+    let failed = 0;
+    for (const m of ran) total += Number(m[1]);
+    for (const m of out.matchAll(/^FAILED \(([^)]*)\)/gm)) {
+      for (const part of m[1].matchAll(/(?:failures|errors)=(\d+)/g)) failed += Number(part[1]);
+    }
+    return { passed: total - failed, failed };
+  },
+  go(out) {
+    const passed = (out.match(/^\s*--- PASS/gm) ?? []).length;
+    const failed = (out.match(/^\s*--- FAIL/gm) ?? []).length;
+    return passed + failed > 0 ? { passed, failed } : null;
+  },
+  conformance(out) {
+    let passed = 0;
+    let failed = 0;
+    for (const m of out.matchAll(/^(\d+) passed, (\d+) failed/gm)) {
+      passed += Number(m[1]);
+      failed += Number(m[2]);
+    }
+    return passed + failed > 0 ? { passed, failed } : null;
+  },
+};
+
+const steps = [
+  { name: 'lint', cmd: ['npx', 'biome', 'check', '.'] },
+  { name: 'build', cmd: ['npx', 'tsc', '-b'] },
+  {
+    name: 'ts',
+    when: () => compiledTests().length > 0,
+    cmd: () => ['node', '--test', '--test-reporter=spec', '--test-concurrency=2', ...compiledTests()],
+    parse: parse.node,
+  },
+  {
+    name: 'python',
+    when: () => existsSync(path.join(root, 'clients/python/tests')),
+    cmd: ['python3', '-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'],
+    cwd: 'clients/python',
+    parse: parse.python,
+  },
+  {
+    name: 'go',
+    when: () => existsSync(path.join(root, 'clients/go/go.mod')),
+    cmd: [
+      'sh',
+      '-c',
+      'test -z "$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }; ' +
+        'go vet ./... && go test -race -count=1 -v ./...',
+    ],
+    cwd: 'clients/go',
+    parse: parse.go,
+  },
+  {
+    name: 'conformance',
+    when: () => existsSync(path.join(root, 'conformance/run.py')),
+    cmd: ['python3', 'conformance/run.py'],
+    parse: parse.conformance,
+  },
+];
+
+function run(step) {
+  const argv = typeof step.cmd === 'function' ? step.cmd() : step.cmd;
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(argv[0], argv.slice(1), {
+      cwd: path.join(root, step.cwd ?? '.'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+    });
+    let out = '';
+    const keep = (chunk, sink) => {
+      out += chunk;
+      sink.write(chunk);
+    };
+    child.stdout.on('data', (c) => keep(c, process.stdout));
+    child.stderr.on('data', (c) => keep(c, process.stderr));
+    child.on('error', (err) => resolve({ ok: false, out: String(err), seconds: 0 }));
+    child.on('close', (code) =>
+      resolve({ ok: code === 0, out, seconds: Math.round((Date.now() - started) / 100) / 10 }),
+    );
+  });
+}
+
+const results = [];
+for (const step of steps) {
+  if (only.size > 0 && !only.has(step.name)) continue;
+  if (step.when && !step.when()) continue;
+  process.stdout.write(`\n=== ${step.name} ===\n`);
+  const result = await run(step);
+  const counts = step.parse?.(result.out) ?? { passed: result.ok ? 1 : 0, failed: result.ok ? 0 : 1 };
+  // A step that failed without any failing test (a crash, a lint error) still counts as a failure.
+  if (!result.ok && counts.failed === 0) counts.failed = 1;
+  results.push({ name: step.name, ok: result.ok, seconds: result.seconds, ...counts });
+}
+
+process.stdout.write('\n=== summary ===\n');
+for (const r of results) {
+  process.stdout.write(
+    `${r.ok ? 'ok  ' : 'FAIL'} ${r.name.padEnd(12)} ${String(r.passed).padStart(5)} passed ${String(r.failed).padStart(4)} failed  ${r.seconds}s\n`,
+  );
+}
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+process.stdout.write(`${passed} passed, ${failed} failed\n`);
+process.exitCode = results.every((r) => r.ok) && results.length > 0 ? 0 : 1;
