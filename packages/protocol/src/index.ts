@@ -1,1 +1,17 @@
-export const PROTOCOL_VERSION = 1;
+export * from './api.js';
+export { DecodeError, WireReader } from './codec/reader.js';
+export { stringBytes, WireWriter, writeInt64 } from './codec/writer.js';
+export * from './crc32c/index.js';
+export * from './errors.js';
+export * from './frame/header.js';
+export { type FrameLimits, type FrameSink, FrameSplitter } from './frame/splitter.js';
+export * from './limits.js';
+export * from './partitioner.js';
+export * from './records/fetch-payload.js';
+export * from './records/stored-records.js';
+export { decodeRequest, type Request, RequestRefusal } from './requests/decode-request.js';
+export * from './requests/fetch/v1.js';
+export * from './requests/fetch/v2.js';
+export * from './requests/metadata/v1.js';
+export * from './requests/produce/v1.js';
+export * from './topic-name.js';

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ErrorCode, errorName, errorTable } from './errors.js';
+
+describe('error codes', () => {
+  it('keeps the spec numbering, which must never change', () => {
+    assert.deepEqual(
+      errorTable.map((e) => [e.code, e.name]),
+      [
+        [0, 'NONE'],
+        [1, 'UNKNOWN_TOPIC_OR_PARTITION'],
+        [2, 'OFFSET_OUT_OF_RANGE'],
+        [3, 'RECORD_TOO_LARGE'],
+        [4, 'UNSUPPORTED_VERSION'],
+        [5, 'CORRUPT_REQUEST'],
+      ],
+    );
+    for (const e of errorTable) assert.equal(ErrorCode[e.name], e.code);
+  });
+
+  it('an unknown code prints as UNKNOWN(n) instead of failing', () => {
+    assert.equal(errorName(42), 'UNKNOWN(42)');
+    assert.equal(errorName(-1), 'UNKNOWN(-1)');
+    assert.equal(errorName(1), 'UNKNOWN_TOPIC_OR_PARTITION');
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * Wire error codes (spec section 6) and the error classes of the protocol package. Codes are fixed
+ * forever: never renumber one.
+ */
+
+export const ErrorCode = {
+  NONE: 0,
+  UNKNOWN_TOPIC_OR_PARTITION: 1,
+  OFFSET_OUT_OF_RANGE: 2,
+  RECORD_TOO_LARGE: 3,
+  UNSUPPORTED_VERSION: 4,
+  CORRUPT_REQUEST: 5,
+} as const;
+
+export type ErrorCodeName = keyof typeof ErrorCode;
+
+export interface ErrorInfo {
+  readonly code: number;
+  readonly name: ErrorCodeName;
+  /** Whether repeating the same request later can succeed without the caller changing it. */
+  readonly retriable: boolean;
+  readonly description: string;
+}
+
+export const errorTable: readonly ErrorInfo[] = [
+  { code: 0, name: 'NONE', retriable: false, description: 'success' },
+  {
+    code: 1,
+    name: 'UNKNOWN_TOPIC_OR_PARTITION',
+    retriable: false,
+    description: 'no such topic or partition',
+  },
+  {
+    code: 2,
+    name: 'OFFSET_OUT_OF_RANGE',
+    retriable: false,
+    description: 'fetchOffset outside [logStartOffset, highWatermark]',
+  },
+  { code: 3, name: 'RECORD_TOO_LARGE', retriable: false, description: 'a record cannot fit in a segment' },
+  {
+    code: 4,
+    name: 'UNSUPPORTED_VERSION',
+    retriable: false,
+    description: 'unknown apiKey, or a version that API does not have',
+  },
+  {
+    code: 5,
+    name: 'CORRUPT_REQUEST',
+    retriable: false,
+    description: 'the frame does not decode or breaks a rule of the protocol',
+  },
+];
+
+const byCode = new Map(errorTable.map((e) => [e.code, e]));
+
+/** The name of a wire code; a code this version does not know prints as `UNKNOWN(n)` instead of failing. */
+export function errorName(code: number): string {
+  return byCode.get(code)?.name ?? `UNKNOWN(${code})`;
+}
+
+export function errorInfo(code: number): ErrorInfo | undefined {
+  return byCode.get(code);
+}
+
+/**
+ * A request the broker must refuse with a wire error code. Thrown by the request decoders; the
+ * message says which field broke which rule (`partition: -1, expected >= 0`).
+ */
+export class RequestError extends Error {
+  override name = 'RequestError';
+  constructor(
+    readonly code: number,
+    message: string,
+    /** The request's correlationId when the header was intact; 0 otherwise (spec section 1). */
+    readonly correlationId = 0,
+  ) {
+    super(message);
+  }
+  get codeName(): string {
+    return errorName(this.code);
+  }
+}
+
+/** Bytes from the peer that break the protocol (a response frame of impossible length, a wrong id). */
+export class ProtocolError extends Error {
+  override name = 'ProtocolError';
+}
+
+/** A stored record that fails its checks (CRC-32C mismatch, impossible size): never hand it to a caller. */
+export class CorruptRecordError extends Error {
+  override name = 'CorruptRecordError';
+  constructor(
+    /** Offset of the corrupt record. */
+    readonly offset: number,
+    readonly detail: string,
+    /** The CRC stored with the record and the one computed, when the failure is a mismatch. */
+    readonly storedCrc?: number,
+    readonly computedCrc?: number,
+  ) {
+    super(`record at offset ${offset} is corrupt: ${detail}`);
+  }
+}
+
+/**
+ * The next record can never arrive whole with this maxBytes: retrying would stall forever while
+ * looking exactly like a caught-up consumer. Raising maxBytes is the only fix.
+ */
+export class RecordExceedsMaxBytesError extends Error {
+  override name = 'RecordExceedsMaxBytesError';
+  constructor(
+    /** Offset of the record that does not fit. */
+    readonly offset: number,
+    /** The record's payload size from its header, or -1 when not even the header arrived. */
+    readonly recordBytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      `record at offset ${offset} ${recordBytes >= 0 ? `holds ${recordBytes} bytes` : 'does not fit'}; ` +
+        `it can never arrive whole with maxBytes ${maxBytes}: raise maxBytes`,
+    );
+  }
+}

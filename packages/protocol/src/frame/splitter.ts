@@ -1,0 +1,119 @@
+import { lengthPrefixBytes } from '../limits.js';
+
+/** What the splitter hands to its owner, one call per complete unit of the stream. */
+export interface FrameSink {
+  /** A whole frame: the bytes after the length prefix. A view; copy it to keep it past the call. */
+  frame(frame: Buffer): void;
+  /**
+   * A frame whose length is plausible but shorter than the header (requests: 1..7 bytes). Its bytes
+   * were consumed, so the stream stays usable; the broker answers CORRUPT_REQUEST with id 0.
+   */
+  shortFrame(frameLength: number): void;
+  /**
+   * A length prefix outside the allowed range: nothing after it can be trusted, so the stream is
+   * dead. The owner closes the connection; the splitter ignores any further input.
+   */
+  invalidLength(frameLength: number): void;
+}
+
+export interface FrameLimits {
+  /** Smallest allowed frame length (after the prefix). */
+  frameBytesMin: number;
+  /** Largest allowed frame length. */
+  frameBytesMax: number;
+  /** Frames shorter than this (but >= frameBytesMin) are reported as short, not as frames. */
+  headerBytes: number;
+}
+
+enum State {
+  Length,
+  Body,
+  Dead,
+}
+
+/**
+ * Turns a byte stream, chunked any way at all, into frames. A frame that lies inside one chunk is
+ * handed over as a view without copying; only a frame split across chunks is gathered.
+ */
+export class FrameSplitter {
+  private state = State.Length;
+  /** Pieces of the unit being gathered (the length prefix or a frame body) and their total. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private frameLength = 0;
+
+  constructor(private readonly limits: FrameLimits) {
+    if (limits.frameBytesMin < 1 || limits.frameBytesMax < limits.headerBytes) {
+      throw new Error(`FrameSplitter: inconsistent limits ${JSON.stringify(limits)}`);
+    }
+  }
+
+  /** True once an invalid length was seen: the stream cannot be read any further. */
+  get dead(): boolean {
+    return this.state === State.Dead;
+  }
+
+  /** Bytes held for a frame that has not arrived whole yet. */
+  get bufferedBytes(): number {
+    return this.pendingBytes;
+  }
+
+  push(chunk: Buffer, sink: FrameSink): void {
+    let pos = 0;
+    const end = chunk.length;
+    while (pos < end && this.state !== State.Dead) {
+      if (this.state === State.Length) {
+        if (this.pendingBytes === 0 && end - pos >= lengthPrefixBytes) {
+          this.frameLength = chunk.readInt32BE(pos);
+          pos += lengthPrefixBytes;
+        } else {
+          const take = Math.min(lengthPrefixBytes - this.pendingBytes, end - pos);
+          this.gather(chunk.subarray(pos, pos + take));
+          pos += take;
+          if (this.pendingBytes < lengthPrefixBytes) return;
+          this.frameLength = this.takePending().readInt32BE(0);
+        }
+        if (this.frameLength < this.limits.frameBytesMin || this.frameLength > this.limits.frameBytesMax) {
+          this.state = State.Dead;
+          sink.invalidLength(this.frameLength);
+          return;
+        }
+        this.state = State.Body;
+      }
+      // State.Body
+      const length = this.frameLength;
+      if (this.pendingBytes === 0 && end - pos >= length) {
+        const frame = chunk.subarray(pos, pos + length);
+        pos += length;
+        this.state = State.Length;
+        this.deliver(frame, sink);
+      } else {
+        const take = Math.min(length - this.pendingBytes, end - pos);
+        this.gather(chunk.subarray(pos, pos + take));
+        pos += take;
+        if (this.pendingBytes < length) return;
+        this.state = State.Length;
+        this.deliver(this.takePending(), sink);
+      }
+    }
+  }
+
+  private deliver(frame: Buffer, sink: FrameSink): void {
+    if (frame.length < this.limits.headerBytes) sink.shortFrame(frame.length);
+    else sink.frame(frame);
+  }
+
+  private gather(piece: Buffer): void {
+    // Copy: the caller may reuse its chunk after push returns.
+    this.pending.push(Buffer.from(piece));
+    this.pendingBytes += piece.length;
+  }
+
+  private takePending(): Buffer {
+    const whole =
+      this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    return whole;
+  }
+}

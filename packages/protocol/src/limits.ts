@@ -1,0 +1,54 @@
+/**
+ * Every limit of the wire protocol, in one place, each with its reason. Relations between them are
+ * asserted at load, so a change that breaks one fails at startup rather than in production.
+ */
+
+/** Request and response header sizes after the int32 length prefix. */
+export const requestHeaderBytes = 8; // apiKey int16, apiVersion int16, correlationId int32
+export const responseHeaderBytes = 6; // correlationId int32, errorCode int16
+export const lengthPrefixBytes = 4;
+
+/**
+ * Largest frame either side accepts (bytes after the length prefix). A length prefix beyond it means
+ * the stream can no longer be trusted, so the connection is closed rather than buffering it.
+ */
+export const frameBytesMax = 8 * 1024 * 1024;
+
+/** Smallest request frame whose length is plausible; 1..7 is a short frame, answered CORRUPT_REQUEST. */
+export const requestFrameBytesMin = 1;
+
+/** A response always carries at least correlationId and errorCode. */
+export const responseFrameBytesMin = responseHeaderBytes;
+
+/** A stored record is `int32 size, int32 crc32c, payload`. */
+export const recordHeaderBytes = 8;
+
+/** Topic names: 1..249 characters (the spec's rule, shared with the original broker). */
+export const topicNameCharsMax = 249;
+
+/** The broker caps a long-poll wait; a longer request gets an earlier empty answer, not an error. */
+export const fetchWaitMsMax = 60_000;
+
+/** FETCH response body before the payload: int64 highWatermark, int32 payloadBytes. */
+export const fetchResponseFixedBytes = 12;
+
+/** PRODUCE success body: int64 baseOffset, int64 logEndOffset. */
+export const produceResponseBodyBytes = 16;
+
+/** Offsets travel as int64 but are JavaScript numbers here; beyond this they would lose precision. */
+export const offsetMax = Number.MAX_SAFE_INTEGER;
+
+/** Sentinel a producer reports for a record sent with ack NONE: no offset exists until the broker writes it. */
+export const OFFSET_UNKNOWN = -1;
+
+function assert(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`protocol limits: ${message}`);
+}
+
+assert(requestFrameBytesMin >= 1, 'a frame must hold at least one byte');
+assert(frameBytesMax < 2 ** 31, 'frame length is an int32');
+assert(
+  frameBytesMax > requestHeaderBytes + fetchResponseFixedBytes + recordHeaderBytes,
+  'a frame must fit one record',
+);
+assert(topicNameCharsMax * 4 <= 0xffff, 'a topic name in UTF-8 must fit a u16 string length');

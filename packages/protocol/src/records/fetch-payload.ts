@@ -1,0 +1,84 @@
+import { crc32c } from '../crc32c/index.js';
+import { CorruptRecordError } from '../errors.js';
+import { recordHeaderBytes } from '../limits.js';
+
+export interface FetchPayloadOptions {
+  /** Offset of the first record in the payload (the request's fetchOffset). */
+  fetchOffset: number;
+  /** The request's maxBytes: a cut record that could never fit it is reported, not retried. */
+  maxBytes: number;
+  /** Verify each record's CRC-32C (default true). Only a caller that verifies elsewhere turns it off. */
+  verifyCrc?: boolean;
+}
+
+export interface DecodedFetchPayload {
+  /** Payloads of the whole records, in order: views into the response (no copy). */
+  records: Buffer[];
+  /** Where the next fetch starts: fetchOffset + records.length. Whole records only. */
+  nextOffset: number;
+  /** Bytes of a record cut off at the end, dropped here and asked for again on the next fetch. */
+  truncatedBytes: number;
+  /** The cut record's payload size from its header, or -1 when its size field did not arrive. */
+  truncatedRecordBytes: number;
+  /**
+   * No whole record arrived and the next one can never fit in maxBytes: fetching again would stall
+   * forever while looking exactly like a caught-up consumer.
+   */
+  recordExceedsMaxBytes: boolean;
+}
+
+/**
+ * Splits a FETCH payload into whole records, checking each as it goes. The payload may be cut at any
+ * byte (inside a record or its header): the cut tail is dropped, never returned. Throws
+ * CorruptRecordError on a CRC mismatch or an impossible size: a corrupt record is never handed out.
+ */
+export function decodeFetchPayload(payload: Buffer, options: FetchPayloadOptions): DecodedFetchPayload {
+  const verify = options.verifyCrc ?? true;
+  const records: Buffer[] = [];
+  const end = payload.length;
+  let pos = 0;
+  let truncatedRecordBytes = -1;
+  while (pos < end) {
+    const offset = options.fetchOffset + records.length;
+    if (end - pos < 4) break; // not even the size arrived
+    const size = payload.readInt32BE(pos);
+    if (size <= 0) throw new CorruptRecordError(offset, `size ${size} in its header, expected > 0`);
+    if (end - pos < recordHeaderBytes + size) {
+      truncatedRecordBytes = size;
+      break;
+    }
+    const start = pos + recordHeaderBytes;
+    if (verify) {
+      const stored = payload.readUInt32BE(pos + 4);
+      const computed = crc32c(payload, start, start + size);
+      if (stored !== computed) {
+        throw new CorruptRecordError(
+          offset,
+          `stored crc32c 0x${hex32(stored)}, computed 0x${hex32(computed)}`,
+          stored,
+          computed,
+        );
+      }
+    }
+    records.push(payload.subarray(start, start + size));
+    pos = start + size;
+  }
+  const truncatedBytes = end - pos;
+  const recordExceedsMaxBytes =
+    records.length === 0 &&
+    truncatedBytes > 0 &&
+    (truncatedRecordBytes >= 0
+      ? recordHeaderBytes + truncatedRecordBytes > options.maxBytes
+      : truncatedBytes >= options.maxBytes);
+  return {
+    records,
+    nextOffset: options.fetchOffset + records.length,
+    truncatedBytes,
+    truncatedRecordBytes,
+    recordExceedsMaxBytes,
+  };
+}
+
+function hex32(n: number): string {
+  return n.toString(16).padStart(8, '0');
+}

@@ -1,0 +1,99 @@
+/**
+ * METADATA request v1 => topicCount:int32 topic:string * topicCount   (0 asks for every topic)
+ * METADATA response v1 (success body) => topicCount:int32
+ *   [name:string partitionCount:int32 [partition:int32 logStartOffset:int64 highWatermark:int64]*]*
+ */
+import { ApiKey } from '../../api.js';
+import { fieldError, readOffset, WireReader } from '../../codec/reader.js';
+import { stringBytes, WireWriter } from '../../codec/writer.js';
+import { ErrorCode } from '../../errors.js';
+import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
+import { checkTopicName, readTopicBytes } from '../topic-field.js';
+
+export interface MetadataRequest {
+  /** Empty asks for every topic. As sent: duplicates are the broker's to collapse. */
+  topics: string[];
+}
+
+export interface PartitionMetadata {
+  partition: number;
+  logStartOffset: number;
+  highWatermark: number;
+}
+
+export interface TopicMetadata {
+  name: string;
+  partitions: PartitionMetadata[];
+}
+
+export function decodeMetadataRequest(frame: Buffer, payloadStart: number): MetadataRequest {
+  const reader = new WireReader(frame, payloadStart);
+  const topicCount = reader.int32('topicCount');
+  if (topicCount < 0) throw fieldError('topicCount', topicCount, '>= 0');
+  // Each name takes at least its 2-byte length: cap the count before trusting it.
+  if (topicCount * 2 > reader.remaining) {
+    throw fieldError('topicCount', topicCount, `at most ${Math.floor(reader.remaining / 2)} in this frame`);
+  }
+  const topics: string[] = [];
+  for (let i = 0; i < topicCount; i++) topics.push(checkTopicName(readTopicBytes(reader), `topics[${i}]`));
+  return { topics };
+}
+
+export function encodeMetadataRequest(correlationId: number, req: MetadataRequest): Buffer {
+  let payloadBytes = 4;
+  for (const t of req.topics) payloadBytes += stringBytes(t);
+  const w = new WireWriter(lengthPrefixBytes + requestHeaderBytes + payloadBytes);
+  w.int32(requestHeaderBytes + payloadBytes)
+    .int16(ApiKey.METADATA)
+    .int16(1)
+    .int32(correlationId);
+  w.int32(req.topics.length);
+  for (const t of req.topics) w.string(t);
+  return w.done();
+}
+
+export function encodeMetadataResponse(correlationId: number, topics: readonly TopicMetadata[]): Buffer {
+  let bodyBytes = 4;
+  for (const t of topics) bodyBytes += stringBytes(t.name) + 4 + t.partitions.length * 20;
+  const w = new WireWriter(lengthPrefixBytes + responseHeaderBytes + bodyBytes);
+  w.int32(responseHeaderBytes + bodyBytes)
+    .int32(correlationId)
+    .int16(ErrorCode.NONE);
+  w.int32(topics.length);
+  for (const t of topics) {
+    w.string(t.name).int32(t.partitions.length);
+    for (const p of t.partitions) w.int32(p.partition).int64(p.logStartOffset).int64(p.highWatermark);
+  }
+  return w.done();
+}
+
+export function decodeMetadataResponse(body: Buffer): TopicMetadata[] {
+  const reader = new WireReader(body);
+  const topicCount = reader.int32('topicCount');
+  if (topicCount < 0 || topicCount * 6 > reader.remaining) {
+    throw fieldError('topicCount', topicCount, `0..${Math.floor(reader.remaining / 6)}`);
+  }
+  const topics: TopicMetadata[] = [];
+  for (let i = 0; i < topicCount; i++) {
+    const name = reader.string(`topics[${i}].name`);
+    const partitionCount = reader.int32(`topics[${i}].partitionCount`);
+    if (partitionCount < 0 || partitionCount * 20 > reader.remaining) {
+      throw fieldError(
+        `topics[${i}].partitionCount`,
+        partitionCount,
+        `0..${Math.floor(reader.remaining / 20)}`,
+      );
+    }
+    const partitions: PartitionMetadata[] = [];
+    for (let j = 0; j < partitionCount; j++) {
+      const field = `topics[${i}].partitions[${j}]`;
+      partitions.push({
+        partition: reader.int32(`${field}.partition`),
+        logStartOffset: readOffset(reader, `${field}.logStartOffset`),
+        highWatermark: readOffset(reader, `${field}.highWatermark`),
+      });
+    }
+    topics.push({ name, partitions });
+  }
+  return topics;
+}
