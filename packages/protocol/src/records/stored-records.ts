@@ -13,12 +13,21 @@ export function storedBytesOf(wireRecords: Buffer, count: number): number {
 
 /**
  * Turns the validated wire records of a PRODUCE into stored records at target[at...], computing each
- * CRC-32C. Returns the bytes written.
+ * CRC-32C. When `positions` is given, the position in target of record i goes to
+ * positions[positionsAt + i] (the log indexes records without reading them back). Returns the bytes written.
  */
-export function writeStoredRecords(wireRecords: Buffer, count: number, target: Buffer, at: number): number {
+export function writeStoredRecords(
+  wireRecords: Buffer,
+  count: number,
+  target: Buffer,
+  at: number,
+  positions?: Uint32Array,
+  positionsAt = 0,
+): number {
   let from = 0;
   let to = at;
   for (let i = 0; i < count; i++) {
+    if (positions !== undefined) positions[positionsAt + i] = to;
     const size = wireRecords.readInt32BE(from);
     const payloadStart = from + 4;
     const payloadEnd = payloadStart + size;

@@ -1,0 +1,48 @@
+/** Failures of the log, each a class the broker maps to a wire code or a log line. */
+
+/** A record whose header and payload cannot fit even an empty segment. Nothing of its batch is written. */
+export class RecordTooLargeError extends Error {
+  override name = 'RecordTooLargeError';
+  constructor(
+    readonly recordIndex: number,
+    readonly recordBytes: number,
+    readonly segmentBytesMax: number,
+  ) {
+    super(
+      `records[${recordIndex}]: ${recordBytes} bytes plus its 8-byte header cannot fit a segment of ${segmentBytesMax} bytes`,
+    );
+  }
+}
+
+/** A read outside [logStartOffset, highWatermark]. */
+export class OffsetOutOfRangeError extends Error {
+  override name = 'OffsetOutOfRangeError';
+  constructor(
+    readonly offset: number,
+    readonly logStartOffset: number,
+    readonly highWatermark: number,
+  ) {
+    super(`offset ${offset} is outside [${logStartOffset}, ${highWatermark}]`);
+  }
+}
+
+/** The disk refused a write (full, read-only, failing). Nothing of the refused batch is kept. */
+export class StorageError extends Error {
+  override name = 'StorageError';
+  constructor(
+    message: string,
+    /** The system error code (ENOSPC, EIO, ...), when there is one. */
+    readonly code: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The partition is closing or closed: appends are refused, reads end. */
+export class LogClosedError extends Error {
+  override name = 'LogClosedError';
+  constructor(readonly partition: string) {
+    super(`partition ${partition} is closed`);
+  }
+}

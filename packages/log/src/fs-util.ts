@@ -1,0 +1,39 @@
+import fs from 'node:fs';
+
+/** fsync a directory, so a segment file created or removed in it survives a crash. */
+export function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** pwrite until every byte is written (a short write is retried, an error thrown). */
+export function pwriteFully(fd: number, buf: Buffer, position: number): void {
+  let done = 0;
+  while (done < buf.length) {
+    done += fs.writeSync(fd, buf, done, buf.length - done, position + done);
+  }
+}
+
+/** pread into a new buffer of up to `length` bytes; fewer when the file ends first. */
+export function pread(fd: number, length: number, position: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  return new Promise((resolve, reject) => {
+    const step = (got: number) => {
+      if (got === length) return resolve(buf);
+      fs.read(fd, buf, got, length - got, position + got, (err, n) => {
+        if (err) return reject(err);
+        if (n === 0) return resolve(buf.subarray(0, got));
+        step(got + n);
+      });
+    };
+    step(0);
+  });
+}
+
+export function fdatasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+}

@@ -1,0 +1,9 @@
+export * from './config.js';
+export * from './errors.js';
+export { HighWatermark } from './high-watermark.js';
+export { type Logger, silentLogger } from './logger.js';
+export { Partition } from './partition.js';
+export * from './partition-log.js';
+export * from './partition-writer.js';
+export { type ScanResult, type ScanStop, scanStoredRecords } from './record-scan.js';
+export { parseSegmentFileName, partitionDirName, segmentFileName } from './segment-name.js';

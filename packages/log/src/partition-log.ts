@@ -1,0 +1,452 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
+import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
+import { OffsetOutOfRangeError, StorageError } from './errors.js';
+import { fdatasync, fsyncDir, pread, pwriteFully } from './fs-util.js';
+import { HighWatermark } from './high-watermark.js';
+import { type Logger, silentLogger } from './logger.js';
+import type { ScanStop } from './record-scan.js';
+import { scanSegmentFile, truncateSegment } from './recovery.js';
+import { Segment } from './segment.js';
+import { parseSegmentFileName, segmentFileName } from './segment-name.js';
+import { SparseIndex } from './sparse-index.js';
+import { TailCache } from './tail-cache.js';
+
+/** One producer batch on its way into the log: the wire records of a PRODUCE, validated. */
+export interface AppendBatch {
+  /** `int32 size, payload` per record, as on the wire. */
+  records: Buffer;
+  count: number;
+}
+
+/** What recovery found in one segment, for the startup summary. */
+export interface RecoveryCut {
+  segmentBaseOffset: number;
+  /** Offset of the first record that was cut (the new log end of that segment). */
+  offset: number;
+  bytes: number;
+  reason: ScanStop | 'after-earlier-cut';
+}
+
+export interface OpenReport {
+  segments: number;
+  bytes: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  cuts: RecoveryCut[];
+  /** Milliseconds the scan took. */
+  recoveryMs: number;
+}
+
+export interface ReadResult {
+  highWatermark: number;
+  /** Stored records from the requested offset, possibly cut inside the last one; views, not copies. */
+  chunks: Buffer[];
+  bytes: number;
+}
+
+export interface LogOptions {
+  logger?: Logger;
+  /** Milliseconds since the epoch; injected so retention by age is tested without waiting. */
+  now?: () => number;
+}
+
+/**
+ * One partition on disk: its segments, the sparse index of each, the in-memory tail, and the
+ * published high watermark. Writes are synchronous (the page cache absorbs them); `sync` makes them
+ * durable; `publish` makes them readable. It knows nothing of queues or acks: that is the writer's.
+ */
+export class PartitionLog {
+  readonly highWatermark: HighWatermark;
+  private readonly tail: TailCache;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  /** Segments written since the last `sync`. */
+  private readonly unsynced = new Set<Segment>();
+  /** Groups written but not yet published, in order. */
+  private unpublished: { startOffset: number; count: number; buffer: Buffer; positions: Uint32Array }[] = [];
+  /** Scratch for record positions while converting a group; grown on demand. */
+  private positionsScratch = new Uint32Array(1024);
+
+  private constructor(
+    readonly dir: string,
+    readonly name: string,
+    readonly config: Readonly<LogConfig>,
+    private segments: Segment[],
+    options: LogOptions,
+  ) {
+    this.logger = options.logger ?? silentLogger;
+    this.now = options.now ?? Date.now;
+    this.tail = new TailCache(config.tailCacheBytes);
+    this.highWatermark = new HighWatermark(this.active.nextOffset);
+  }
+
+  /**
+   * Opens (creating if absent) the partition in `dir`, scanning every segment: records are checked
+   * one by one and the first that fails ends the log; the file is cut there and any later segment is
+   * removed, so offsets stay contiguous and stale bytes never come back.
+   */
+  static open(
+    dir: string,
+    name: string,
+    config: Readonly<LogConfig>,
+    options: LogOptions = {},
+  ): { log: PartitionLog; report: OpenReport } {
+    checkConfig(config);
+    const started = performance.now();
+    const logger = options.logger ?? silentLogger;
+    fs.mkdirSync(dir, { recursive: true });
+    const bases = fs
+      .readdirSync(dir)
+      .map(parseSegmentFileName)
+      .filter((b): b is number => b !== null)
+      .sort((a, b) => a - b);
+    const segments: Segment[] = [];
+    const cuts: RecoveryCut[] = [];
+    let expectedBase: number | null = null;
+    let cutEarlier = false;
+    for (const base of bases) {
+      const file = path.join(dir, segmentFileName(base));
+      // A segment that does not continue the one before (a cut, or a gap) cannot be trusted either.
+      if (cutEarlier || (expectedBase !== null && base !== expectedBase)) {
+        const bytes = fs.statSync(file).size;
+        cuts.push({ segmentBaseOffset: base, offset: base, bytes, reason: 'after-earlier-cut' });
+        logger.warn(
+          `${name}: removed segment ${segmentFileName(base)} (${bytes} bytes): it follows a cut or a gap at offset ${expectedBase}`,
+        );
+        fs.unlinkSync(file);
+        cutEarlier = true;
+        continue;
+      }
+      const fd = fs.openSync(file, 'r+');
+      const stat = fs.fstatSync(fd);
+      const scan = scanSegmentFile(fd, stat.size, base, config.indexIntervalBytes);
+      if (scan.invalidBytes > 0) {
+        truncateSegment(fd, scan.validBytes);
+        cuts.push({
+          segmentBaseOffset: base,
+          offset: base + scan.records,
+          bytes: scan.invalidBytes,
+          reason: scan.stop,
+        });
+        logger.warn(
+          `${name}: recovery cut ${scan.invalidBytes} bytes at offset ${base + scan.records} ` +
+            `(segment ${segmentFileName(base)}, position ${scan.validBytes}): ${scan.stop}`,
+        );
+        cutEarlier = true;
+      }
+      segments.push(
+        new Segment(dir, base, fd, scan.index, {
+          records: scan.records,
+          sizeBytes: scan.validBytes,
+          lastWriteMs: stat.mtimeMs,
+        }),
+      );
+      expectedBase = base + scan.records;
+    }
+    if (cuts.length > 0) fsyncDir(dir);
+    if (segments.length === 0) segments.push(createSegment(dir, 0, config, options.now ?? Date.now));
+    const log = new PartitionLog(dir, name, config, segments, options);
+    const report: OpenReport = {
+      segments: segments.length,
+      bytes: log.sizeBytes,
+      logStartOffset: log.logStartOffset,
+      logEndOffset: log.logEndOffset,
+      cuts,
+      recoveryMs: performance.now() - started,
+    };
+    return { log, report };
+  }
+
+  get active(): Segment {
+    return this.segments[this.segments.length - 1]!;
+  }
+
+  get logStartOffset(): number {
+    return this.segments[0]!.baseOffset;
+  }
+
+  /** The offset the next record will get (written, not necessarily published yet). */
+  get logEndOffset(): number {
+    return this.active.nextOffset;
+  }
+
+  get sizeBytes(): number {
+    let total = 0;
+    for (const s of this.segments) total += s.sizeBytes;
+    return total;
+  }
+
+  get segmentCount(): number {
+    return this.segments.length;
+  }
+
+  /** Stored bytes a batch takes: each record gains a 4-byte CRC. */
+  static storedBytes(batch: AppendBatch): number {
+    return batch.records.length + batch.count * 4;
+  }
+
+  /**
+   * Writes a group of batches with one write per segment touched (a roll splits it), returning each
+   * batch's base offset. All or nothing: if the disk refuses any part, every byte of the group is cut
+   * off again and StorageError is thrown. Nothing becomes readable until `publish`.
+   */
+  writeGroup(batches: readonly AppendBatch[]): number[] {
+    let bytes = 0;
+    let count = 0;
+    for (const b of batches) {
+      bytes += PartitionLog.storedBytes(b);
+      count += b.count;
+    }
+    if (this.positionsScratch.length < count + 1) {
+      this.positionsScratch = new Uint32Array(Math.max(count + 1, this.positionsScratch.length * 2));
+    }
+    const positions = this.positionsScratch;
+    const buffer = Buffer.allocUnsafe(bytes);
+    const bases: number[] = [];
+    const firstOffset = this.active.nextOffset;
+    let at = 0;
+    let k = 0;
+    for (const b of batches) {
+      bases.push(firstOffset + k);
+      at += writeStoredRecords(b.records, b.count, buffer, at, positions, k);
+      k += b.count;
+    }
+    positions[count] = bytes; // sentinel: the end of the last record
+    this.writeRuns(buffer, positions, count);
+    this.unpublished.push({ startOffset: firstOffset, count, buffer, positions: positions.slice(0, count) });
+    return bases;
+  }
+
+  /** Splits the group where the active segment would pass its capacity, then writes each run. */
+  private writeRuns(buffer: Buffer, positions: Uint32Array, count: number): void {
+    const first = this.active;
+    const firstSizeBefore = first.sizeBytes;
+    const created: Segment[] = [];
+    const runs: { segment: Segment; from: number; to: number; firstRecord: number; records: number }[] = [];
+    try {
+      const firstOffset = first.nextOffset;
+      let segment = first;
+      let runStart = 0;
+      let room = this.config.segmentBytesMax - segment.sizeBytes;
+      for (let i = 0; i < count; i++) {
+        if (positions[i + 1]! - positions[runStart]! > room) {
+          // Record i would pass the capacity: the run so far stays here, record i starts a segment.
+          if (i > runStart) runs.push(this.planRun(segment, positions, runStart, i));
+          segment = createSegment(this.dir, firstOffset + i, this.config, this.now);
+          created.push(segment);
+          runStart = i;
+          room = this.config.segmentBytesMax;
+        }
+      }
+      runs.push(this.planRun(segment, positions, runStart, count));
+      if (created.length > 0) fsyncDir(this.dir);
+      for (const run of runs) {
+        pwriteFully(run.segment.fd, buffer.subarray(run.from, run.to), run.segment.sizeBytes);
+      }
+    } catch (error) {
+      this.undoRuns(first, firstSizeBefore, created);
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new StorageError(`${this.name}: write refused by the disk (${code ?? String(error)})`, code, {
+        cause: error,
+      });
+    }
+    const now = this.now();
+    for (const run of runs) {
+      const s = run.segment;
+      for (let i = run.firstRecord; i < run.firstRecord + run.records; i++) {
+        s.index.noteRecord(s.nextOffset, s.sizeBytes, positions[i + 1]! - positions[i]!);
+        s.nextOffset++;
+        s.sizeBytes += positions[i + 1]! - positions[i]!;
+      }
+      s.lastWriteMs = now;
+      this.unsynced.add(s);
+    }
+    for (const s of created) this.segments.push(s);
+  }
+
+  private planRun(segment: Segment, positions: Uint32Array, fromRecord: number, toRecord: number) {
+    return {
+      segment,
+      from: positions[fromRecord]!,
+      to: positions[toRecord]!,
+      firstRecord: fromRecord,
+      records: toRecord - fromRecord,
+    };
+  }
+
+  /** Takes a failed group back out: the first segment cut to its old size, new segments deleted. */
+  private undoRuns(first: Segment, sizeBefore: number, created: Segment[]): void {
+    try {
+      fs.ftruncateSync(first.fd, sizeBefore);
+    } catch (error) {
+      this.logger.error(`${this.name}: could not cut a failed write back off: ${String(error)}`);
+    }
+    for (const s of created) {
+      try {
+        s.remove();
+      } catch (error) {
+        this.logger.error(`${this.name}: could not remove segment ${s.path}: ${String(error)}`);
+      }
+    }
+  }
+
+  /** fdatasync every segment written since the last sync: after this, those records survive a crash. */
+  async sync(): Promise<void> {
+    const segments = [...this.unsynced];
+    this.unsynced.clear();
+    try {
+      await Promise.all(segments.filter((s) => !s.isRemoved).map((s) => fdatasync(s.fd)));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new StorageError(`${this.name}: fdatasync failed (${code ?? String(error)})`, code, {
+        cause: error,
+      });
+    }
+  }
+
+  get hasUnsynced(): boolean {
+    return this.unsynced.size > 0;
+  }
+
+  /** Makes everything written so far readable and moves the high watermark. */
+  publish(): void {
+    for (const s of this.segments) s.visibleBytes = s.sizeBytes;
+    for (const chunk of this.unpublished) this.tail.add(chunk);
+    this.unpublished = [];
+    this.highWatermark.advance(this.active.nextOffset);
+  }
+
+  /**
+   * Up to `maxBytes` of stored records from `offset`, as file bytes, without parsing a record:
+   * from the in-memory tail when it holds `offset`, else from the segment (a sparse-index lookup,
+   * then a hop over record headers to the exact position). Stops at a segment's end.
+   */
+  async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    const highWatermark = this.highWatermark.value;
+    if (offset < this.logStartOffset || offset > highWatermark) {
+      throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
+    }
+    if (offset === highWatermark) return { highWatermark, chunks: [], bytes: 0 };
+    const cached = this.tail.read(offset, maxBytes);
+    if (cached !== null) return { highWatermark, chunks: cached, bytes: sumLengths(cached) };
+    const segment = this.segmentOf(offset);
+    segment.acquire();
+    try {
+      const chunk = await readFromSegment(segment, offset, maxBytes, this.config.indexIntervalBytes);
+      return { highWatermark, chunks: chunk.length > 0 ? [chunk] : [], bytes: chunk.length };
+    } finally {
+      segment.release();
+    }
+  }
+
+  private segmentOf(offset: number): Segment {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.segments[mid]!.baseOffset <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.segments[lo]!;
+  }
+
+  /**
+   * Removes whole oldest segments (never the active one) while the partition holds more than
+   * retentionBytes, or while the oldest was last written longer than retentionMs ago. A read already
+   * under way on a removed segment completes. Returns the removed segments' base offsets.
+   */
+  enforceRetention(nowMs = this.now()): number[] {
+    const { retentionBytes, retentionMs } = this.config;
+    const removed: number[] = [];
+    let total = this.sizeBytes;
+    while (this.segments.length > 1) {
+      const oldest = this.segments[0]!;
+      const overBytes = retentionBytes >= 0 && total > retentionBytes;
+      const overAge = retentionMs >= 0 && nowMs - oldest.lastWriteMs > retentionMs;
+      if (!overBytes && !overAge) break;
+      this.segments.shift();
+      this.unsynced.delete(oldest);
+      oldest.remove();
+      total -= oldest.sizeBytes;
+      removed.push(oldest.baseOffset);
+    }
+    if (removed.length > 0) {
+      fsyncDir(this.dir);
+      this.tail.dropBefore(this.logStartOffset);
+      this.logger.info(
+        `${this.name}: retention removed ${removed.length} segment(s); log start is now ${this.logStartOffset}`,
+      );
+    }
+    return removed;
+  }
+
+  /** Closes every segment file. Call after the writer has drained and synced. */
+  close(): void {
+    for (const s of this.segments) s.close();
+    this.tail.clear();
+  }
+}
+
+function createSegment(dir: string, base: number, config: Readonly<LogConfig>, now: () => number): Segment {
+  const file = path.join(dir, segmentFileName(base));
+  const fd = fs.openSync(file, 'w+');
+  return new Segment(dir, base, fd, new SparseIndex(base, config.indexIntervalBytes), {
+    records: 0,
+    sizeBytes: 0,
+    lastWriteMs: now(),
+  });
+}
+
+/** Reads from `offset` in one segment: index lookup, header hop, then the bytes up to maxBytes. */
+async function readFromSegment(
+  segment: Segment,
+  offset: number,
+  maxBytes: number,
+  indexIntervalBytes: number,
+): Promise<Buffer> {
+  const end = segment.visibleBytes;
+  const entry = segment.index.floor(offset);
+  let position = entry.position;
+  let at = entry.offset;
+  // One read usually covers both the hop (at most one index interval) and the answer.
+  const window = Math.min(
+    end - position,
+    maxBytes + (at < offset ? indexIntervalBytes + recordHeaderBytes : 0),
+  );
+  let buf = await pread(segment.fd, window, position);
+  let bufStart = position;
+  while (at < offset) {
+    if (position + recordHeaderBytes > bufStart + buf.length) {
+      // A record longer than the interval: read on from where the hop stands.
+      buf = await pread(segment.fd, Math.min(end - position, maxBytes + indexIntervalBytes), position);
+      bufStart = position;
+      if (buf.length < recordHeaderBytes) throw new Error(`${segment.path}: offset ${offset} not found`);
+    }
+    position += recordHeaderBytes + buf.readInt32BE(position - bufStart);
+    at++;
+  }
+  const length = Math.min(maxBytes, end - position);
+  if (position >= bufStart && position + length <= bufStart + buf.length) {
+    return buf.subarray(position - bufStart, position - bufStart + length);
+  }
+  return pread(segment.fd, length, position);
+}
+
+function sumLengths(chunks: Buffer[]): number {
+  let n = 0;
+  for (const c of chunks) n += c.length;
+  return n;
+}
+
+function checkConfig(config: Readonly<LogConfig>): void {
+  if (config.segmentBytesMax < SEGMENT_BYTES_MIN || config.segmentBytesMax > SEGMENT_BYTES_LIMIT) {
+    throw new RangeError(
+      `segmentBytesMax: ${config.segmentBytesMax}, expected ${SEGMENT_BYTES_MIN}..${SEGMENT_BYTES_LIMIT}`,
+    );
+  }
+  if (config.indexIntervalBytes < 1) {
+    throw new RangeError(`indexIntervalBytes: ${config.indexIntervalBytes}, expected >= 1`);
+  }
+}

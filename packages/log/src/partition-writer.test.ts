@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AckPolicy } from '@booblik/protocol';
+import { defaultLogConfig, type LogConfig } from './config.js';
+import { LogClosedError, RecordTooLargeError } from './errors.js';
+import { PartitionLog } from './partition-log.js';
+import { PartitionWriter } from './partition-writer.js';
+import { readAll } from './test-support/read-all.js';
+import { batchOf, rec } from './test-support/records.js';
+import { tempDir } from './test-support/temp-dir.js';
+
+function openWriter(dir: string, config: Partial<LogConfig> = {}) {
+  const { log } = PartitionLog.open(dir, 't-0', { ...defaultLogConfig, ...config });
+  return { log, writer: new PartitionWriter(log) };
+}
+
+describe('partition writer', () => {
+  it('group commit: fifty FORCED producers in one turn share one write and one fdatasync', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const acks = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => writer.append(batchOf([rec(i)]), AckPolicy.FORCED)),
+    );
+    assert.deepEqual(
+      acks.map((a) => a.baseOffset),
+      Array.from({ length: 50 }, (_, i) => i),
+      'offsets follow call order',
+    );
+    assert.equal(writer.stats.groups, 1);
+    assert.equal(writer.stats.forcedSyncs, 1);
+    for (const a of acks) assert.equal(a.logEndOffset, 50);
+  });
+
+  it('WRITTEN alone never waits for an fdatasync', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    await Promise.all([
+      writer.append(batchOf([rec(0)]), AckPolicy.WRITTEN),
+      writer.append(batchOf([rec(1)]), 0),
+    ]);
+    assert.equal(writer.stats.forcedSyncs, 0);
+  });
+
+  it('an acknowledged WRITTEN batch is already readable: the watermark moved before the ack arrived', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const ack = await writer.append(batchOf([rec('a'), rec('b')]), AckPolicy.WRITTEN);
+    assert.equal(log.highWatermark.value, ack.baseOffset + 2);
+    assert.deepEqual(await readAll(log, 0), [rec('a'), rec('b')]);
+  });
+
+  it('batches acknowledged while a barrier runs join the next group, in order', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const first = writer.append(batchOf([rec(0)]), AckPolicy.FORCED);
+    await new Promise((r) => setImmediate(r)); // the first group is now waiting on its fdatasync
+    const later = [1, 2, 3].map((i) => writer.append(batchOf([rec(i)]), AckPolicy.FORCED));
+    const acks = await Promise.all([first, ...later]);
+    assert.deepEqual(
+      acks.map((a) => a.baseOffset),
+      [0, 1, 2, 3],
+    );
+    assert.equal(writer.stats.groups, 2, 'one group for the first, one for the three that queued behind it');
+    assert.equal(writer.stats.forcedSyncs, 2);
+  });
+
+  it('RECORD_TOO_LARGE refuses the whole batch and writes nothing of it; other batches are unaffected', async (t) => {
+    const { log, writer } = openWriter(tempDir(t), { segmentBytesMax: 100 });
+    t.after(() => log.close());
+    const ok1 = writer.append(batchOf([rec('ok', 50)]), AckPolicy.WRITTEN);
+    const tooLarge = writer.append(batchOf([rec('fits', 10), rec('huge', 93)]), AckPolicy.WRITTEN);
+    const ok2 = writer.append(batchOf([rec('ok2', 50)]), AckPolicy.WRITTEN);
+    await assert.rejects(tooLarge, (e: unknown) => e instanceof RecordTooLargeError && e.recordIndex === 1);
+    assert.deepEqual([(await ok1).baseOffset, (await ok2).baseOffset], [0, 1]);
+    assert.deepEqual(await readAll(log, 0), [rec('ok', 50), rec('ok2', 50)]);
+  });
+
+  it('a record of exactly a segment’s capacity is accepted', async (t) => {
+    const { log, writer } = openWriter(tempDir(t), { segmentBytesMax: 100 });
+    t.after(() => log.close());
+    await writer.append(batchOf([rec('x', 92)]), AckPolicy.WRITTEN);
+    assert.equal(log.highWatermark.value, 1);
+  });
+
+  it('backpressure: a full queue makes callers wait, and waiting batches keep their order', async (t) => {
+    const { log, writer } = openWriter(tempDir(t), { writerQueueBytesMax: 100 });
+    t.after(() => log.close());
+    const appends = Array.from({ length: 10 }, (_, i) =>
+      writer.append(batchOf([rec(i, 40)]), AckPolicy.WRITTEN),
+    );
+    assert.ok(writer.blockedBatches >= 7, `most batches wait for space (${writer.blockedBatches} blocked)`);
+    const acks = await Promise.all(appends);
+    assert.deepEqual(
+      acks.map((a) => a.baseOffset),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    );
+    assert.equal(writer.blockedBatches, 0);
+    assert.ok(writer.stats.groups >= 4, 'no group is larger than the queue allows');
+  });
+
+  it('close lets queued batches finish, then refuses new ones', async (t) => {
+    const dir = tempDir(t);
+    const { log, writer } = openWriter(dir);
+    const pending = [
+      writer.append(batchOf([rec(0)]), AckPolicy.WRITTEN),
+      writer.append(batchOf([rec(1)]), 1),
+    ];
+    const closing = writer.close();
+    await assert.rejects(writer.append(batchOf([rec(2)]), AckPolicy.WRITTEN), LogClosedError);
+    await closing;
+    assert.equal((await Promise.all(pending)).length, 2);
+    log.close();
+    const reopened = PartitionLog.open(dir, 't-0', defaultLogConfig).log;
+    t.after(() => reopened.close());
+    assert.equal(reopened.highWatermark.value, 2);
+  });
+
+  it('flush policy: every N records an fdatasync runs without holding acknowledgements', async (t) => {
+    const { log, writer } = openWriter(tempDir(t), { flushEveryRecords: 10 });
+    t.after(() => log.close());
+    for (let i = 0; i < 5; i++) {
+      await writer.append(batchOf(Array.from({ length: 4 }, (_, j) => rec(i * 4 + j))), AckPolicy.WRITTEN);
+    }
+    await writer.close();
+    assert.ok(writer.stats.flushSyncs >= 1, `flush syncs: ${writer.stats.flushSyncs}`);
+    assert.equal(writer.stats.forcedSyncs, 0);
+  });
+});

@@ -1,0 +1,82 @@
+import type { AckPolicyValue } from '@booblik/protocol';
+import type { LogConfig } from './config.js';
+import type { HighWatermark } from './high-watermark.js';
+import type { Logger } from './logger.js';
+import { type AppendBatch, type OpenReport, PartitionLog, type ReadResult } from './partition-log.js';
+import { type AppendResult, PartitionWriter, type WriterStats } from './partition-writer.js';
+import { partitionDirName } from './segment-name.js';
+
+/**
+ * One partition as the broker sees it: appends go through the writer (group commit), reads and the
+ * high watermark come from the log. This is the unit a registry looks up by (topic, partition); a
+ * replicated partition will later sit behind the same surface.
+ */
+export class Partition {
+  private constructor(
+    readonly topic: string,
+    readonly id: number,
+    private readonly log: PartitionLog,
+    private readonly writer: PartitionWriter,
+  ) {}
+
+  /** Opens `<dataDir>/<topic>-<partition>/`, recovering every segment first. */
+  static open(
+    dataDir: string,
+    topic: string,
+    id: number,
+    config: Readonly<LogConfig>,
+    options: { logger?: Logger; now?: () => number } = {},
+  ): { partition: Partition; report: OpenReport } {
+    const name = partitionDirName(topic, id);
+    const { log, report } = PartitionLog.open(`${dataDir}/${name}`, name, config, options);
+    const writer = new PartitionWriter(log, options.logger ? { logger: options.logger } : {});
+    return { partition: new Partition(topic, id, log, writer), report };
+  }
+
+  get name(): string {
+    return this.log.name;
+  }
+
+  get highWatermark(): HighWatermark {
+    return this.log.highWatermark;
+  }
+
+  get logStartOffset(): number {
+    return this.log.logStartOffset;
+  }
+
+  get sizeBytes(): number {
+    return this.log.sizeBytes;
+  }
+
+  get segmentCount(): number {
+    return this.log.segmentCount;
+  }
+
+  get writerStats(): Readonly<WriterStats> {
+    return this.writer.stats;
+  }
+
+  /** Batches waiting for writer-queue space (backpressure in effect). */
+  get blockedBatches(): number {
+    return this.writer.blockedBatches;
+  }
+
+  append(batch: AppendBatch, ack: AckPolicyValue): Promise<AppendResult> {
+    return this.writer.append(batch, ack);
+  }
+
+  read(offset: number, maxBytes: number): Promise<ReadResult> {
+    return this.log.read(offset, maxBytes);
+  }
+
+  enforceRetention(nowMs?: number): number[] {
+    return this.log.enforceRetention(nowMs);
+  }
+
+  /** Lets queued writes finish, makes them durable, closes the files. */
+  async close(): Promise<void> {
+    await this.writer.close();
+    this.log.close();
+  }
+}

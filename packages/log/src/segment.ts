@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { segmentFileName } from './segment-name.js';
+import type { SparseIndex } from './sparse-index.js';
+
+/**
+ * One segment file: records from `baseOffset`, appended at `sizeBytes`. The file stays open while any
+ * read holds it, so retention can remove a segment under a read and the read still completes (the
+ * file is unlinked at once and its descriptor closed when the last reader lets go).
+ */
+export class Segment {
+  /** Offset the next record appended here will get. */
+  nextOffset: number;
+  /** Bytes of whole records in the file; the next append goes here. */
+  sizeBytes: number;
+  /** Bytes a reader may see: records up to the published high watermark. */
+  visibleBytes: number;
+  /** When a record was last appended (file mtime for a recovered segment): retention by age. */
+  lastWriteMs: number;
+  private readers = 0;
+  private removed = false;
+  private closed = false;
+
+  constructor(
+    readonly dir: string,
+    readonly baseOffset: number,
+    readonly fd: number,
+    readonly index: SparseIndex,
+    state: { records: number; sizeBytes: number; lastWriteMs: number },
+  ) {
+    this.nextOffset = baseOffset + state.records;
+    this.sizeBytes = state.sizeBytes;
+    this.visibleBytes = state.sizeBytes;
+    this.lastWriteMs = state.lastWriteMs;
+  }
+
+  get path(): string {
+    return path.join(this.dir, segmentFileName(this.baseOffset));
+  }
+
+  get records(): number {
+    return this.nextOffset - this.baseOffset;
+  }
+
+  get isRemoved(): boolean {
+    return this.removed;
+  }
+
+  /** Holds the file open for a read; pair with `release`. */
+  acquire(): void {
+    if (this.closed) throw new Error(`segment ${this.path}: acquire after close`);
+    this.readers++;
+  }
+
+  release(): void {
+    this.readers--;
+    if (this.readers < 0) throw new Error(`segment ${this.path}: released more often than acquired`);
+    if (this.readers === 0 && this.removed) this.closeFile();
+  }
+
+  /** Unlinks the file now; closes it once no read holds it. */
+  remove(): void {
+    if (this.removed) return;
+    this.removed = true;
+    fs.unlinkSync(this.path);
+    if (this.readers === 0) this.closeFile();
+  }
+
+  /** Closes the file (at shutdown, after reads have ended). */
+  close(): void {
+    if (!this.closed) this.closeFile();
+  }
+
+  private closeFile(): void {
+    this.closed = true;
+    fs.closeSync(this.fd);
+  }
+}
