@@ -10,6 +10,8 @@ export const ErrorCode = {
   RECORD_TOO_LARGE: 3,
   UNSUPPORTED_VERSION: 4,
   CORRUPT_REQUEST: 5,
+  /** An addition to the spec's table: clients that predate it show it as UNKNOWN(6), as the spec requires. */
+  STORAGE_ERROR: 6,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -48,6 +50,12 @@ export const errorTable: readonly ErrorInfo[] = [
     name: 'CORRUPT_REQUEST',
     retriable: false,
     description: 'the frame does not decode or breaks a rule of the protocol',
+  },
+  {
+    code: 6,
+    name: 'STORAGE_ERROR',
+    retriable: true,
+    description: 'the broker could not write to its disk (full or failing); nothing of the batch was stored',
   },
 ];
 

@@ -10,7 +10,9 @@ type Event = { frame: string } | { short: number } | { invalid: number };
 function collect(limits = requestFrameLimits): { splitter: FrameSplitter; events: Event[]; sink: FrameSink } {
   const events: Event[] = [];
   const sink: FrameSink = {
-    frame: (f) => events.push({ frame: Buffer.from(f).toString('hex') }),
+    frame: (f) => {
+      events.push({ frame: Buffer.from(f).toString('hex') });
+    },
     shortFrame: (n) => events.push({ short: n }),
     invalidLength: (n) => events.push({ invalid: n }),
   };
@@ -126,6 +128,38 @@ describe('frame splitter', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+
+  it('a sink that pauses after every frame gets them all, in order, one resume at a time (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(bodyArb, { minLength: 1, maxLength: 10 }),
+        fc.array(fc.nat()),
+        (bodies, points) => {
+          const got: string[] = [];
+          const splitter = new FrameSplitter(requestFrameLimits);
+          const sink: FrameSink = {
+            frame: (f) => {
+              got.push(Buffer.from(f).toString('hex'));
+              return false;
+            },
+            shortFrame: () => assert.fail('no short frames here'),
+            invalidLength: () => assert.fail('no invalid lengths here'),
+          };
+          for (const piece of cut(Buffer.concat(bodies.map(framed)), points)) {
+            const before = got.length;
+            splitter.push(piece, sink);
+            assert.ok(got.length - before <= 1, 'nothing is delivered while paused');
+          }
+          while (splitter.isPaused) splitter.resume(sink);
+          assert.deepEqual(
+            got,
+            bodies.map((b) => Buffer.from(b).toString('hex')),
+          );
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 

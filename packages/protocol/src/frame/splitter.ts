@@ -2,8 +2,12 @@ import { lengthPrefixBytes } from '../limits.js';
 
 /** What the splitter hands to its owner, one call per complete unit of the stream. */
 export interface FrameSink {
-  /** A whole frame: the bytes after the length prefix. A view; copy it to keep it past the call. */
-  frame(frame: Buffer): void;
+  /**
+   * A whole frame: the bytes after the length prefix. A view; copy it to keep it past the call.
+   * Returning false pauses the splitter: the rest of the input is held until `resume`.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: sinks that never pause are plain void methods
+  frame(frame: Buffer): boolean | void;
   /**
    * A frame whose length is plausible but shorter than the header (requests: 1..7 bytes). Its bytes
    * were consumed, so the stream stays usable; the broker answers CORRUPT_REQUEST with id 0.
@@ -41,6 +45,9 @@ export class FrameSplitter {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private frameLength = 0;
+  /** Input not yet looked at because the sink paused: the rest of a chunk, then later chunks. */
+  private held: Buffer[] = [];
+  private paused = false;
 
   constructor(private readonly limits: FrameLimits) {
     if (limits.frameBytesMin < 1 || limits.frameBytesMax < limits.headerBytes) {
@@ -53,12 +60,35 @@ export class FrameSplitter {
     return this.state === State.Dead;
   }
 
-  /** Bytes held for a frame that has not arrived whole yet. */
+  /** Bytes held: a frame that has not arrived whole yet, and input held back while paused. */
   get bufferedBytes(): number {
-    return this.pendingBytes;
+    let n = this.pendingBytes;
+    for (const h of this.held) n += h.length;
+    return n;
+  }
+
+  /** True while the sink has paused the splitter and input is held back. */
+  get isPaused(): boolean {
+    return this.paused;
   }
 
   push(chunk: Buffer, sink: FrameSink): void {
+    if (this.paused) {
+      this.held.push(Buffer.from(chunk)); // copied: the caller may reuse its chunk
+      return;
+    }
+    this.consume(chunk, sink);
+  }
+
+  /** Continues with held input after the sink paused; the sink may pause again. */
+  resume(sink: FrameSink): void {
+    this.paused = false;
+    while (!this.paused && this.held.length > 0 && this.state !== State.Dead) {
+      this.consume(this.held.shift()!, sink);
+    }
+  }
+
+  private consume(chunk: Buffer, sink: FrameSink): void {
     let pos = 0;
     const end = chunk.length;
     while (pos < end && this.state !== State.Dead) {
@@ -82,25 +112,25 @@ export class FrameSplitter {
       }
       // State.Body
       const length = this.frameLength;
+      let frame: Buffer;
       if (this.pendingBytes === 0 && end - pos >= length) {
-        const frame = chunk.subarray(pos, pos + length);
+        frame = chunk.subarray(pos, pos + length);
         pos += length;
-        this.state = State.Length;
-        this.deliver(frame, sink);
       } else {
         const take = Math.min(length - this.pendingBytes, end - pos);
         this.gather(chunk.subarray(pos, pos + take));
         pos += take;
         if (this.pendingBytes < length) return;
-        this.state = State.Length;
-        this.deliver(this.takePending(), sink);
+        frame = this.takePending();
+      }
+      this.state = State.Length;
+      if (frame.length < this.limits.headerBytes) sink.shortFrame(frame.length);
+      else if (sink.frame(frame) === false) {
+        this.paused = true;
+        if (pos < end) this.held.unshift(Buffer.from(chunk.subarray(pos)));
+        return;
       }
     }
-  }
-
-  private deliver(frame: Buffer, sink: FrameSink): void {
-    if (frame.length < this.limits.headerBytes) sink.shortFrame(frame.length);
-    else sink.frame(frame);
   }
 
   private gather(piece: Buffer): void {

@@ -1,0 +1,16 @@
+import type { Logger } from '@booblik/log';
+import type { BrokerMetrics } from '../metrics.js';
+import type { PartitionRegistry } from '../partitions.js';
+import type { RateLimitedLog } from '../rate-limited-log.js';
+
+/** What every handler may use. */
+export interface ApiContext {
+  registry: PartitionRegistry;
+  metrics: BrokerMetrics;
+  logger: Logger;
+  /** For lines a misbehaving client could otherwise repeat thousands of times a second. */
+  noisyLog: RateLimitedLog;
+}
+
+/** One response frame, as one buffer or as pieces written back to back (a FETCH header and file bytes). */
+export type Reply = Buffer | readonly Buffer[];

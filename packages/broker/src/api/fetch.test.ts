@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AckPolicy, ErrorCode, encodeFetchRequestV1 } from '@booblik/protocol';
+import { fetched, RawClient } from '../test-support/raw-client.js';
+import { startBroker } from '../test-support/start-broker.js';
+import { waitFor } from '../test-support/wait-for.js';
+
+const rec = (s: string) => Buffer.from(s);
+
+async function setup(t: import('node:test').TestContext, overrides = {}) {
+  const b = await startBroker(t, overrides);
+  const consumer = await RawClient.connect(b.port);
+  const producer = await RawClient.connect(b.port);
+  t.after(() => {
+    consumer.close();
+    producer.close();
+  });
+  const produce = (...records: string[]) =>
+    producer.produce({ topic: 't', partition: 0, ack: AckPolicy.WRITTEN, records: records.map(rec) });
+  return { ...b, consumer, producer, produce };
+}
+
+describe('FETCH', () => {
+  it('at the high watermark is empty, not an error', async (t) => {
+    const { consumer, produce } = await setup(t);
+    await produce('a', 'b');
+    const answer = await consumer.fetch({ topic: 't', partition: 0, fetchOffset: 2 });
+    assert.equal(answer.errorCode, 0);
+    assert.deepEqual(fetched(answer, 2), { highWatermark: 2, records: [], payload: Buffer.alloc(0) });
+  });
+
+  it('past the end is OFFSET_OUT_OF_RANGE, checked after the wait', async (t) => {
+    const { consumer, produce } = await setup(t);
+    await produce('a');
+    const answer = await consumer.fetch({ topic: 't', partition: 0, fetchOffset: 1001, maxWaitMs: 50 });
+    assert.equal(answer.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+  });
+
+  it('a long poll is woken by a write at once, long before its wait ends', async (t) => {
+    const { consumer, produce } = await setup(t);
+    const started = performance.now();
+    const pending = consumer.fetch({ topic: 't', partition: 0, fetchOffset: 0, maxWaitMs: 30_000 });
+    await produce('wake');
+    const answer = await pending;
+    assert.deepEqual(fetched(answer, 0).records, ['wake']);
+    assert.ok(performance.now() - started < 15_000, 'answered by the write, not by the 30 s deadline');
+  });
+
+  it('a long poll that nothing wakes expires as an empty success', async (t) => {
+    const { consumer } = await setup(t);
+    const answer = await consumer.fetch({ topic: 't', partition: 0, fetchOffset: 0, maxWaitMs: 100 });
+    assert.equal(answer.errorCode, 0);
+    assert.deepEqual(fetched(answer, 0).records, []);
+  });
+
+  it('minBytes holds the answer until that many bytes are there', async (t) => {
+    const { consumer, produce } = await setup(t);
+    const pending = consumer.fetch({
+      topic: 't',
+      partition: 0,
+      fetchOffset: 0,
+      maxWaitMs: 30_000,
+      minBytes: 30,
+    });
+    await produce('12345678'); // 16 bytes stored: not enough, so the fetch must not answer with this alone
+    await produce('abcdefgh'); // 32 bytes: enough
+    assert.deepEqual(fetched(await pending, 0).records, ['12345678', 'abcdefgh']);
+  });
+
+  it('an offset just past the end, held, is answered as soon as a write makes it valid', async (t) => {
+    const { consumer, produce } = await setup(t);
+    await produce('a');
+    const pending = consumer.fetch({ topic: 't', partition: 0, fetchOffset: 2, maxWaitMs: 30_000 });
+    await produce('b', 'c');
+    assert.deepEqual(fetched(await pending, 2).records, ['c']);
+  });
+
+  it('maxBytes cuts the payload at a byte, inside a record', async (t) => {
+    const { consumer, produce } = await setup(t);
+    await produce('aaaaaaaaaa', 'bbbbbbbbbb'); // 18 bytes each stored
+    const answer = await consumer.fetch({ topic: 't', partition: 0, fetchOffset: 0, maxBytes: 25 });
+    const read = fetched(answer, 0, 25);
+    assert.equal(read.payload.length, 25);
+    assert.deepEqual(read.records, ['aaaaaaaaaa']);
+  });
+
+  it('v1 has no wait: answered at once even when empty', async (t) => {
+    const { consumer } = await setup(t);
+    consumer.send(
+      encodeFetchRequestV1(9, {
+        topic: 't',
+        partition: 0,
+        fetchOffset: 0,
+        maxBytes: 100,
+        maxWaitMs: 0,
+        minBytes: 0,
+      }),
+    );
+    const answer = await consumer.expect(9);
+    assert.deepEqual(fetched(answer, 0).records, []);
+  });
+
+  it('unknown topic is refused at once even when a wait was asked', async (t) => {
+    const { consumer } = await setup(t);
+    const answer = await consumer.fetch({ topic: 'nope', partition: 0, fetchOffset: 0, maxWaitMs: 60_000 });
+    assert.equal(answer.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+
+  it('below the log start (after retention) is OFFSET_OUT_OF_RANGE at once, and the new start works', async (t) => {
+    const { consumer, produce, broker } = await setup(t, { segmentBytesMax: 40, retentionBytes: 0 });
+    for (const r of ['aaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbb', 'cccccccccccccccccccc'])
+      await produce(r);
+    broker.partitions.enforceRetention();
+    const gone = await consumer.fetch({ topic: 't', partition: 0, fetchOffset: 0, maxWaitMs: 60_000 });
+    assert.equal(gone.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+    const start = broker.partitions.get('t', 0)!.logStartOffset;
+    assert.deepEqual(
+      fetched(await consumer.fetch({ topic: 't', partition: 0, fetchOffset: start }), start).records,
+      ['cccccccccccccccccccc'],
+    );
+  });
+
+  it('shutdown answers a held fetch with its empty success before closing', async (t) => {
+    const { consumer, broker } = await setup(t);
+    const pending = consumer.fetch({ topic: 't', partition: 0, fetchOffset: 0, maxWaitMs: 60_000 });
+    await waitFor(() => broker.metrics.heldFetches === 1, 'the fetch to be held');
+    void broker.close();
+    const answer = await pending;
+    assert.equal(answer.errorCode, 0);
+    assert.deepEqual(fetched(answer, 0).records, []);
+  });
+});

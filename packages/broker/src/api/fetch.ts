@@ -1,0 +1,176 @@
+import { OffsetOutOfRangeError, type Partition, type ReadResult } from '@booblik/log';
+import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
+import type { ApiContext, Reply } from './context.js';
+import { refuse } from './refusal.js';
+
+/** Why a held fetch ends before its data or its deadline: the client left, or the broker is stopping. */
+export type HoldEnd = 'disconnect' | 'shutdown';
+
+/** How a session lets a held fetch know the connection or the broker is going away. */
+export interface HoldScope {
+  /** Registers a callback for the end of the scope; returns a function that unregisters it. */
+  onEnd(callback: (reason: HoldEnd) => void): () => void;
+}
+
+/**
+ * FETCH v1 and v2. Unknown (topic, partition) is refused at once. With a wait, the request is held
+ * until max(minBytes, 1) bytes are readable at fetchOffset, or the wait (capped at 60 s) ends; a
+ * write that lands meanwhile wakes it at once. Offsets are checked against the log after the wait,
+ * so an offset just past the end is answered as soon as it is written. The payload is file bytes as
+ * they are, behind the response header: no record is parsed here.
+ */
+export function handleFetch(
+  req: FetchRequest,
+  correlationId: number,
+  ctx: ApiContext,
+  scope: HoldScope,
+): Reply | Promise<Reply> {
+  const partition = ctx.registry.get(req.topic, req.partition);
+  if (partition === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const waitMs = Math.min(req.maxWaitMs, fetchWaitMsMax);
+  const answer = () => readAnswer(partition, req, correlationId, ctx);
+  // Below the log start nothing can ever arrive: waiting would only delay the refusal.
+  if (waitMs === 0 || req.fetchOffset < partition.logStartOffset) return answer();
+  return new HeldFetch(partition, req, correlationId, ctx, scope, waitMs).start();
+}
+
+enum HoldState {
+  Checking,
+  Waiting,
+  Done,
+}
+
+/**
+ * One long poll: Checking (is enough already there?) -> Waiting (subscribed to the high watermark,
+ * a timer running) -> Done (answered, or dropped because the client left).
+ */
+class HeldFetch {
+  private state = HoldState.Checking;
+  private resolve!: (reply: Reply) => void;
+  private reject!: (error: unknown) => void;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private unscope: (() => void) | undefined;
+  private rereading = false;
+  private readonly need: number;
+
+  constructor(
+    private readonly partition: Partition,
+    private readonly req: FetchRequest,
+    private readonly correlationId: number,
+    private readonly ctx: ApiContext,
+    private readonly scope: HoldScope,
+    private readonly waitMs: number,
+  ) {
+    this.need = Math.max(req.minBytes, 1);
+  }
+
+  start(): Promise<Reply> {
+    const promise = new Promise<Reply>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    void this.check();
+    return promise;
+  }
+
+  /** Reads what is there; answers if it is enough, otherwise (first time) starts waiting. */
+  private async check(): Promise<void> {
+    const hw = this.partition.highWatermark.value;
+    if (this.req.fetchOffset < hw) {
+      let result: ReadResult;
+      try {
+        result = await this.partition.read(this.req.fetchOffset, this.req.maxBytes);
+      } catch (error) {
+        return this.finish(error);
+      }
+      if (this.state === HoldState.Done) return;
+      if (result.bytes >= this.need) return this.respond(result);
+    }
+    if (this.state === HoldState.Checking) this.wait(hw);
+  }
+
+  private wait(seenHighWatermark: number): void {
+    this.state = HoldState.Waiting;
+    this.ctx.metrics.heldFetches++;
+    this.timer = setTimeout(() => void this.finish(), this.waitMs);
+    this.unscope = this.scope.onEnd((reason) => {
+      if (reason === 'shutdown') void this.finish();
+      else this.drop();
+    });
+    this.unsubscribe = this.partition.highWatermark.subscribe(seenHighWatermark, (hw) => {
+      if (this.state !== HoldState.Waiting || hw <= this.req.fetchOffset) return;
+      if (this.need === 1) {
+        void this.finish();
+        return;
+      }
+      // minBytes > 1: look again, one read at a time (later advances are covered by this read).
+      if (this.rereading) return;
+      this.rereading = true;
+      void this.check().finally(() => {
+        this.rereading = false;
+      });
+    });
+  }
+
+  private cleanup(): void {
+    if (this.state === HoldState.Waiting) this.ctx.metrics.heldFetches--;
+    this.state = HoldState.Done;
+    clearTimeout(this.timer);
+    this.unsubscribe?.();
+    this.unscope?.();
+  }
+
+  /** The client left: nobody to answer. */
+  private drop(): void {
+    this.cleanup();
+    this.resolve([]);
+  }
+
+  private respond(result: ReadResult): void {
+    this.cleanup();
+    this.resolve(encodeReply(this.correlationId, result, this.ctx));
+  }
+
+  /** The wait ended (deadline, data, shutdown): answer with whatever the log holds now. */
+  private async finish(error?: unknown): Promise<void> {
+    if (this.state === HoldState.Done) return;
+    this.cleanup();
+    if (error !== undefined) {
+      this.settle(error);
+      return;
+    }
+    try {
+      this.resolve(await readAnswer(this.partition, this.req, this.correlationId, this.ctx));
+    } catch (e) {
+      this.reject(e);
+    }
+  }
+
+  private settle(error: unknown): void {
+    if (error instanceof OffsetOutOfRangeError)
+      this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
+    else this.reject(error);
+  }
+}
+
+/** The answer after any wait: out of range, empty at the high watermark, or bytes from the log. */
+async function readAnswer(
+  partition: Partition,
+  req: FetchRequest,
+  correlationId: number,
+  ctx: ApiContext,
+): Promise<Reply> {
+  try {
+    return encodeReply(correlationId, await partition.read(req.fetchOffset, req.maxBytes), ctx);
+  } catch (error) {
+    if (error instanceof OffsetOutOfRangeError)
+      return refuse(ctx, correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
+    throw error;
+  }
+}
+
+function encodeReply(correlationId: number, result: ReadResult, ctx: ApiContext): Reply {
+  ctx.metrics.fetchBytesOut += result.bytes;
+  return [encodeFetchResponseHeader(correlationId, result.highWatermark, result.bytes), ...result.chunks];
+}

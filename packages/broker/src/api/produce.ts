@@ -1,0 +1,44 @@
+import { StorageError } from '@booblik/log';
+import { AckPolicy, ErrorCode, encodeProduceResponse, type ProduceRequest } from '@booblik/protocol';
+import type { ApiContext, Reply } from './context.js';
+import { codeForAppendError, refuse, refuseSilently } from './refusal.js';
+
+/**
+ * PRODUCE v1. Checks in the spec's order (decoding was done by the session): unknown topic or
+ * partition, then RECORD_TOO_LARGE (the writer refuses the whole batch before writing any of it).
+ * Returns null when nothing may be answered: every outcome of an ack NONE request.
+ */
+export function handleProduce(
+  req: ProduceRequest,
+  correlationId: number,
+  ctx: ApiContext,
+): Reply | Promise<Reply> | null {
+  const silent = req.ack === AckPolicy.NONE;
+  const partition = ctx.registry.get(req.topic, req.partition);
+  if (partition === undefined) {
+    const what = `${req.topic}-${req.partition}: no such topic or partition`;
+    return silent
+      ? refuseSilently(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, what)
+      : refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  }
+  const appended = partition.append({ records: req.records, count: req.recordCount }, req.ack);
+  const counted = appended.then((result) => {
+    ctx.metrics.recordsIn += req.recordCount;
+    ctx.metrics.bytesIn += req.records.length;
+    return result;
+  });
+  const failed = (error: unknown) => {
+    if (error instanceof StorageError) ctx.metrics.storageErrors++;
+    return codeForAppendError(error);
+  };
+  if (silent) {
+    counted.catch((error: unknown) =>
+      refuseSilently(ctx, failed(error), `${partition.name}: ${String(error)}`),
+    );
+    return null;
+  }
+  return counted.then(
+    (result) => encodeProduceResponse(correlationId, result),
+    (error: unknown) => refuse(ctx, correlationId, failed(error)),
+  );
+}

@@ -1,0 +1,29 @@
+import { LogClosedError, RecordTooLargeError, StorageError } from '@booblik/log';
+import { ErrorCode, encodeErrorResponse, errorName } from '@booblik/protocol';
+import type { ApiContext, Reply } from './context.js';
+
+/** A refusal frame, counted. */
+export function refuse(ctx: ApiContext, correlationId: number, code: number): Reply {
+  ctx.metrics.refused(errorName(code));
+  return encodeErrorResponse(correlationId, code);
+}
+
+/**
+ * A refusal that must not be answered: a PRODUCE with ack NONE (the client would read any frame as
+ * the answer to its next request). Counted and logged instead.
+ */
+export function refuseSilently(ctx: ApiContext, code: number, what: string): null {
+  ctx.metrics.refused(errorName(code));
+  ctx.metrics.silentRefusals++;
+  ctx.noisyLog.warn(
+    `refused a PRODUCE with ack NONE (not answered, as the protocol requires): ${errorName(code)}: ${what}`,
+  );
+  return null;
+}
+
+/** The wire code for an error from the log. */
+export function codeForAppendError(error: unknown): number {
+  if (error instanceof RecordTooLargeError) return ErrorCode.RECORD_TOO_LARGE;
+  if (error instanceof StorageError || error instanceof LogClosedError) return ErrorCode.STORAGE_ERROR;
+  throw error;
+}

@@ -1,0 +1,193 @@
+import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { defaultLogConfig, type LogConfig, type Logger } from '@booblik/log';
+import { crc32cImplementation } from '@booblik/protocol';
+import type { ApiContext } from './api/context.js';
+import type { BrokerConfig } from './config/keys.js';
+import { type HttpEndpoints, startHttp } from './http.js';
+import { shutdownGraceMs } from './limits.js';
+import { createLogger } from './logger.js';
+import { BrokerMetrics } from './metrics.js';
+import { MetricsSummary } from './metrics-summary.js';
+import { PartitionRegistry, type PartitionReport } from './partitions.js';
+import { createPrometheusRegistry } from './prometheus.js';
+import { RateLimitedLog } from './rate-limited-log.js';
+import { Session } from './session.js';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export function logConfigOf(config: BrokerConfig): LogConfig {
+  return {
+    ...defaultLogConfig,
+    segmentBytesMax: config.segmentBytesMax,
+    indexIntervalBytes: config.indexIntervalBytes,
+    flushEveryRecords: config.flushEveryRecords,
+    flushEveryMs: config.flushEveryMs,
+    retentionBytes: config.retentionBytes,
+    retentionMs: config.retentionMs,
+    tailCacheBytes: config.tailCacheBytes,
+    writerQueueBytesMax: config.writerQueueBytes,
+  };
+}
+
+/**
+ * The running broker: partitions recovered and registered, the protocol listener, the HTTP
+ * endpoints, and the timers for retention and the metrics summary.
+ */
+export class Broker {
+  readonly metrics = new BrokerMetrics();
+  private readonly sessions = new Set<Session>();
+  private readonly registry: PartitionRegistry;
+  private readonly ctx: ApiContext;
+  private server: net.Server | undefined;
+  private http: HttpEndpoints | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private summary: MetricsSummary | undefined;
+  private ready = false;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    readonly config: BrokerConfig,
+    private readonly logger: Logger,
+  ) {
+    this.registry = new PartitionRegistry(config.dataDir, logConfigOf(config), logger);
+    this.ctx = {
+      registry: this.registry,
+      metrics: this.metrics,
+      logger,
+      noisyLog: new RateLimitedLog(logger),
+    };
+  }
+
+  /** Recovers every partition, then listens. Resolves once `booblik listening on` has been logged. */
+  static async start(
+    config: BrokerConfig,
+    options: { logger?: Logger; origins?: Record<string, string> } = {},
+  ) {
+    const broker = new Broker(config, options.logger ?? createLogger());
+    await broker.run(options.origins ?? {});
+    return broker;
+  }
+
+  get address(): AddressInfo {
+    return this.server!.address() as AddressInfo;
+  }
+
+  get httpAddress(): AddressInfo | undefined {
+    return this.http?.address;
+  }
+
+  get partitions(): PartitionRegistry {
+    return this.registry;
+  }
+
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  private async run(origins: Record<string, string>): Promise<void> {
+    const c = this.config;
+    this.logger.info(
+      `booblik starting: data dir ${path.resolve(c.dataDir)}, CRC-32C ${crc32cImplementation}`,
+    );
+    for (const [key, origin] of Object.entries(origins)) {
+      if (origin !== 'default') this.logger.info(`config ${key} from ${origin}`);
+    }
+    this.logger.info(
+      `config: port ${c.port}, bind ${c.bindAddress}, topics ${c.topics.map((t) => `${t.name}:${t.partitions}`).join(',')}, ` +
+        `segment ${c.segmentBytesMax} B, index every ${c.indexIntervalBytes} B, flush every ${c.flushEveryRecords} records / ${c.flushEveryMs} ms, ` +
+        `retention ${c.retentionBytes} B / ${c.retentionMs} ms (checked every ${c.retentionCheckMs} ms), ` +
+        `max connections ${c.maxConnections}, max in-flight ${c.maxInflightRequests}, http port ${c.httpPort}`,
+    );
+    if (!LOOPBACK.has(c.bindAddress)) {
+      this.logger.warn(
+        `binding ${c.bindAddress}: booblik has no authentication yet; anyone who can reach this port can read and write`,
+      );
+    }
+    for (const topic of c.topics) {
+      for (const report of this.registry.addTopic(topic)) this.logRecovery(report);
+    }
+
+    const registry = createPrometheusRegistry(this.metrics, this.registry);
+    if (c.httpPort >= 0) this.http = await startHttp(c.httpPort, c.bindAddress, registry, () => this.ready);
+
+    this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(c.port, c.bindAddress, () => resolve());
+    });
+
+    const retention = setInterval(() => this.registry.enforceRetention(), c.retentionCheckMs);
+    retention.unref();
+    this.timers.push(retention);
+    if (c.metricsIntervalMs > 0) {
+      this.summary = new MetricsSummary(this.metrics, this.logger);
+      const t = setInterval(() => this.summary!.log(), c.metricsIntervalMs);
+      t.unref();
+      this.timers.push(t);
+    }
+    this.ready = true;
+    const http = this.http ? `, http on ${this.http.address.address}:${this.http.address.port}` : '';
+    this.logger.info(`booblik listening on ${this.address.address}:${this.address.port}${http}`);
+  }
+
+  private logRecovery(r: PartitionReport): void {
+    const cut =
+      r.cuts.length === 0
+        ? ''
+        : `; recovery cut ${r.cuts.map((x) => `${x.bytes} B at offset ${x.offset} (${x.reason})`).join(', ')}`;
+    this.logger.info(
+      `partition ${r.topic}-${r.partition}: offsets ${r.logStartOffset}..${r.logEndOffset}, ${r.segments} segment(s), ` +
+        `${r.bytes} B, recovered in ${r.recoveryMs.toFixed(1)} ms${cut}`,
+    );
+  }
+
+  private accept(socket: net.Socket): void {
+    if (this.sessions.size >= this.config.maxConnections || this.closing) {
+      this.metrics.connectionsRejected++;
+      this.ctx.noisyLog.warn(
+        `refused a connection from ${socket.remoteAddress}: ${this.closing ? 'shutting down' : `booblik.max.connections (${this.config.maxConnections}) reached`}`,
+      );
+      socket.destroy();
+      return;
+    }
+    this.metrics.connectionsAccepted++;
+    this.metrics.connectionsOpen++;
+    const session = new Session(socket, this.ctx, this.config.maxInflightRequests, (s) => {
+      this.sessions.delete(s);
+      this.metrics.connectionsOpen--;
+    });
+    this.sessions.add(session);
+  }
+
+  /**
+   * Graceful shutdown: stop accepting, answer held fetches, let queued writes finish and flush, close
+   * files. Sessions still open after the grace period are closed anyway.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.ready = false;
+    for (const t of this.timers) clearInterval(t);
+    const listenerClosed = new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    const drained = Promise.all([...this.sessions].map((s) => s.drain()));
+    let graceTimer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      graceTimer = setTimeout(resolve, shutdownGraceMs);
+      graceTimer.unref();
+    });
+    await Promise.race([drained, grace]);
+    clearTimeout(graceTimer);
+    for (const s of this.sessions) s.destroy();
+    await listenerClosed;
+    await this.registry.closeAll();
+    if (this.http) {
+      this.http.server.closeAllConnections();
+      await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
+    }
+    this.logger.info('booblik stopped');
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * Every configuration key the broker reads: its default, what it allows, and why. The `booblik.*`
+ * keys of the original broker keep their names, so its configuration files keep working.
+ */
+import { topicNameProblem } from '@booblik/protocol';
+
+export interface TopicSpec {
+  name: string;
+  partitions: number;
+}
+
+export interface BrokerConfig {
+  dataDir: string;
+  port: number;
+  bindAddress: string;
+  topics: TopicSpec[];
+  segmentBytesMax: number;
+  indexIntervalBytes: number;
+  flushEveryRecords: number;
+  flushEveryMs: number;
+  retentionBytes: number;
+  retentionMs: number;
+  retentionCheckMs: number;
+  metricsIntervalMs: number;
+  httpPort: number;
+  maxConnections: number;
+  maxInflightRequests: number;
+  tailCacheBytes: number;
+  writerQueueBytes: number;
+}
+
+/** A value that does not parse or is out of range. The message names the key and what is allowed. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+interface KeySpec<K extends keyof BrokerConfig> {
+  key: string;
+  field: K;
+  default: string;
+  allowed: string;
+  description: string;
+  parse: (raw: string) => BrokerConfig[K] | undefined;
+}
+
+const integer =
+  (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (raw: string): number | undefined => {
+    if (!/^-?\d+$/.test(raw.trim())) return undefined;
+    const n = Number(raw.trim());
+    return Number.isSafeInteger(n) && n >= min && n <= max ? n : undefined;
+  };
+
+const nonEmpty = (raw: string): string | undefined => (raw.trim().length > 0 ? raw.trim() : undefined);
+
+/** `name:count,name:count` — each name valid on the wire, each count 1..10000, no name twice. */
+export function parseTopics(raw: string): TopicSpec[] | undefined {
+  const specs: TopicSpec[] = [];
+  for (const part of raw.split(',')) {
+    const match = /^\s*([^:\s]+)\s*:\s*(\d+)\s*$/.exec(part);
+    if (!match) return undefined;
+    const name = match[1]!;
+    const partitions = Number(match[2]);
+    if (topicNameProblem(name) !== null || partitions < 1 || partitions > 10_000) return undefined;
+    if (specs.some((s) => s.name === name)) return undefined;
+    specs.push({ name, partitions });
+  }
+  return specs;
+}
+
+const MIB = 1024 * 1024;
+
+export const configKeys = [
+  {
+    key: 'booblik.data.dir',
+    field: 'dataDir',
+    default: 'data',
+    allowed: 'a directory path',
+    description: 'where partitions live, one directory per <topic>-<partition>',
+    parse: nonEmpty,
+  } satisfies KeySpec<'dataDir'>,
+  {
+    key: 'booblik.port',
+    field: 'port',
+    default: '9092',
+    allowed: 'an integer 0..65535 (0 picks a free port)',
+    description: 'the protocol port',
+    parse: integer(0, 65535),
+  } satisfies KeySpec<'port'>,
+  {
+    key: 'booblik.bind.address',
+    field: 'bindAddress',
+    default: '127.0.0.1',
+    allowed: 'an IP address or host name',
+    description: 'loopback by default: there is no authentication yet',
+    parse: nonEmpty,
+  } satisfies KeySpec<'bindAddress'>,
+  {
+    key: 'booblik.topics',
+    field: 'topics',
+    default: 'default:1',
+    allowed: 'name:partitions[,name:partitions...] with valid topic names and 1..10000 partitions each',
+    description: 'the topics served and their partition counts',
+    parse: parseTopics,
+  } satisfies KeySpec<'topics'>,
+  {
+    key: 'booblik.segment.capacity.bytes',
+    field: 'segmentBytesMax',
+    default: String(512 * MIB),
+    allowed: 'an integer 9..2147483647',
+    description: 'a new segment starts when the active one would pass this size',
+    parse: integer(9, 2 ** 31 - 1),
+  } satisfies KeySpec<'segmentBytesMax'>,
+  {
+    key: 'booblik.index.interval.bytes',
+    field: 'indexIntervalBytes',
+    default: '4096',
+    allowed: 'an integer 1..2147483647',
+    description: 'one sparse-index entry per this many bytes',
+    parse: integer(1, 2 ** 31 - 1),
+  } satisfies KeySpec<'indexIntervalBytes'>,
+  {
+    key: 'booblik.flush.every.records',
+    field: 'flushEveryRecords',
+    default: '0',
+    allowed: 'an integer >= 0 (0: never by count)',
+    description: 'fdatasync after this many records, bounding what WRITTEN can lose in a machine crash',
+    parse: integer(0),
+  } satisfies KeySpec<'flushEveryRecords'>,
+  {
+    key: 'booblik.flush.every.millis',
+    field: 'flushEveryMs',
+    default: '0',
+    allowed: 'an integer >= 0 (0: never by time)',
+    description: 'fdatasync this often when anything was written',
+    parse: integer(0),
+  } satisfies KeySpec<'flushEveryMs'>,
+  {
+    key: 'booblik.retention.bytes',
+    field: 'retentionBytes',
+    default: '-1',
+    allowed: 'an integer >= -1 (-1: unlimited)',
+    description: 'remove oldest segments while a partition holds more than this',
+    parse: integer(-1),
+  } satisfies KeySpec<'retentionBytes'>,
+  {
+    key: 'booblik.retention.millis',
+    field: 'retentionMs',
+    default: String(7 * 24 * 3600 * 1000),
+    allowed: 'an integer >= -1 (-1: unlimited)',
+    description: 'remove segments last written longer ago than this (default 7 days)',
+    parse: integer(-1),
+  } satisfies KeySpec<'retentionMs'>,
+  {
+    key: 'booblik.retention.check.millis',
+    field: 'retentionCheckMs',
+    default: String(5 * 60 * 1000),
+    allowed: 'an integer >= 1',
+    description: 'how often retention runs',
+    parse: integer(1),
+  } satisfies KeySpec<'retentionCheckMs'>,
+  {
+    key: 'booblik.metrics.interval.millis',
+    field: 'metricsIntervalMs',
+    default: '30000',
+    allowed: 'an integer >= 0 (0: no periodic summary)',
+    description: 'how often the one-line metrics summary is logged',
+    parse: integer(0),
+  } satisfies KeySpec<'metricsIntervalMs'>,
+  {
+    key: 'booblik.http.port',
+    field: 'httpPort',
+    default: '9093',
+    allowed: 'an integer -1..65535 (0 picks a free port, -1 turns HTTP off)',
+    description: 'Prometheus /metrics, /healthz and /readyz',
+    parse: integer(-1, 65535),
+  } satisfies KeySpec<'httpPort'>,
+  {
+    key: 'booblik.max.connections',
+    field: 'maxConnections',
+    default: '10000',
+    allowed: 'an integer >= 1',
+    description: 'connections beyond this are closed at once and counted',
+    parse: integer(1),
+  } satisfies KeySpec<'maxConnections'>,
+  {
+    key: 'booblik.max.inflight.requests',
+    field: 'maxInflightRequests',
+    default: '1024',
+    allowed: 'an integer >= 1',
+    description: 'requests one connection may have unanswered before the broker stops reading it',
+    parse: integer(1),
+  } satisfies KeySpec<'maxInflightRequests'>,
+  {
+    key: 'booblik.tail.cache.bytes',
+    field: 'tailCacheBytes',
+    default: String(8 * MIB),
+    allowed: 'an integer >= 0',
+    description: 'newest bytes per partition kept in memory for consumers that keep up',
+    parse: integer(0),
+  } satisfies KeySpec<'tailCacheBytes'>,
+  {
+    key: 'booblik.writer.queue.bytes',
+    field: 'writerQueueBytes',
+    default: String(64 * MIB),
+    allowed: 'an integer >= 1',
+    description: 'bytes queued per partition before producers wait',
+    parse: integer(1),
+  } satisfies KeySpec<'writerQueueBytes'>,
+] as const;
+
+export type ConfigKey = (typeof configKeys)[number]['key'];
+
+/** `booblik.data.dir` -> `BOOBLIK_DATA_DIR`. */
+export function envNameOf(key: string): string {
+  return key.toUpperCase().replace(/\./g, '_');
+}

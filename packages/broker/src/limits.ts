@@ -1,0 +1,24 @@
+/**
+ * The broker's limits, each in one place with its reason. Limits of the wire itself (frame size,
+ * the long-poll cap) live in @booblik/protocol's limits.ts; these are the server's own.
+ */
+import { fetchWaitMsMax, frameBytesMax } from '@booblik/protocol';
+
+export { fetchWaitMsMax, frameBytesMax };
+
+/**
+ * Bytes of responses a connection may have waiting in its socket buffer before the broker stops
+ * reading its requests: a client that never reads cannot make the broker hold more than this (plus
+ * the requests in flight), however fast it sends. Two maximum frames, so one large fetch answer
+ * never stalls a healthy reader.
+ */
+export const connectionPendingWriteBytesMax = 2 * frameBytesMax;
+
+/** How long a graceful shutdown waits for queued writes and answers before closing sockets anyway. */
+export const shutdownGraceMs = 10_000;
+
+function assert(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`broker limits: ${message}`);
+}
+
+assert(connectionPendingWriteBytesMax >= frameBytesMax, 'one whole response must fit the write budget');

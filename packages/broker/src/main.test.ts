@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, it } from 'node:test';
+import { AckPolicy } from '@booblik/protocol';
+import { fetched, produced, RawClient } from './test-support/raw-client.js';
+
+const main = new URL('./main.js', import.meta.url).pathname;
+
+/** Starts the real entry point; resolves with its port once it logged `booblik listening on`. */
+function startProcess(args: string[], env: Record<string, string> = {}) {
+  const proc = spawn(process.execPath, [main, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  let stderr = '';
+  proc.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const listening = new Promise<number>((resolve, reject) => {
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      lines.push(line);
+      const m = /booblik listening on [^\s]+:(\d+)/.exec(line);
+      if (m) resolve(Number(m[1]));
+    });
+    void exited.then((code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
+  });
+  listening.catch(() => {}); // a test that expects an early exit never awaits it
+  const httpPort = () =>
+    Number(/http on [^\s]+:(\d+)/.exec(lines.find((l) => l.includes('http on')) ?? '')?.[1]);
+  return { proc, lines, exited, listening, stderr: () => stderr, httpPort };
+}
+
+async function waitForAsync(
+  condition: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  }
+}
+
+function tempDir(t: import('node:test').TestContext): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-main-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('booblik-broker process', () => {
+  it('restart recovers the data directory and continues offsets', async (t) => {
+    const dir = tempDir(t);
+    const args = ['--port=0', '--http.port=-1', `--data.dir=${dir}`, '--topics=t:1'];
+    const first = startProcess(args);
+    const c1 = await RawClient.connect(await first.listening);
+    await c1.produce({
+      topic: 't',
+      partition: 0,
+      ack: AckPolicy.FORCED,
+      records: [Buffer.from('a'), Buffer.from('b')],
+    });
+    c1.close();
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    assert.ok(first.lines.some((l) => l.includes('booblik stopped')));
+
+    const second = startProcess(args);
+    t.after(() => second.proc.kill('SIGKILL'));
+    const c2 = await RawClient.connect(await second.listening);
+    t.after(() => c2.close());
+    assert.ok(
+      second.lines.some((l) => /partition t-0: offsets 0\.\.2, 1 segment/.test(l)),
+      second.lines.join('\n'),
+    );
+    const next = await c2.produce({
+      topic: 't',
+      partition: 0,
+      ack: AckPolicy.WRITTEN,
+      records: [Buffer.from('c')],
+    });
+    assert.equal(produced(next).baseOffset, 2);
+    assert.deepEqual(fetched(await c2.fetch({ topic: 't', partition: 0, fetchOffset: 0 }), 0).records, [
+      'a',
+      'b',
+      'c',
+    ]);
+  });
+
+  it('SIGTERM answers a held fetch, flushes, prints "booblik stopped" and exits 0', async (t) => {
+    const dir = tempDir(t);
+    const p = startProcess(['--port=0', '--http.port=0', `--data.dir=${dir}`]);
+    const c = await RawClient.connect(await p.listening);
+    t.after(() => c.close());
+    const held = c.fetch({ topic: 'default', partition: 0, fetchOffset: 0, maxWaitMs: 60_000 });
+    const metrics = () => fetch(`http://127.0.0.1:${p.httpPort()}/metrics`).then((r) => r.text());
+    await waitForAsync(async () => /booblik_held_fetches 1/.test(await metrics()), 'the fetch to be held');
+    p.proc.kill('SIGTERM');
+    const answer = await held;
+    assert.equal(answer.errorCode, 0);
+    assert.equal(await p.exited, 0);
+    assert.match(p.lines.at(-1)!, /booblik stopped/);
+  });
+
+  it('environment variables configure it, and a flag wins over them', async (t) => {
+    const dir = tempDir(t);
+    const p = startProcess(['--port=0', '--topics=flagged:2'], {
+      BOOBLIK_DATA_DIR: dir,
+      BOOBLIK_TOPICS: 'env:1',
+      BOOBLIK_HTTP_PORT: '-1',
+    });
+    t.after(() => p.proc.kill('SIGKILL'));
+    await p.listening;
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['flagged-0', 'flagged-1']);
+  });
+
+  it('a bad value stops startup with exit code 2 and a line naming the key', async () => {
+    const p = startProcess(['--port=0', '--retention.millis=soon']);
+    assert.equal(await p.exited, 2);
+    assert.match(p.stderr(), /booblik: configuration error: booblik\.retention\.millis: "soon"/);
+  });
+
+  it('binding wider than loopback warns that there is no authentication yet', async (t) => {
+    const dir = tempDir(t);
+    const p = startProcess(['--port=0', '--http.port=-1', '--bind.address=0.0.0.0', `--data.dir=${dir}`]);
+    t.after(() => p.proc.kill('SIGKILL'));
+    await p.listening;
+    assert.ok(p.lines.some((l) => /WARN binding 0\.0\.0\.0: booblik has no authentication yet/.test(l)));
+  });
+
+  it('serves /metrics, /healthz and /readyz on the HTTP port', async (t) => {
+    const dir = tempDir(t);
+    const p = startProcess(['--port=0', '--http.port=0', `--data.dir=${dir}`]);
+    t.after(() => p.proc.kill('SIGKILL'));
+    await p.listening;
+    const get = (route: string) => fetch(`http://127.0.0.1:${p.httpPort()}${route}`);
+    assert.equal((await get('/healthz')).status, 200);
+    assert.equal((await get('/readyz')).status, 200);
+    const metrics = await (await get('/metrics')).text();
+    assert.match(metrics, /booblik_partition_high_watermark\{topic="default",partition="0"\} 0/);
+    assert.match(metrics, /booblik_connections 0/);
+  });
+});

@@ -1,0 +1,44 @@
+import type { Logger } from '@booblik/log';
+import type { BrokerMetrics } from './metrics.js';
+
+/** The periodic one-line summary: rates since the last line, and the current gauges. */
+export class MetricsSummary {
+  private last: ReturnType<MetricsSummary['snapshot']>;
+  private lastAt = performance.now();
+
+  constructor(
+    private readonly metrics: BrokerMetrics,
+    private readonly logger: Logger,
+  ) {
+    this.last = this.snapshot();
+  }
+
+  private snapshot() {
+    const m = this.metrics;
+    return {
+      records: m.recordsIn,
+      bytesIn: m.bytesIn,
+      bytesOut: m.fetchBytesOut,
+      requests: m.requests.produce + m.requests.fetch + m.requests.metadata + m.requests.invalid,
+      refusals: m.refusalsTotal,
+      storageErrors: m.storageErrors,
+    };
+  }
+
+  log(): void {
+    const now = this.snapshot();
+    const at = performance.now();
+    const seconds = Math.max(0.001, (at - this.lastAt) / 1000);
+    const rate = (a: number, b: number) => ((a - b) / seconds).toFixed(0);
+    const mib = (a: number, b: number) => ((a - b) / seconds / 1048576).toFixed(1);
+    const m = this.metrics;
+    this.logger.info(
+      `metrics: in ${rate(now.records, this.last.records)} records/s (${mib(now.bytesIn, this.last.bytesIn)} MiB/s), ` +
+        `out ${mib(now.bytesOut, this.last.bytesOut)} MiB/s, ${rate(now.requests, this.last.requests)} requests/s, ` +
+        `${m.connectionsOpen} connections, ${m.heldFetches} held fetches, ` +
+        `${now.refusals - this.last.refusals} refusals, ${now.storageErrors - this.last.storageErrors} storage errors`,
+    );
+    this.last = now;
+    this.lastAt = at;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Counters the hot path bumps as plain numbers (no library call per request); Prometheus reads them
+ * at scrape time, and the periodic summary line reads their deltas.
+ */
+export class BrokerMetrics {
+  readonly requests = { produce: 0, fetch: 0, metadata: 0, invalid: 0 };
+  recordsIn = 0;
+  bytesIn = 0;
+  /** FETCH payload bytes sent (records are never parsed on the read path, so bytes, not records). */
+  fetchBytesOut = 0;
+  /** Refusals by wire code name. */
+  readonly refusals = new Map<string, number>();
+  /** PRODUCE requests with ack NONE that were refused: never answered, so counted here. */
+  silentRefusals = 0;
+  connectionsOpen = 0;
+  connectionsAccepted = 0;
+  /** Connections closed at once because max.connections was reached. */
+  connectionsRejected = 0;
+  /** Connections closed because a frame length was outside 1..8 MiB. */
+  connectionsClosedInvalidLength = 0;
+  heldFetches = 0;
+  storageErrors = 0;
+
+  refused(codeName: string): void {
+    this.refusals.set(codeName, (this.refusals.get(codeName) ?? 0) + 1);
+  }
+
+  get refusalsTotal(): number {
+    let n = 0;
+    for (const v of this.refusals.values()) n += v;
+    return n;
+  }
+}

@@ -1,0 +1,98 @@
+import type { Partition } from '@booblik/log';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { BrokerMetrics } from './metrics.js';
+import type { PartitionRegistry } from './partitions.js';
+
+/**
+ * The Prometheus view of the broker. Nothing here runs per request: the hot path bumps plain
+ * numbers in BrokerMetrics, and each metric reads its number when /metrics is scraped (a counter is
+ * reset and set to the running total, which only grows).
+ */
+export function createPrometheusRegistry(metrics: BrokerMetrics, partitions: PartitionRegistry): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'booblik_process_' });
+
+  const counter = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  const labelled = (name: string, help: string, label: string, read: () => Iterable<[string, number]>) =>
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [value, n] of read()) this.inc({ [label]: value }, n);
+      },
+    });
+  const perPartition = (name: string, help: string, read: (p: Partition) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['topic', 'partition'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const p of partitions.all()) this.set({ topic: p.topic, partition: String(p.id) }, read(p));
+      },
+    });
+
+  labelled('booblik_requests_total', 'Requests received, by API (invalid: did not decode)', 'api', () =>
+    Object.entries(metrics.requests),
+  );
+  labelled('booblik_refusals_total', 'Requests refused, by wire error code', 'code', () => metrics.refusals);
+  counter('booblik_records_in_total', 'Records appended', () => metrics.recordsIn);
+  counter('booblik_bytes_in_total', 'Record bytes appended (as on the wire)', () => metrics.bytesIn);
+  counter('booblik_fetch_bytes_out_total', 'FETCH payload bytes sent', () => metrics.fetchBytesOut);
+  counter(
+    'booblik_silent_refusals_total',
+    'PRODUCE requests with ack NONE that were refused (never answered)',
+    () => metrics.silentRefusals,
+  );
+  counter('booblik_connections_accepted_total', 'Connections accepted', () => metrics.connectionsAccepted);
+  counter(
+    'booblik_connections_rejected_total',
+    'Connections closed at once because booblik.max.connections was reached',
+    () => metrics.connectionsRejected,
+  );
+  counter(
+    'booblik_connections_invalid_length_total',
+    'Connections closed because a frame length was outside 1..8 MiB',
+    () => metrics.connectionsClosedInvalidLength,
+  );
+  counter('booblik_storage_errors_total', 'Writes the disk refused', () => metrics.storageErrors);
+  gauge('booblik_connections', 'Open client connections', () => metrics.connectionsOpen);
+  gauge('booblik_held_fetches', 'FETCH requests waiting for data (long poll)', () => metrics.heldFetches);
+  perPartition(
+    'booblik_partition_high_watermark',
+    'First offset not yet written',
+    (p) => p.highWatermark.value,
+  );
+  perPartition('booblik_partition_log_start_offset', 'First offset still stored', (p) => p.logStartOffset);
+  perPartition('booblik_partition_size_bytes', 'Bytes stored', (p) => p.sizeBytes);
+  perPartition('booblik_partition_segments', 'Segment files', (p) => p.segmentCount);
+  perPartition(
+    'booblik_partition_fsyncs',
+    'fdatasync calls made for FORCED groups',
+    (p) => p.writerStats.forcedSyncs,
+  );
+  perPartition('booblik_partition_groups', 'Group-commit groups written', (p) => p.writerStats.groups);
+  return registry;
+}

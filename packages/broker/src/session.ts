@@ -1,0 +1,229 @@
+import type { Socket } from 'node:net';
+import {
+  ApiKey,
+  decodeRequest,
+  ErrorCode,
+  type FrameSink,
+  FrameSplitter,
+  RequestRefusal,
+  requestFrameLimits,
+} from '@booblik/protocol';
+import type { ApiContext, Reply } from './api/context.js';
+import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
+import { handleMetadata } from './api/metadata.js';
+import { handleProduce } from './api/produce.js';
+import { refuse, refuseSilently } from './api/refusal.js';
+import { connectionPendingWriteBytesMax } from './limits.js';
+
+/** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
+interface Slot {
+  reply: Reply | null;
+  done: boolean;
+}
+
+enum SessionState {
+  Open,
+  /** Not reading new requests (shutdown); answering what is in flight. */
+  Draining,
+  Closed,
+}
+
+/**
+ * One client connection: a frame splitter, requests dispatched as they arrive (pipelining), answers
+ * written strictly in request order. Reading stops while too many requests are unanswered or too many
+ * answer bytes sit unread in the socket, so a client that never reads cannot grow the broker's memory.
+ */
+export class Session implements FrameSink, HoldScope {
+  private readonly splitter = new FrameSplitter(requestFrameLimits);
+  private readonly slots: Slot[] = [];
+  private slotsHead = 0;
+  private state = SessionState.Open;
+  private paused = false;
+  private readonly endCallbacks = new Set<(reason: HoldEnd) => void>();
+  private drained: (() => void) | null = null;
+  private corked = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly ctx: ApiContext,
+    private readonly maxInflight: number,
+    private readonly onClosed: (session: Session) => void,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
+    socket.on('drain', () => this.updateFlow());
+    socket.on('error', () => {}); // 'close' follows; a reset by the peer is not the broker's error
+    socket.on('close', () => this.closed());
+  }
+
+  get inflight(): number {
+    return this.slots.length - this.slotsHead;
+  }
+
+  // FrameSink: called by the splitter for each unit of the stream.
+
+  frame(frame: Buffer): boolean {
+    this.dispatch(frame);
+    // Returning false stops the splitter at this frame: the rest of the chunk waits with the socket.
+    return !this.overloaded();
+  }
+
+  private dispatch(frame: Buffer): void {
+    let request: ReturnType<typeof decodeRequest>;
+    try {
+      request = decodeRequest(frame);
+    } catch (error) {
+      if (!(error instanceof RequestRefusal)) throw error;
+      this.ctx.metrics.requests.invalid++;
+      if (error.silent) refuseSilently(this.ctx, error.code, error.message);
+      else this.answer(refuse(this.ctx, error.correlationId, error.code));
+      return;
+    }
+    switch (request.apiKey) {
+      case ApiKey.PRODUCE: {
+        this.ctx.metrics.requests.produce++;
+        const reply = handleProduce(request.body, request.correlationId, this.ctx);
+        if (reply !== null) this.answer(reply);
+        return;
+      }
+      case ApiKey.FETCH:
+        this.ctx.metrics.requests.fetch++;
+        this.answer(handleFetch(request.body, request.correlationId, this.ctx, this));
+        return;
+      case ApiKey.METADATA:
+        this.ctx.metrics.requests.metadata++;
+        this.answer(handleMetadata(request.body, request.correlationId, this.ctx));
+        return;
+    }
+  }
+
+  shortFrame(): void {
+    // The header did not arrive, so there is no correlationId to echo: the spec says 0.
+    this.ctx.metrics.requests.invalid++;
+    this.answer(refuse(this.ctx, 0, ErrorCode.CORRUPT_REQUEST));
+  }
+
+  invalidLength(frameLength: number): void {
+    // Nothing after this length can be framed: close this connection only, without answering.
+    this.ctx.metrics.connectionsClosedInvalidLength++;
+    this.ctx.noisyLog.warn(
+      `closing connection from ${this.socket.remoteAddress}:${this.socket.remotePort}: frame length ${frameLength} outside 1..8388608`,
+    );
+    this.socket.destroy();
+  }
+
+  // HoldScope: held fetches learn when the connection or the broker goes away.
+
+  onEnd(callback: (reason: HoldEnd) => void): () => void {
+    this.endCallbacks.add(callback);
+    return () => this.endCallbacks.delete(callback);
+  }
+
+  /** Takes a slot for an answer, in request order, and writes it as soon as everything before it is written. */
+  private answer(reply: Reply | Promise<Reply>): void {
+    if (this.state === SessionState.Closed) return;
+    if (!(reply instanceof Promise)) {
+      if (this.inflight === 0) {
+        this.write(reply);
+        return;
+      }
+      this.slots.push({ reply, done: true });
+      this.flush();
+      return;
+    }
+    const slot: Slot = { reply: null, done: false };
+    this.slots.push(slot);
+    this.updateFlow();
+    reply.then(
+      (r) => {
+        slot.reply = r;
+        slot.done = true;
+        this.flush();
+      },
+      (error: unknown) => {
+        // A handler failure is our bug, not the client's: log it and drop the connection rather than
+        // answer out of order or not at all.
+        this.ctx.logger.error(`request failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
+        this.socket.destroy();
+      },
+    );
+  }
+
+  private flush(): void {
+    while (this.slotsHead < this.slots.length && this.slots[this.slotsHead]!.done) {
+      const slot = this.slots[this.slotsHead]!;
+      this.slots[this.slotsHead++] = undefined as unknown as Slot;
+      if (slot.reply !== null) this.write(slot.reply);
+    }
+    if (this.slotsHead > 1024 && this.slotsHead * 2 > this.slots.length) {
+      this.slots.splice(0, this.slotsHead);
+      this.slotsHead = 0;
+    }
+    this.updateFlow();
+    if (this.inflight === 0 && this.drained) this.drained();
+  }
+
+  private write(reply: Reply): void {
+    if (this.state === SessionState.Closed) return;
+    // Answers written in the same turn leave in one syscall.
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
+    if (Buffer.isBuffer(reply)) this.socket.write(reply);
+    else for (const piece of reply as readonly Buffer[]) this.socket.write(piece);
+  }
+
+  /** Stops reading while too much is unanswered or unread; resumes when both are back under their limits. */
+  private overloaded(): boolean {
+    return this.inflight >= this.maxInflight || this.socket.writableLength > connectionPendingWriteBytesMax;
+  }
+
+  private updateFlow(): void {
+    if (this.state !== SessionState.Open) return;
+    const overloaded = this.overloaded();
+    if (overloaded && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    } else if (!overloaded && (this.paused || this.splitter.isPaused)) {
+      this.paused = false;
+      this.socket.resume();
+      if (this.splitter.isPaused) this.splitter.resume(this);
+    }
+  }
+
+  /**
+   * Graceful end: stop reading, answer held fetches now, wait until every answer is written, then close.
+   * Resolves when the socket is done.
+   */
+  async drain(): Promise<void> {
+    if (this.state !== SessionState.Open) return;
+    this.state = SessionState.Draining;
+    this.socket.pause();
+    for (const callback of [...this.endCallbacks]) callback('shutdown');
+    if (this.inflight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await new Promise<void>((resolve) => {
+      if (this.socket.destroyed) return resolve();
+      this.socket.once('close', () => resolve());
+      this.socket.end();
+    });
+  }
+
+  /** Closes at once (the broker is past its grace period). */
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  private closed(): void {
+    if (this.state === SessionState.Closed) return;
+    this.state = SessionState.Closed;
+    for (const callback of [...this.endCallbacks]) callback('disconnect');
+    this.endCallbacks.clear();
+    this.drained?.();
+    this.onClosed(this);
+  }
+}

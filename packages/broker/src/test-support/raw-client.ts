@@ -1,0 +1,116 @@
+import net from 'node:net';
+import {
+  decodeFetchPayload,
+  decodeFetchResponse,
+  decodeMetadataResponse,
+  decodeProduceResponse,
+  encodeFetchRequestV2,
+  encodeMetadataRequest,
+  encodeProduceRequest,
+  type FetchRequest,
+  FrameSplitter,
+  type ProduceRequestInput,
+  type ResponseFrame,
+  readResponseFrame,
+  responseFrameLimits,
+} from '@booblik/protocol';
+
+/**
+ * A bare protocol connection for broker tests: sends bytes exactly as given and hands back response
+ * frames in arrival order, so a test sees precisely what the broker put on the wire.
+ */
+export class RawClient {
+  private readonly frames: ResponseFrame[] = [];
+  private waiters: ((frame: ResponseFrame | null) => void)[] = [];
+  private nextId = 1;
+  closed = false;
+  readonly closedPromise: Promise<void>;
+
+  private constructor(readonly socket: net.Socket) {
+    const splitter = new FrameSplitter(responseFrameLimits);
+    const sink = {
+      frame: (f: Buffer) => this.push(readResponseFrame(Buffer.from(f))),
+      shortFrame: (n: number) => socket.destroy(new Error(`broker sent a short frame of ${n} bytes`)),
+      invalidLength: (n: number) => socket.destroy(new Error(`broker sent a frame length of ${n}`)),
+    };
+    socket.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
+    socket.on('error', () => {});
+    this.closedPromise = new Promise((resolve) =>
+      socket.on('close', () => {
+        this.closed = true;
+        for (const w of this.waiters.splice(0)) w(null);
+        resolve();
+      }),
+    );
+  }
+
+  static connect(port: number, host = '127.0.0.1'): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ port, host, noDelay: true }, () => resolve(new RawClient(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  private push(frame: ResponseFrame): void {
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(frame);
+    else this.frames.push(frame);
+  }
+
+  /** The next response frame, or null if the connection closed first. */
+  next(): Promise<ResponseFrame | null> {
+    const frame = this.frames.shift();
+    if (frame) return Promise.resolve(frame);
+    if (this.closed) return Promise.resolve(null);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  send(bytes: Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  id(): number {
+    return this.nextId++;
+  }
+
+  async produce(req: ProduceRequestInput): Promise<ResponseFrame> {
+    const id = this.id();
+    this.send(encodeProduceRequest(id, req));
+    return this.expect(id);
+  }
+
+  async fetch(req: Partial<FetchRequest> & Pick<FetchRequest, 'topic' | 'partition' | 'fetchOffset'>) {
+    const id = this.id();
+    this.send(encodeFetchRequestV2(id, { maxBytes: 1 << 20, maxWaitMs: 0, minBytes: 0, ...req }));
+    return this.expect(id);
+  }
+
+  async metadata(...topics: string[]): Promise<ResponseFrame> {
+    const id = this.id();
+    this.send(encodeMetadataRequest(id, { topics }));
+    return this.expect(id);
+  }
+
+  async expect(correlationId: number): Promise<ResponseFrame> {
+    const frame = await this.next();
+    if (frame === null) throw new Error(`connection closed before the answer to ${correlationId}`);
+    if (frame.correlationId !== correlationId) {
+      throw new Error(
+        `answer out of order: expected correlationId ${correlationId}, got ${frame.correlationId}`,
+      );
+    }
+    return frame;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+export const produced = (f: ResponseFrame) => decodeProduceResponse(f.body);
+export const metadataOf = (f: ResponseFrame) => decodeMetadataResponse(f.body);
+export function fetched(f: ResponseFrame, fetchOffset: number, maxBytes = 1 << 20) {
+  const { highWatermark, payload } = decodeFetchResponse(f.body);
+  const decoded = decodeFetchPayload(payload, { fetchOffset, maxBytes });
+  return { highWatermark, records: decoded.records.map((r) => Buffer.from(r).toString()), payload };
+}
