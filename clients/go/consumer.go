@@ -12,8 +12,9 @@ import (
 // The position only ever moves past whole, verified records. Set MaxWait, MaxBytes and MinBytes
 // before reading.
 type Consumer struct {
-	// MaxWait is how long the broker may hold a fetch that finds nothing (default 5 s). At 0 an idle
-	// consumer asks again at once, in a busy loop.
+	// MaxWait is how long the broker may hold a fetch that finds nothing (default 5 s); a context
+	// deadline shortens it to half the time left. At 0 an idle consumer asks again at once, in a
+	// busy loop.
 	MaxWait time.Duration
 	// MaxBytes caps one fetch (default 1 MiB). A record larger than this is reported as
 	// ErrRecordExceedsMaxBytes; raise it to read such a record.
@@ -57,12 +58,18 @@ func (c *Consumer) Lag() int64 {
 }
 
 func (c *Consumer) fetch(ctx context.Context) (*FetchResult, error) {
+	wait := c.MaxWait
+	if deadline, ok := ctx.Deadline(); ok {
+		// Half the time left for the broker's wait, half for the way back: an idle poll then ends
+		// empty before its deadline instead of failing with it (and leaving an answer owed).
+		wait = max(min(wait, time.Until(deadline)/2), 0)
+	}
 	res, err := c.conn.Fetch(ctx, FetchRequest{
 		Topic:     c.topic,
 		Partition: c.partition,
 		Offset:    c.position,
 		MaxBytes:  c.MaxBytes,
-		MaxWait:   c.MaxWait,
+		MaxWait:   wait,
 		MinBytes:  c.MinBytes,
 	})
 	if res != nil {

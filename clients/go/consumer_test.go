@@ -179,3 +179,18 @@ func TestPollAtTheHighWatermarkReturnsNothingAfterTheWait(t *testing.T) {
 		t.Fatalf("poll of an empty partition: %d records, %v, lag %d", len(batch), err, cons.Lag())
 	}
 }
+
+func TestPollWithADeadlineShorterThanMaxWaitEndsEmptyNotFailed(t *testing.T) {
+	b := startBroker(t, map[string]int{"t": 1})
+	c := dial(t, b)
+	cons := c.Consumer("t", 0, 0) // MaxWait 5 s
+	ctx, cancel := context.WithTimeout(testContext(t), time.Second)
+	defer cancel()
+	batch, err := cons.Poll(ctx)
+	if err != nil || len(batch) != 0 {
+		t.Fatalf("idle poll with 1 s left: %d records, %v; want an empty answer before the deadline", len(batch), err)
+	}
+	if w := b.RequestsOf(fakebroker.APIFetch)[0].MaxWaitMillis; w <= 0 || w > 500 {
+		t.Fatalf("asked the broker to wait %d ms with 1 s left, want at most half", w)
+	}
+}
