@@ -74,6 +74,9 @@ func (c *Conn) exchange(ctx context.Context, api apiKey, frame []byte, answered 
 		return nil, &InvalidArgumentError{Field: api.String() + " request", Got: fmt.Sprintf("%d bytes", n),
 			Want: fmt.Sprintf("<= %d (the broker drops a connection that sends a larger frame)", frameBytesMax)}
 	}
+	if len(c.owed) >= owedAnswersMax {
+		return nil, c.broke(api, fmt.Errorf("%d abandoned requests still unanswered", len(c.owed)))
+	}
 	c.correlationID++ // wraps after 2^31 requests, which the broker neither knows nor minds
 	id := c.correlationID
 	finishFrame(frame, id)

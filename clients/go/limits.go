@@ -35,6 +35,11 @@ const (
 	// empty answer, so the client asks for at most this.
 	fetchWaitMax = 60 * time.Second
 
+	// owedAnswersMax bounds the answers a Conn still owes to calls abandoned while waiting. That
+	// many unanswered requests in a row means the broker is not answering; queueing behind them
+	// forever would hide it, so the Conn gives up instead.
+	owedAnswersMax = 64
+
 	// producerQueuedBytesMax bounds what a Producer holds for a broker slower than its callers:
 	// past it, Send waits for room instead of letting memory grow without end.
 	producerQueuedBytesMax = 64 << 20
