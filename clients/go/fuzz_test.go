@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Bytes from the wire get a typed error, never a panic. The seeds run with every `go test`;
+// Bytes from the wire get a typed error, never a panic. The f.Add inputs run with every `go test`;
 // `go test -fuzz=FuzzFetchAnswer` explores further.
 
 func FuzzFetchAnswer(f *testing.F) {

@@ -1,3 +1,4 @@
+// The test kit: a fake broker per test, a Conn dialled to it, and contexts that bound every test.
 package booblik_test
 
 import (
