@@ -1,0 +1,17 @@
+// Package booblik is the Go client of booblik, a message broker on an append-only log.
+//
+// A topic splits into partitions; producers append batches of opaque records to a partition, and
+// consumers read a partition from an offset they keep themselves.
+//
+//   - Dial opens a Conn: one TCP connection, for one goroutine at a time.
+//   - Conn.Produce appends a batch to a partition; Conn.Topic routes records by key (FNV-1a, the same
+//     in every booblik client).
+//   - Conn.Fetch reads once; Conn.Consumer keeps a position and reads on, with Poll or with the
+//     Records iterator, which waits at the end of the log instead of stopping.
+//   - NewProducer batches records that arrive one at a time, per partition, behind one writer.
+//   - Conn.Metadata reports partitions and their offsets.
+//
+// Refusals from the broker are *BrokerError values, matched with errors.Is against
+// ErrUnknownTopicOrPartition, ErrOffsetOutOfRange and the other sentinels; the connection stays
+// usable after one. The package uses the standard library only.
+package booblik

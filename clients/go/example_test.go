@@ -1,0 +1,158 @@
+package booblik_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	booblik "github.com/youndie/booblik/clients/go"
+)
+
+// The examples that talk to a broker expect one on localhost:9092 with a topic "orders"; go test
+// compiles them but does not run them.
+
+func Example() {
+	ctx := context.Background()
+	conn, err := booblik.Dial(ctx, "localhost:9092")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	res, err := conn.Produce(ctx, "orders", 0, [][]byte{[]byte("first"), []byte("second")}, booblik.AckWritten)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("written at offsets", res.BaseOffset, "and", res.BaseOffset+1)
+
+	got, err := conn.Fetch(ctx, booblik.FetchRequest{Topic: "orders", Partition: 0, Offset: res.BaseOffset})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, record := range got.Records {
+		fmt.Printf("%d: %s\n", res.BaseOffset+int64(i), record)
+	}
+}
+
+func ExampleTopic_Send() {
+	ctx := context.Background()
+	conn, err := booblik.Dial(ctx, "localhost:9092")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	orders, err := conn.Topic(ctx, "orders")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Every record of customer-42 lands in the same partition, in every booblik client.
+	res, err := orders.Send(ctx, []byte("customer-42"), []byte(`{"total": 12}`), booblik.AckWritten)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("partition", res.Partition, "offset", res.BaseOffset)
+}
+
+func ExampleConsumer_Records() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conn, err := booblik.Dial(ctx, "localhost:9092")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	consumer := conn.Consumer("orders", 0, 0)
+	for record, err := range consumer.Records(ctx) {
+		if err != nil {
+			// The loop ends after an error; Position() is where a new loop would resume.
+			log.Fatal(err)
+		}
+		fmt.Printf("%d: %s\n", consumer.Position()-1, record)
+	}
+	// Reached only when ctx is cancelled: at the high watermark the loop waits for more.
+}
+
+func ExampleConsumer_Poll() {
+	ctx := context.Background()
+	conn, err := booblik.Dial(ctx, "localhost:9092")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	consumer := conn.Consumer("orders", 0, 0)
+	consumer.MaxWait = time.Second
+	for consumer.Lag() != 0 { // -1 until the first answer, 0 once caught up
+		records, err := consumer.Poll(ctx)
+		var tooLarge *booblik.RecordExceedsMaxBytesError
+		if errors.As(err, &tooLarge) && tooLarge.Size > 0 {
+			consumer.MaxBytes = tooLarge.Size + 8 // room for the record and its header, then go on
+			continue
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(len(records), "records; next offset", consumer.Position())
+	}
+}
+
+func ExampleProducer() {
+	ctx := context.Background()
+	conn, err := booblik.Dial(ctx, "localhost:9092")
+	if err != nil {
+		log.Fatal(err)
+	}
+	orders, err := conn.Topic(ctx, "orders") // read routing before the producer takes the Conn
+	if err != nil {
+		log.Fatal(err)
+	}
+	producer, err := booblik.NewProducer(conn, booblik.DefaultProducerConfig())
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	var deliveries []*booblik.Delivery
+	for i := 0; i < 1000; i++ {
+		key := []byte(fmt.Sprintf("customer-%d", i%10))
+		deliveries = append(deliveries, producer.Send("orders", orders.PartitionFor(key), []byte(fmt.Sprint(i))))
+	}
+	if err := producer.Close(); err != nil { // sends what is queued, then closes the Conn
+		log.Print(err)
+	}
+	for _, d := range deliveries {
+		if _, err := d.Await(ctx); err != nil {
+			log.Print(err)
+		}
+	}
+}
+
+func ExampleBrokerError() {
+	err := error(&booblik.BrokerError{Code: booblik.CodeOffsetOutOfRange, API: "FETCH"})
+	fmt.Println(errors.Is(err, booblik.ErrOffsetOutOfRange))
+	fmt.Println(err)
+
+	var refused *booblik.BrokerError
+	if errors.As(&booblik.BrokerError{Code: 42}, &refused) {
+		fmt.Println(refused.Name())
+	}
+	// Output:
+	// true
+	// booblik: broker refused FETCH: OFFSET_OUT_OF_RANGE
+	// UNKNOWN(42)
+}
+
+func ExampleRecordExceedsMaxBytesError() {
+	var err error = &booblik.RecordExceedsMaxBytesError{Offset: 7, Size: 500, MaxBytes: 100}
+	var tooLarge *booblik.RecordExceedsMaxBytesError
+	if errors.As(err, &tooLarge) {
+		fmt.Println(tooLarge.Size, tooLarge.MaxBytes)
+	}
+	fmt.Println(err)
+	// Output:
+	// 500 100
+	// booblik: record at offset 7 is 500 bytes (+8 header), more than maxBytes 100 lets through
+}

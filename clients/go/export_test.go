@@ -1,0 +1,4 @@
+package booblik
+
+// Test-only exports for the external test package.
+var ReadVectors = readVectors

@@ -1,0 +1,3 @@
+module github.com/youndie/booblik/clients/go
+
+go 1.23

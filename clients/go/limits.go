@@ -1,0 +1,87 @@
+package booblik
+
+import (
+	"fmt"
+	"time"
+)
+
+// Every limit and default of the client lives here, each with its reason. Relations between them
+// are checked in init, so a change that breaks one fails at once instead of on the wire.
+
+const (
+	// frameBytesMax caps a frame's length field both ways (protocol section 1): a larger request
+	// makes the broker drop the connection, and a larger answer means the stream is out of step.
+	frameBytesMax = 8 << 20
+
+	// requestHeaderBytes is apiKey, apiVersion and correlationId: what follows the length field.
+	requestHeaderBytes = 8
+
+	// responseHeaderBytes is correlationId and errorCode: the shortest answer there is.
+	responseHeaderBytes = 6
+
+	// fetchAnswerHeaderBytes is highWatermark and payloadBytes, in front of the records.
+	fetchAnswerHeaderBytes = 12
+
+	// recordHeaderBytes is a stored record's size and crc32c, in front of its payload.
+	recordHeaderBytes = 8
+
+	// topicNameRunesMax is the protocol's longest topic name (section 2).
+	topicNameRunesMax = 249
+
+	// fetchMaxBytesMax keeps a full FETCH answer inside one frame.
+	fetchMaxBytesMax = frameBytesMax - responseHeaderBytes - fetchAnswerHeaderBytes
+
+	// fetchWaitMax is where the broker caps a long poll; asking for more only gets an earlier
+	// empty answer, so the client asks for at most this.
+	fetchWaitMax = 60 * time.Second
+
+	// owedAnswersMax bounds the answers a Conn still owes to calls abandoned while waiting. That
+	// many unanswered requests in a row means the broker is not answering; queueing behind them
+	// forever would hide it, so the Conn gives up instead.
+	owedAnswersMax = 64
+
+	// producerQueuedBytesMax bounds what a Producer holds for a broker slower than its callers:
+	// past it, Send waits for room instead of letting memory grow without end.
+	producerQueuedBytesMax = 64 << 20
+)
+
+// Defaults, each a named constant with its reason.
+const (
+	// DefaultMaxWait is how long a Consumer asks the broker to hold a fetch that finds nothing:
+	// long enough that an idle consumer costs one request per wait, short enough that a dead
+	// connection is noticed within seconds.
+	DefaultMaxWait = 5 * time.Second
+
+	// DefaultFetchMaxBytes is what one fetch asks for when the caller does not say: many records per
+	// round trip, and well under the frame limit.
+	DefaultFetchMaxBytes = 1 << 20
+
+	// DefaultMaxBatchSize is how many records a Producer puts in one PRODUCE request: large enough
+	// that the per-request cost disappears, small enough that one request stays a few MiB for
+	// records of a few KiB.
+	DefaultMaxBatchSize = 1000
+
+	// DefaultLinger is how long the first record of a batch waits for company: short next to a
+	// network round trip, long enough to gather a burst from many goroutines.
+	DefaultLinger = 5 * time.Millisecond
+
+	// DefaultRequestTimeout bounds one PRODUCE exchange of a Producer, FORCED acks included (a
+	// disk sync under load can take a second or more).
+	DefaultRequestTimeout = 30 * time.Second
+)
+
+// OffsetUnknown is the offset of a record sent with AckNone: no answer, so no offset.
+const OffsetUnknown int64 = -1
+
+func init() {
+	check := func(ok bool, what string) {
+		if !ok {
+			panic(fmt.Sprintf("booblik: limits: %s", what))
+		}
+	}
+	check(fetchMaxBytesMax+responseHeaderBytes+fetchAnswerHeaderBytes == frameBytesMax,
+		"a full fetch answer must fit one frame")
+	check(DefaultFetchMaxBytes <= fetchMaxBytesMax, "the default fetch size must be allowed")
+	check(DefaultMaxWait <= fetchWaitMax, "the default wait must be one the broker honours")
+	check(producerQueuedBytesMax >= frameBytesMax, "the producer must hold at least one full request")
+}

@@ -1,0 +1,119 @@
+package booblik
+
+import (
+	"context"
+	"fmt"
+)
+
+// PRODUCE request v1  => topic partition ackPolicy recordCount [size record]
+// PRODUCE response v1 => baseOffset logEndOffset
+
+const produceVersion = 1
+
+// AckPolicy says how long the broker waits before answering a write.
+type AckPolicy int8
+
+const (
+	// AckNone: the broker never answers, not even a refusal. The only mode in which an accepted
+	// record may be lost without anyone being told; use it when losing some is fine.
+	AckNone AckPolicy = 0
+	// AckWritten: answered once the batch is in the log (readable by fetches, in the page cache).
+	AckWritten AckPolicy = 1
+	// AckForced: answered once the batch is on stable storage.
+	AckForced AckPolicy = 2
+)
+
+func (a AckPolicy) String() string {
+	switch a {
+	case AckNone:
+		return "none"
+	case AckWritten:
+		return "written"
+	case AckForced:
+		return "forced"
+	}
+	return fmt.Sprintf("AckPolicy(%d)", int8(a))
+}
+
+func validAck(field string, a AckPolicy) error {
+	if a < AckNone || a > AckForced {
+		return &InvalidArgumentError{Field: field, Got: fmt.Sprint(int8(a)), Want: "AckNone, AckWritten or AckForced"}
+	}
+	return nil
+}
+
+// ProduceResult is where a batch landed: its records have offsets BaseOffset, BaseOffset+1, ...
+type ProduceResult struct {
+	Partition    int32 // the partition written
+	BaseOffset   int64 // offset of the batch's first record
+	LogEndOffset int64 // the partition's end when the broker answered; may be past this batch
+}
+
+// Produce appends records to one partition as one batch; they land contiguously, in order.
+//
+// With AckNone it returns (nil, nil) as soon as the request is written: no offset exists until the
+// broker reaches the batch, and the broker sends nothing back, so there is nothing to return.
+//
+// Records go to the broker as given: a zero-length record is the broker's to refuse
+// (CORRUPT_REQUEST, and nothing of the batch is written).
+func (c *Conn) Produce(ctx context.Context, topic string, partition int32, records [][]byte, ack AckPolicy) (*ProduceResult, error) {
+	if err := validTopic("topic", topic); err != nil {
+		return nil, err
+	}
+	if err := validPartition(partition); err != nil {
+		return nil, err
+	}
+	if err := validAck("ack", ack); err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, &InvalidArgumentError{Field: "records", Got: "none", Want: "at least one"}
+	}
+	if n := produceRequestBytes(topic, records); n > frameBytesMax {
+		return nil, &InvalidArgumentError{Field: "records", Got: fmt.Sprintf("%d bytes in one request", n),
+			Want: fmt.Sprintf("<= %d (the broker drops a connection that sends a larger frame)", frameBytesMax)}
+	}
+	frame := appendProduceRequest(beginFrame(apiProduce, produceVersion), topic, partition, ack, records)
+	body, err := c.exchange(ctx, apiProduce, frame, ack != AckNone)
+	if err != nil || ack == AckNone {
+		return nil, err
+	}
+	return decodeProduceResponse(body, partition)
+}
+
+// produceRequestBytes is the frame length (after the length field) a PRODUCE request will have.
+func produceRequestBytes(topic string, records [][]byte) int {
+	n := requestHeaderBytes + produceFixedBytes(topic)
+	for _, r := range records {
+		n += 4 + len(r)
+	}
+	return n
+}
+
+// produceFixedBytes is a PRODUCE payload without its records: topic, partition, ack, count.
+func produceFixedBytes(topic string) int { return 2 + len(topic) + 4 + 1 + 4 }
+
+func appendProduceRequest(b []byte, topic string, partition int32, ack AckPolicy, records [][]byte) []byte {
+	b = appendString(b, topic)
+	b = appendInt32(b, partition)
+	b = appendInt8(b, int8(ack))
+	b = appendInt32(b, int32(len(records)))
+	for _, r := range records {
+		b = appendInt32(b, int32(len(r)))
+		b = append(b, r...)
+	}
+	return b
+}
+
+func decodeProduceResponse(body []byte, partition int32) (*ProduceResult, error) {
+	d := decoder{api: apiProduce, b: body}
+	res := &ProduceResult{Partition: partition, BaseOffset: d.int64("baseOffset"), LogEndOffset: d.int64("logEndOffset")}
+	if err := d.done(); err != nil {
+		return nil, err
+	}
+	if res.BaseOffset < 0 || res.LogEndOffset < res.BaseOffset {
+		d.fail("baseOffset %d, logEndOffset %d: expected 0 <= baseOffset <= logEndOffset", res.BaseOffset, res.LogEndOffset)
+		return nil, d.err
+	}
+	return res, nil
+}
