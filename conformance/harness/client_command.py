@@ -77,7 +77,7 @@ class ClientCommand:
         argv = [*self.argv, verb, *args]
         env = dict(os.environ, BOOBLIK_BROKER=self.broker_address)
         started = time.monotonic()
-        # A session of its own, so a client that hangs is killed with every process it started.
+        # A process group of its own, so a client that hangs is killed with every process it started.
         proc = subprocess.Popen(
             argv,
             cwd=self.cwd,

@@ -15,7 +15,7 @@ from .registry import CONSUMER, PRODUCER, CheckFailed, check
 from .rogue_broker import Reply, RogueBroker
 
 RECORD_LENGTH_MAX = 64
-KEY_SEED = 0xB00B11C  # fixed, so a failing key is the same key on the next run
+KEY_DRAW = 0xB00B11C  # a fixed draw of keys: a failing key is the same key on the next run
 REQUEST_ARRIVAL_S = 5.0  # how long the rogue broker waits for a request the client says it sent
 
 
@@ -76,7 +76,7 @@ def produce_every_length(ctx: Context):
 def high_byte_keys(ctx: Context):
     # Independent of the vector file: the harness's own FNV-1a over keys it draws, and the partition
     # count taken from the topic (a count remembered from another topic goes wrong on `single`).
-    rng = random.Random(KEY_SEED)
+    rng = random.Random(KEY_DRAW)
     problems = []
     for index, topic in enumerate([TOPIC] * 8 + [SINGLE] * 4):
         key = bytes([rng.randrange(0x80, 0x100)]) + rng.randbytes(rng.randrange(0, 12))
