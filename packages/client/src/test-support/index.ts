@@ -1,0 +1,5 @@
+/** Test kit for the client and the CLI: a fake broker, an in-memory log to put behind it, a manual clock. */
+export { AsyncQueue } from './async-queue.js';
+export { FakeBroker, type FakeHandler, FakePeer, type ReceivedRequest } from './fake-broker.js';
+export { ManualClock } from './manual-clock.js';
+export { MemoryLog } from './memory-log.js';
