@@ -243,6 +243,25 @@ describe('connection: produce and metadata', () => {
     assert.equal(await conn.closed, undefined, 'a clean close has no failure');
   });
 
+  it('close() does not wait for an answer nobody waits for any more (an aborted long fetch)', async () => {
+    const broker = await fake();
+    const conn = await Connection.connect(broker.address);
+    const controller = new AbortController();
+    const held = conn.fetch(
+      { topic: 't', partition: 0, offset: 0, maxBytes: 10, maxWaitMs: 60_000 },
+      {
+        signal: controller.signal,
+      },
+    );
+    await broker.nextRequest();
+    const closing = conn.close();
+    assert.equal(conn.state, 'draining', 'the fetch is still due');
+    controller.abort();
+    await assert.rejects(held, AbortError);
+    await closing;
+    assert.equal(conn.state, 'closed');
+  });
+
   it('ack NONE records reach the broker even when close() follows at once', async () => {
     const broker = await fake();
     const conn = await Connection.connect(broker.address);

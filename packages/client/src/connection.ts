@@ -323,8 +323,9 @@ export class Connection {
   }
 
   /**
-   * Stops taking requests, waits for the answers still due (each bounded by its timeout), then ends
-   * the socket so that everything written (ack NONE included) reaches the broker.
+   * Stops taking requests, waits for the answers still due (each bounded by its timeout; abandoned
+   * ones are not waited for), then ends the socket so that everything written (ack NONE included)
+   * reaches the broker.
    */
   async close(): Promise<void> {
     if (this.machine.is('open')) {
@@ -375,6 +376,7 @@ export class Connection {
           entry.abandoned = true;
           this.clock.clearTimeout(entry.timer);
           reject(new AbortError(what, { cause: signal.reason }));
+          this.finishDrain(); // a close() waiting only for this answer need not wait any more
         };
         signal.addEventListener('abort', onAbort, { once: true });
         entry.detachSignal = () => signal.removeEventListener('abort', onAbort);
@@ -484,9 +486,9 @@ export class Connection {
     this.fail(error);
   }
 
-  /** While draining, ends the socket once the last due answer is in. */
+  /** While draining, ends the socket once the last answer anyone still waits for is in. */
   private finishDrain(): void {
-    if (!this.machine.is('draining') || this.pending.length > 0) return;
+    if (!this.machine.is('draining') || this.pending.some((p) => !p.abandoned)) return;
     this.machine.to('closed');
     const cut = this.clock.setTimeout(() => this.socket.destroy(), CLOSE_WAIT_MS);
     this.socket.once('close', () => {
