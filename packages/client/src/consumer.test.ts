@@ -194,6 +194,17 @@ describe('consumer', () => {
     await conn.close();
   });
 
+  it('a consumer made with an already aborted signal ends at once, without fetching', async () => {
+    const broker = await start();
+    const conn = await Connection.connect(broker.address);
+    const consumer = conn.consumer('t', 0, 0, { signal: AbortSignal.abort() });
+    for await (const _ of consumer) assert.fail('nothing is handed out');
+    assert.equal(consumer.state, 'closed');
+    await assert.rejects(consumer.poll(), AbortError);
+    assert.equal(broker.received.length, 0);
+    await conn.close();
+  });
+
   it('return() on the iterator stops it like break', async () => {
     const log = new MemoryLog({ t: 1 });
     log.append('t', 0, [Buffer.from('a'), Buffer.from('b')]);

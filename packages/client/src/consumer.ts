@@ -115,7 +115,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     this.random = options.random ?? Math.random;
     this.dial = options.dial ?? (() => connection.redial());
     this.signal = options.signal ? AbortSignal.any([this.stop.signal, options.signal]) : this.stop.signal;
-    this.signal.addEventListener('abort', () => this.shutdown(), { once: true });
+    if (this.signal.aborted) this.shutdown();
+    else this.signal.addEventListener('abort', () => this.shutdown(), { once: true });
   }
 
   get state(): ConsumerState {
