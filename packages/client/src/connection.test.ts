@@ -143,6 +143,29 @@ describe('connection: produce and metadata', () => {
     await conn.close();
   });
 
+  it('answers split at every byte, or run together, still reach their own callers', async () => {
+    const broker = await fake();
+    const conn = await Connection.connect(broker.address);
+    const answers = [0, 1, 2].map((p) => conn.produce('t', p, [Buffer.from('r')]));
+    const received = [await broker.nextRequest(), await broker.nextRequest(), await broker.nextRequest()];
+    const stream = Buffer.concat(
+      received.map((r, i) =>
+        encodeProduceResponse(r.request.correlationId, { baseOffset: i, logEndOffset: i + 1 }),
+      ),
+    );
+    const { socket } = received[0]!.peer;
+    socket.setNoDelay(true);
+    for (let i = 0; i < stream.length; i++) {
+      socket.write(stream.subarray(i, i + 1));
+      if (i % 7 === 0) await new Promise((resolve) => setImmediate(resolve)); // let some bytes leave alone
+    }
+    assert.deepEqual(
+      (await Promise.all(answers)).map((a) => a?.baseOffset),
+      [0, 1, 2],
+    );
+    await conn.close();
+  });
+
   it('a correlationId mismatch fails that request loudly and closes the connection, failing the rest', async () => {
     const broker = await fake();
     const conn = await Connection.connect(broker.address);

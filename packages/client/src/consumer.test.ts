@@ -97,23 +97,26 @@ describe('consumer', () => {
     await conn.close();
   });
 
-  it('a truncated tail is dropped and fetched again from its start', async () => {
-    const broker = await start();
-    const conn = await Connection.connect(broker.address);
-    const consumer = conn.consumer('t', 0, 10, { maxBytes: 30 });
+  it('a truncated tail is dropped and fetched again from its start, wherever the cut falls', async () => {
     const stored = encodeStoredRecords([Buffer.from('one'), Buffer.from('two'), Buffer.from('three')]);
-    const first = consumer.poll();
-    const got = await broker.nextRequest();
-    replyRecords(got, 13, stored.subarray(0, 30)); // 11 + 11 whole, then 8 bytes of "three"
-    assert.deepEqual(text(await first), ['one', 'two']);
-    assert.equal(consumer.position, 12);
-    const second = consumer.poll();
-    const again = await broker.nextRequest();
-    assert.equal(fetchOf(again).fetchOffset, 12, 'the cut record is asked for again from its start');
-    replyRecords(again, 13, stored.subarray(22));
-    assert.deepEqual(text(await second), ['three']);
-    assert.equal(consumer.position, 13);
-    await conn.close();
+    // 'one' and 'two' take 11 bytes each; the cut falls inside the third record's size field, its
+    // CRC, and its payload.
+    for (const cut of [25, 28, 33]) {
+      const broker = await start();
+      const conn = await Connection.connect(broker.address);
+      const consumer = conn.consumer('t', 0, 10, { maxBytes: cut });
+      const first = consumer.poll();
+      replyRecords(await broker.nextRequest(), 13, stored.subarray(0, cut));
+      assert.deepEqual(text(await first), ['one', 'two'], `cut at ${cut}`);
+      assert.equal(consumer.position, 12);
+      const second = consumer.poll();
+      const again = await broker.nextRequest();
+      assert.equal(fetchOf(again).fetchOffset, 12, 'the cut record is asked for again from its start');
+      replyRecords(again, 13, stored.subarray(22));
+      assert.deepEqual(text(await second), ['three']);
+      assert.equal(consumer.position, 13);
+      await conn.close();
+    }
   });
 
   it('a record that can never fit raises RecordExceedsMaxBytesError with offset, size and maxBytes', async () => {
