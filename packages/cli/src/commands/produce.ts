@@ -1,0 +1,85 @@
+import { INT32_MAX, Producer, ProducerClosedError } from '@booblik/client';
+import { ackPolicy, brokerAddress, integer, parse, positionals } from '../args.js';
+import { ExitCode } from '../constants.js';
+import { UsageError } from '../errors.js';
+import { helpFor } from '../help.js';
+import { readLengthPrefixed, readLines } from '../input/records.js';
+import { type Io, Output } from '../io.js';
+import { Progress } from '../progress.js';
+
+/**
+ * booblik produce <topic>: records from stdin through a Producer (batched, several requests in
+ * flight, backpressure from its bounded queue). Stops reading at the first failed record: the rest
+ * would most likely fail the same way.
+ */
+export async function produceCommand(args: string[], io: Io): Promise<number> {
+  const parsed = parse(args, {
+    key: { type: 'string' },
+    partition: { type: 'string' },
+    ack: { type: 'string' },
+    'length-prefixed': { type: 'boolean' },
+  });
+  const err = new Output(io.stderr);
+  if (parsed.flag('help')) {
+    await new Output(io.stdout).write(helpFor('produce'));
+    return ExitCode.OK;
+  }
+  const [topic] = positionals(parsed.positionals, ['topic']) as [string];
+  const key = parsed.string('key');
+  const partitionText = parsed.string('partition');
+  const ackText = parsed.string('ack');
+  if (key !== undefined && partitionText !== undefined) {
+    throw new UsageError('--key and --partition both pick the partition: give one of them');
+  }
+  const partition =
+    partitionText === undefined ? undefined : integer('--partition', partitionText, 0, INT32_MAX);
+  const ack = ackText === undefined ? undefined : ackPolicy('--ack', ackText);
+  const broker = brokerAddress(parsed.string('broker'), io.env);
+
+  const producer = await Producer.connect(broker, { ack, signal: io.signal });
+  const progress = new Progress((text) => io.stderr.write(text), io.stderrIsTty);
+  const records = parsed.flag('length-prefixed') ? readLengthPrefixed(io.stdin) : readLines(io.stdin);
+  let sent = 0;
+  let acknowledged = 0;
+  let failed = 0;
+  let skipped = 0;
+  let firstError: Error | undefined;
+  try {
+    for await (const record of records) {
+      if (firstError || io.signal.aborted) break;
+      if (record.length === 0) {
+        skipped++; // the broker refuses an empty record, and with it the whole batch it travels in
+        continue;
+      }
+      await producer.ready();
+      if (producer.state !== 'open') break;
+      producer.send(topic, record, { key, partition }).then(
+        () => {
+          acknowledged++;
+        },
+        (error: Error) => {
+          failed++;
+          firstError ??= error;
+        },
+      );
+      sent++;
+      progress.update(sent, acknowledged);
+    }
+  } finally {
+    await producer.close();
+    progress.done();
+  }
+  if (skipped > 0) {
+    await err.write(`booblik: skipped ${skipped} empty record(s): a record must hold at least one byte\n`);
+  }
+  if (firstError) {
+    const cause =
+      firstError instanceof ProducerClosedError && firstError.cause ? firstError.cause : firstError;
+    await err.write(
+      `booblik: ${failed} of ${sent} record(s) failed (${acknowledged} acknowledged): ${(cause as Error).message}\n`,
+    );
+    return ExitCode.FAILURE;
+  }
+  if (io.stderrIsTty) await err.write(`produced ${acknowledged} record(s) to ${topic}\n`);
+  return ExitCode.OK;
+}

@@ -1,0 +1,34 @@
+/** Defaults and limits of the `booblik` command, each with its reason. */
+
+/** Where the broker listens by default: its own default port on this machine. */
+export const DEFAULT_BROKER = '127.0.0.1:9092';
+
+/** Environment variable naming the broker, read when --broker is not given. */
+export const BROKER_ENV = 'BOOBLIK_BROKER';
+
+/** `health` gives up after this long: a healthy broker answers METADATA in milliseconds. */
+export const DEFAULT_HEALTH_TIMEOUT_MS = 5_000;
+
+/** Below this many records a produce finishes before a progress line would be worth reading. */
+export const PROGRESS_AFTER_RECORDS = 10_000;
+
+/** A progress line redrawn more often than this only flickers. */
+export const PROGRESS_INTERVAL_MS = 250;
+
+/** Length-prefixed input: a record's int32 length prefix, as on the PRODUCE wire. */
+export const LENGTH_PREFIX_BYTES = 4;
+
+export const ExitCode = {
+  /** The command did what was asked. */
+  OK: 0,
+  /** It could not: a refusal, a lost connection, an unhealthy broker, records that failed. */
+  FAILURE: 1,
+  /** The command line itself is wrong (unknown verb or flag, a missing or malformed argument). */
+  USAGE: 2,
+} as const;
+
+/**
+ * Longest record read from stdin: a PRODUCE frame holds at most 8 MiB, so a longer record could never
+ * be sent, and input is not buffered beyond it.
+ */
+export const INPUT_RECORD_BYTES_MAX = 8 * 1024 * 1024;

@@ -1,0 +1,50 @@
+/** Usage text: `booblik --help` and `booblik <verb> --help`. */
+import { DEFAULT_BROKER, DEFAULT_HEALTH_TIMEOUT_MS } from './constants.js';
+
+const common = `Broker: --broker host:port, else the BOOBLIK_BROKER variable, else ${DEFAULT_BROKER}.
+Exit status: 0 done, 1 failed (refused, unreachable, unhealthy, records lost), 2 usage error.`;
+
+export const verbHelp: Record<string, string> = {
+  metadata: `booblik metadata [topic...]
+  Partitions of the named topics (every topic when none is named): log start and high watermark.`,
+  produce: `booblik produce <topic> [--key K | --partition N] [--ack none|written|forced] [--length-prefixed]
+  Records from stdin, one per line (without the newline), or with --length-prefixed as
+  int32 big-endian length + bytes. Empty records are skipped and counted. Records are batched.
+  --key K         every record gets key K (UTF-8): they all land in one partition
+  --partition N   send to partition N (default: keyless records take the partitions in turn)
+  --ack A         none (no answer: records may be lost unseen), written (default), forced (on disk)`,
+  consume: `booblik consume <topic> [--partition N] [--from earliest|latest|OFFSET] [--follow]
+                [--format text|hex|json] [--max-records N] [--max-bytes N]
+  Prints records, one per line. Without --follow it stops at the high watermark seen at start.
+  --partition N   default 0
+  --from F        earliest (default), latest, or an offset
+  --follow        keep waiting for new records (Ctrl-C stops, exit 0)
+  --format F      text: the bytes as they are (default); hex; json: {topic,partition,offset,payload}
+  --max-records N stop after N records
+  --max-bytes N   bytes per fetch (default 1 MiB); a larger record is an error naming its size`,
+  health: `booblik health [--timeout MS]
+  Asks for METADATA; exit 0 and "healthy: ..." when answered in time, else exit 1 and the reason.
+  --timeout MS    default ${DEFAULT_HEALTH_TIMEOUT_MS}`,
+  conformance: `booblik conformance <verb> [args...]
+  The conformance kit's client contract (capabilities, metadata, produce, produce-keyed, fetch),
+  printing key=value lines; the broker comes from BOOBLIK_BROKER.`,
+};
+
+export const mainHelp = `booblik: a command line for the booblik broker
+
+Usage: booblik <command> [options]
+
+Commands:
+  metadata [topic...]      show partitions and offsets
+  produce <topic>          send records read from stdin
+  consume <topic>          print records of a partition
+  health                   check that the broker answers
+  conformance <verb> ...   the conformance kit's client contract
+
+Run 'booblik <command> --help' for a command's options.
+${common}
+`;
+
+export function helpFor(verb: string): string {
+  return `${verbHelp[verb]}\n\n${common}\n`;
+}

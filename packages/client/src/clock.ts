@@ -1,0 +1,38 @@
+/**
+ * The seam through which the client reads time and sets timers. Linger windows, request deadlines and
+ * reconnect pauses all go through it, so tests drive them with a manual clock instead of sleeping.
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic scale; only differences mean anything. */
+  now(): number;
+  setTimeout(callback: () => void, delayMs: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** Opaque to callers: whatever the clock needs to cancel a timer. */
+export type TimerHandle = unknown;
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** Resolves after `delayMs` on `clock`; rejects with the signal's reason if it fires first. */
+export function delay(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clock.clearTimeout(handle);
+      reject(signal?.reason);
+    };
+    const handle = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, delayMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,520 @@
+/**
+ * One TCP connection to a broker. Requests are pipelined: each is written at once and its answer is
+ * matched by order, with the correlationId of every answer checked against the request at the head
+ * of the queue. An answer out of step means the stream can no longer be trusted, so the request
+ * fails loudly and the connection closes, failing everything else pending.
+ *
+ *   open ──close()──> draining ──(no answer pending)──> closed
+ *     └──────────(failure: lost socket, protocol error, timeout)──────────┘
+ */
+import net from 'node:net';
+import {
+  AckPolicy,
+  type AckPolicyValue,
+  CorruptRecordError,
+  decodeFetchPayload,
+  decodeFetchResponse,
+  decodeMetadataResponse,
+  decodeProduceResponse,
+  encodeFetchRequestV2,
+  encodeMetadataRequest,
+  encodeProduceRequest,
+  FrameSplitter,
+  fetchWaitMsMax,
+  frameBytesMax,
+  lengthPrefixBytes,
+  type ProduceResult,
+  ProtocolError,
+  readResponseFrame,
+  responseFrameLimits,
+  type TopicMetadata,
+} from '@booblik/protocol';
+import { formatAddress, parseAddress } from './address.js';
+import { checkCount, checkInt32, checkOffset } from './checks.js';
+import { type Clock, systemClock, type TimerHandle } from './clock.js';
+import { Consumer, type ConsumerOptions } from './consumer.js';
+import {
+  AbortError,
+  BrokerError,
+  ConnectError,
+  ConnectionClosedError,
+  InvalidArgumentError,
+  RequestTooLargeError,
+  TimeoutError,
+} from './errors.js';
+import {
+  CLOSE_WAIT_MS,
+  CORRELATION_ID_MAX,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from './limits.js';
+import { StateMachine } from './state-machine.js';
+import { Topic } from './topic.js';
+
+export interface ConnectOptions {
+  /** Give up connecting after this long (default 10 s). */
+  timeoutMs?: number;
+  /** Aborts the attempt to connect. Once connected, close() ends the connection. */
+  signal?: AbortSignal;
+  /** How long an answer may take beyond any wait the request asked for (default 30 s). */
+  requestTimeoutMs?: number;
+  /** Time source for deadlines (tests pass a manual clock). */
+  clock?: Clock;
+}
+
+export interface ProduceOptions {
+  /** Default WRITTEN. NONE sends and returns null without waiting for (or ever reading) an answer. */
+  ack?: AckPolicyValue;
+}
+
+export interface FetchOptions {
+  topic: string;
+  partition: number;
+  offset: number;
+  maxBytes: number;
+  /** How long the broker may hold the request for records to arrive; 0 (the default) answers at once. */
+  maxWaitMs?: number;
+  /** Bytes to wait for; 0 and 1 both mean "anything" (the default 0). */
+  minBytes?: number;
+}
+
+export interface FetchedRecord {
+  offset: number;
+  /** A view into the response frame; copy it to keep a few bytes without keeping the whole frame. */
+  payload: Buffer;
+}
+
+export interface FetchResult {
+  highWatermark: number;
+  /** Whole records only, each checked against its CRC-32C. */
+  records: FetchedRecord[];
+  /** Where the next fetch starts: the fetch offset plus the whole records returned. */
+  nextOffset: number;
+  /** Bytes of a record cut off at the end: dropped, to be fetched again from its start. */
+  truncatedBytes: number;
+  /** The cut record's size from its header, or -1 when its size field did not arrive. */
+  truncatedRecordBytes: number;
+  /** No whole record came back and the next one can never fit in maxBytes. */
+  recordExceedsMaxBytes: boolean;
+}
+
+export interface RequestOptions {
+  /** Stop waiting for the answer. The answer is still read when it comes (to keep the order) and dropped. */
+  signal?: AbortSignal;
+}
+
+type ConnectionState = 'open' | 'draining' | 'closed';
+
+interface Pending {
+  correlationId: number;
+  /** What is asked, for errors: `FETCH orders/0 at 12`. */
+  what: string;
+  decode(body: Buffer): unknown;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: TimerHandle | undefined;
+  /** The caller stopped waiting: the answer is still consumed in its turn, then dropped. */
+  abandoned: boolean;
+  detachSignal: (() => void) | undefined;
+}
+
+export class Connection {
+  /** `host:port` as connected to; a consumer dials it again after a loss. */
+  readonly address: string;
+  /** Resolves when the connection is closed: with the failure that closed it, or undefined after close(). */
+  readonly closed: Promise<Error | undefined>;
+
+  private readonly machine = new StateMachine<ConnectionState>('connection', 'open', {
+    open: ['draining', 'closed'],
+    draining: ['closed'],
+    closed: [],
+  });
+  private readonly pending: Pending[] = [];
+  private readonly splitter = new FrameSplitter(responseFrameLimits);
+  private readonly clock: Clock;
+  private readonly requestTimeoutMs: number;
+  private nextCorrelationId = 1;
+  private closeReason: Error | undefined;
+  private markClosed!: (reason: Error | undefined) => void;
+
+  /** Opens a connection to `host:port` (a bare host means port 9092). */
+  static async connect(address: string, options: ConnectOptions = {}): Promise<Connection> {
+    const target = parseAddress(address);
+    const name = formatAddress(target);
+    const clock = options.clock ?? systemClock;
+    const timeoutMs = checkCount('timeoutMs', options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, 1);
+    const signal = options.signal;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(new AbortError(`connect to ${name}`, { cause: signal.reason }));
+        return;
+      }
+      const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+      const finish = (error?: Error) => {
+        clock.clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        socket.off('error', onError);
+        socket.off('connect', onConnect);
+        if (error) {
+          socket.destroy();
+          reject(error);
+        } else {
+          resolve(new Connection(socket, name, options));
+        }
+      };
+      const onConnect = () => finish();
+      const onError = (error: Error) => finish(new ConnectError(name, error.message, { cause: error }));
+      const onAbort = () => finish(new AbortError(`connect to ${name}`, { cause: signal?.reason }));
+      const timer = clock.setTimeout(() => {
+        const timeout = new TimeoutError(`connect to ${name}`, timeoutMs);
+        finish(new ConnectError(name, timeout.message, { cause: timeout }));
+      }, timeoutMs);
+      socket.once('connect', onConnect);
+      socket.once('error', onError);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private constructor(
+    private readonly socket: net.Socket,
+    address: string,
+    /** Kept so that whoever dials again (a consumer) uses the same settings. */
+    readonly options: ConnectOptions,
+  ) {
+    this.address = address;
+    this.clock = options.clock ?? systemClock;
+    this.requestTimeoutMs = checkCount(
+      'requestTimeoutMs',
+      options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      1,
+    );
+    this.closed = new Promise((resolve) => {
+      this.markClosed = resolve;
+    });
+    const sink = {
+      frame: (frame: Buffer) => this.onFrame(frame),
+      // Response limits make every frame at least a header long, so this cannot happen; if it did,
+      // the stream would be out of step all the same.
+      shortFrame: (length: number) => this.fail(new ProtocolError(`response frame of ${length} bytes`)),
+      invalidLength: (length: number) =>
+        this.fail(
+          new ProtocolError(
+            `response frame length ${length}, expected ${responseFrameLimits.frameBytesMin}..${frameBytesMax}`,
+          ),
+        ),
+    };
+    socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, sink));
+    socket.on('error', (error) => {
+      this.closeReason ??= error;
+    });
+    socket.on('close', () => {
+      if (this.machine.is('closed')) return;
+      const cause = this.closeReason;
+      this.fail(
+        new ConnectionClosedError(
+          this.address,
+          cause
+            ? `connection to ${this.address} lost: ${cause.message}`
+            : `connection to ${this.address} closed by the broker`,
+          { cause },
+        ),
+      );
+    });
+  }
+
+  get state(): ConnectionState {
+    return this.machine.state;
+  }
+
+  /** Requests sent and not yet answered (abandoned ones included: their answers are still due). */
+  get pendingRequests(): number {
+    return this.pending.length;
+  }
+
+  /** Partitions and offsets of the named topics, or of every topic when none is named. */
+  metadata(...topics: string[]): Promise<TopicMetadata[]> {
+    const what = topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`;
+    return this.request(
+      what,
+      (id) => encodeMetadataRequest(id, { topics }),
+      (body) => decodeMetadataResponse(body),
+      this.requestTimeoutMs,
+    );
+  }
+
+  /**
+   * Appends records to one partition. Resolves with the base offset and the log's end, or with null
+   * under ack NONE: then nothing is awaited but the socket write, and no answer is ever read (the
+   * broker sends none, not even a refusal).
+   */
+  produce(
+    topic: string,
+    partition: number,
+    records: readonly Uint8Array[],
+    options: ProduceOptions = {},
+  ): Promise<ProduceResult | null> {
+    const ack = options.ack ?? AckPolicy.WRITTEN;
+    const what = `PRODUCE ${topic}/${partition}`;
+    try {
+      checkInt32('partition', partition, 0);
+      if (ack !== AckPolicy.NONE && ack !== AckPolicy.WRITTEN && ack !== AckPolicy.FORCED) {
+        throw new InvalidArgumentError(`ack: ${ack}, expected AckPolicy.NONE, WRITTEN or FORCED`);
+      }
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const build = (id: number) => encodeProduceRequest(id, { topic, partition, ack, records });
+    if (ack === AckPolicy.NONE) return this.sendUnanswered(what, build).then(() => null);
+    return this.request(what, build, (body) => decodeProduceResponse(body), this.requestTimeoutMs);
+  }
+
+  /** One FETCH (always version 2): whole records with their offsets, the high watermark, and what was cut. */
+  fetch(request: FetchOptions, options: RequestOptions = {}): Promise<FetchResult> {
+    const { topic, partition, offset, maxBytes } = request;
+    const maxWaitMs = request.maxWaitMs ?? 0;
+    const minBytes = request.minBytes ?? 0;
+    try {
+      checkInt32('partition', partition, 0);
+      checkOffset('offset', offset);
+      checkInt32('maxBytes', maxBytes, 1);
+      checkInt32('maxWaitMs', maxWaitMs, 0);
+      checkInt32('minBytes', minBytes, 0);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const what = `FETCH ${topic}/${partition} at ${offset}`;
+    // The broker may hold the request for its wait (capped at fetchWaitMsMax) before answering.
+    const timeoutMs = this.requestTimeoutMs + Math.min(maxWaitMs, fetchWaitMsMax);
+    return this.request(
+      what,
+      (id) =>
+        encodeFetchRequestV2(id, { topic, partition, fetchOffset: offset, maxBytes, maxWaitMs, minBytes }),
+      (body): FetchResult => {
+        const { highWatermark, payload } = decodeFetchResponse(body);
+        const decoded = decodeFetchPayload(payload, { fetchOffset: offset, maxBytes });
+        return {
+          highWatermark,
+          records: decoded.records.map((p, i) => ({ offset: offset + i, payload: p })),
+          nextOffset: decoded.nextOffset,
+          truncatedBytes: decoded.truncatedBytes,
+          truncatedRecordBytes: decoded.truncatedRecordBytes,
+          recordExceedsMaxBytes: decoded.recordExceedsMaxBytes,
+        };
+      },
+      timeoutMs,
+      options.signal,
+    );
+  }
+
+  /** Opens a new connection to the same address with the same settings (this one is left as it is). */
+  redial(): Promise<Connection> {
+    const { signal: _once, ...settings } = this.options;
+    return Connection.connect(this.address, settings);
+  }
+
+  /** A topic handle: its partitions (read now with METADATA), the partitioner, and send(). */
+  topic(name: string): Promise<Topic> {
+    return Topic.load(this, name);
+  }
+
+  /** A consumer of one partition starting at `offset`, fetching on this connection (see Consumer). */
+  consumer(topic: string, partition: number, offset: number, options: ConsumerOptions = {}): Consumer {
+    return new Consumer(this, topic, partition, offset, options);
+  }
+
+  /**
+   * Stops taking requests, waits for the answers still due (each bounded by its timeout; abandoned
+   * ones are not waited for), then ends the socket so that everything written (ack NONE included)
+   * reaches the broker.
+   */
+  async close(): Promise<void> {
+    if (this.machine.is('open')) {
+      this.machine.to('draining');
+      this.finishDrain();
+    }
+    await this.closed;
+  }
+
+  /** Cuts the connection now, failing everything pending with ConnectionClosedError. */
+  destroy(reason?: Error): void {
+    this.fail(reason ?? new ConnectionClosedError(this.address, `connection to ${this.address} destroyed`));
+  }
+
+  private request<T>(
+    what: string,
+    build: (correlationId: number) => Buffer,
+    decode: (body: Buffer) => T,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const refusal = this.refuseNew(what, signal);
+      if (refusal) {
+        reject(refusal);
+        return;
+      }
+      const correlationId = this.takeCorrelationId();
+      const frame = build(correlationId);
+      if (frame.length - lengthPrefixBytes > frameBytesMax) {
+        reject(new RequestTooLargeError(what, frame.length - lengthPrefixBytes, frameBytesMax));
+        return;
+      }
+      const entry: Pending = {
+        correlationId,
+        what,
+        decode,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        timer: undefined,
+        abandoned: false,
+        detachSignal: undefined,
+      };
+      entry.timer = this.clock.setTimeout(() => this.onTimeout(entry, timeoutMs), timeoutMs);
+      if (signal) {
+        const onAbort = () => {
+          if (entry.abandoned) return;
+          entry.abandoned = true;
+          this.clock.clearTimeout(entry.timer);
+          reject(new AbortError(what, { cause: signal.reason }));
+          this.finishDrain(); // a close() waiting only for this answer need not wait any more
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        entry.detachSignal = () => signal.removeEventListener('abort', onAbort);
+      }
+      this.pending.push(entry);
+      this.socket.write(frame);
+    });
+  }
+
+  /** Writes a request the broker never answers (PRODUCE with ack NONE): no slot in the answer queue. */
+  private sendUnanswered(what: string, build: (correlationId: number) => Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const refusal = this.refuseNew(what);
+      if (refusal) {
+        reject(refusal);
+        return;
+      }
+      const frame = build(this.takeCorrelationId());
+      if (frame.length - lengthPrefixBytes > frameBytesMax) {
+        reject(new RequestTooLargeError(what, frame.length - lengthPrefixBytes, frameBytesMax));
+        return;
+      }
+      // Resolving once the bytes are handed to the kernel gives NONE natural backpressure.
+      this.socket.write(frame, (error) => {
+        if (error) {
+          reject(
+            new ConnectionClosedError(this.address, `${what}: not sent, connection to ${this.address} lost`, {
+              cause: error,
+            }),
+          );
+        } else {
+          resolve();
+        }
+      });
+    });
+  }
+
+  private refuseNew(what: string, signal?: AbortSignal): Error | undefined {
+    if (signal?.aborted) return new AbortError(what, { cause: signal.reason });
+    if (this.machine.is('open')) return undefined;
+    return new ConnectionClosedError(this.address, `${what}: connection to ${this.address} is closed`, {
+      cause: this.closeReason,
+    });
+  }
+
+  private takeCorrelationId(): number {
+    const id = this.nextCorrelationId;
+    this.nextCorrelationId = id === CORRELATION_ID_MAX ? 1 : id + 1;
+    return id;
+  }
+
+  private onFrame(frame: Buffer): void {
+    if (this.machine.is('closed')) return;
+    const head = this.pending.shift();
+    if (!head) {
+      this.fail(new ProtocolError('an answer arrived with no request waiting for it'));
+      return;
+    }
+    this.clock.clearTimeout(head.timer);
+    head.detachSignal?.();
+    const response = readResponseFrame(frame);
+    if (response.correlationId !== head.correlationId) {
+      const error = new ProtocolError(
+        `${head.what}: the answer carries correlationId ${response.correlationId}, expected ` +
+          `${head.correlationId}; answers are out of step, so the connection is closed`,
+      );
+      if (!head.abandoned) head.reject(error);
+      this.fail(error);
+      return;
+    }
+    if (response.errorCode !== 0) {
+      if (!head.abandoned) head.reject(new BrokerError(response.errorCode, head.what));
+    } else {
+      let value: unknown;
+      try {
+        value = head.decode(response.body);
+      } catch (error) {
+        // A corrupt record is a fact about stored bytes, not about the stream: the connection is fine.
+        if (error instanceof CorruptRecordError) {
+          if (!head.abandoned) head.reject(error);
+          this.finishDrain();
+          return;
+        }
+        const wrapped =
+          error instanceof ProtocolError
+            ? error
+            : new ProtocolError(`${head.what}: the answer does not decode`, { cause: error });
+        if (!head.abandoned) head.reject(wrapped);
+        this.fail(wrapped);
+        return;
+      }
+      if (!head.abandoned) head.resolve(value);
+    }
+    this.finishDrain();
+  }
+
+  /**
+   * No answer in time means the broker or the path to it is stuck; as answers come in order, every
+   * later request is stuck behind this one. So the request fails and the connection closes.
+   */
+  private onTimeout(entry: Pending, timeoutMs: number): void {
+    const error = new TimeoutError(entry.what, timeoutMs);
+    if (!entry.abandoned) {
+      entry.abandoned = true;
+      entry.reject(error);
+    }
+    this.fail(error);
+  }
+
+  /** While draining, ends the socket once the last answer anyone still waits for is in. */
+  private finishDrain(): void {
+    if (!this.machine.is('draining') || this.pending.some((p) => !p.abandoned)) return;
+    this.machine.to('closed');
+    const cut = this.clock.setTimeout(() => this.socket.destroy(), CLOSE_WAIT_MS);
+    this.socket.once('close', () => {
+      this.clock.clearTimeout(cut);
+      this.markClosed(undefined);
+    });
+    this.socket.end();
+  }
+
+  /** Closes at once: every pending request fails with ConnectionClosedError carrying `reason`. */
+  private fail(reason: Error): void {
+    if (this.machine.is('closed')) return;
+    this.machine.to('closed');
+    this.closeReason = reason;
+    this.socket.destroy();
+    const failed =
+      reason instanceof ConnectionClosedError
+        ? reason
+        : new ConnectionClosedError(this.address, `connection to ${this.address} closed: ${reason.message}`, {
+            cause: reason,
+          });
+    for (const entry of this.pending.splice(0)) {
+      this.clock.clearTimeout(entry.timer);
+      entry.detachSignal?.();
+      if (!entry.abandoned) entry.reject(failed);
+    }
+    this.markClosed(failed);
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * A consumer of one partition, reading from an offset the caller keeps. Iterate it with `for await`
+ * (it never ends on its own: a partition has no end) and stop with break, return() or an AbortSignal;
+ * or call poll() for one fetch at a time. After a lost connection it dials again with backoff and
+ * resumes from its position.
+ *
+ *   idle ──poll / next──> fetching ──> idle
+ *     │                      └─(connection lost)─> reconnecting ──> fetching
+ *     └────────────── close() from any state ──────────────> closed
+ */
+import { RecordExceedsMaxBytesError } from '@booblik/protocol';
+import { checkCount, checkInt32, checkOffset } from './checks.js';
+import { type Clock, delay, systemClock } from './clock.js';
+import type { Connection, FetchResult } from './connection.js';
+import { AbortError, ConsumerStateError, isConnectionLoss } from './errors.js';
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_WAIT_MS,
+  DEFAULT_MIN_BYTES,
+  DEFAULT_RECONNECT_DELAY_MS,
+  DEFAULT_RECONNECT_DELAY_MS_MAX,
+} from './limits.js';
+import { StateMachine } from './state-machine.js';
+
+export interface ConsumerOptions {
+  /** Bytes asked for per fetch (default 1 MiB); a record that can never fit is an error, not a stall. */
+  maxBytes?: number;
+  /** How long the broker may hold a fetch waiting for records (default 5000; 0 answers at once). */
+  maxWaitMs?: number;
+  /** Bytes a long fetch waits for (default 1: anything). */
+  minBytes?: number;
+  /** Stops the consumer: iteration ends, a pending poll() rejects with AbortError. */
+  signal?: AbortSignal;
+  /** First pause before dialing again after a loss (default 100 ms), doubled per failure. */
+  reconnectDelayMs?: number;
+  /** Longest pause between attempts (default 5000 ms). */
+  reconnectDelayMsMax?: number;
+  /** Attempts after a loss before the error reaches the caller (default: no limit, as a partition has no end). */
+  reconnectAttemptsMax?: number;
+  /** How to open a new connection after a loss (default: the same address and settings). */
+  dial?: () => Promise<Connection>;
+  /** Time source for reconnect pauses. */
+  clock?: Clock;
+  /** Jitter source in [0, 1): spreads the reconnects of many consumers after a broker restart. */
+  random?: () => number;
+}
+
+export interface ConsumerRecord {
+  topic: string;
+  partition: number;
+  offset: number;
+  /** A view into the fetch response; copy it to keep it long without keeping the whole response. */
+  payload: Buffer;
+}
+
+type ConsumerState = 'idle' | 'fetching' | 'reconnecting' | 'closed';
+
+export class Consumer implements AsyncIterable<ConsumerRecord> {
+  private readonly machine = new StateMachine<ConsumerState>('consumer', 'idle', {
+    idle: ['fetching', 'closed'],
+    fetching: ['idle', 'reconnecting', 'closed'],
+    reconnecting: ['fetching', 'idle', 'closed'],
+    closed: [],
+  });
+  private readonly maxBytes: number;
+  private readonly maxWaitMs: number;
+  private readonly minBytes: number;
+  private readonly reconnectDelayMs: number;
+  private readonly reconnectDelayMsMax: number;
+  private readonly reconnectAttemptsMax: number;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly dial: () => Promise<Connection>;
+  /** Fires on close() and on the caller's signal. */
+  private readonly stop = new AbortController();
+  private readonly signal: AbortSignal;
+
+  /** The connection fetches go to; undefined after a loss until the next dial. */
+  private connection: Connection | undefined;
+  /** Connections this consumer dialed itself (it closes them); the first one is the caller's. */
+  private owned: Connection | undefined;
+  private offset: number;
+  private seen: number | undefined;
+  /** Bumped by seek(): a fetch started before it is dropped when it returns. */
+  private generation = 0;
+  /** Records fetched and not yet handed out by the iterator. */
+  private buffered: ConsumerRecord[] = [];
+  private iterating = false;
+
+  constructor(
+    connection: Connection,
+    readonly topic: string,
+    readonly partition: number,
+    offset: number,
+    options: ConsumerOptions = {},
+  ) {
+    checkInt32('partition', partition, 0);
+    this.offset = checkOffset('offset', offset);
+    this.connection = connection;
+    this.maxBytes = checkInt32('maxBytes', options.maxBytes ?? DEFAULT_MAX_BYTES, 1);
+    this.maxWaitMs = checkInt32('maxWaitMs', options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, 0);
+    this.minBytes = Math.min(checkInt32('minBytes', options.minBytes ?? DEFAULT_MIN_BYTES, 0), this.maxBytes);
+    this.reconnectDelayMs = checkCount(
+      'reconnectDelayMs',
+      options.reconnectDelayMs ?? DEFAULT_RECONNECT_DELAY_MS,
+    );
+    this.reconnectDelayMsMax = checkCount(
+      'reconnectDelayMsMax',
+      options.reconnectDelayMsMax ?? DEFAULT_RECONNECT_DELAY_MS_MAX,
+    );
+    const attempts = options.reconnectAttemptsMax ?? Number.POSITIVE_INFINITY;
+    this.reconnectAttemptsMax =
+      attempts === Number.POSITIVE_INFINITY ? attempts : checkCount('reconnectAttemptsMax', attempts);
+    this.clock = options.clock ?? connection.options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.dial = options.dial ?? (() => connection.redial());
+    this.signal = options.signal ? AbortSignal.any([this.stop.signal, options.signal]) : this.stop.signal;
+    if (this.signal.aborted) this.shutdown();
+    else this.signal.addEventListener('abort', () => this.shutdown(), { once: true });
+  }
+
+  get state(): ConsumerState {
+    return this.machine.state;
+  }
+
+  /** The offset to persist after handling the last record received: the next one to read. */
+  get position(): number {
+    return this.offset;
+  }
+
+  /** Records between the position and the high watermark of the last fetch; undefined before the first. */
+  get lag(): number | undefined {
+    return this.seen === undefined ? undefined : Math.max(0, this.seen - this.offset);
+  }
+
+  /** The high watermark the last fetch saw; undefined before the first. */
+  get highWatermark(): number | undefined {
+    return this.seen;
+  }
+
+  /** Moves the position; records already fetched and not handed out are dropped. */
+  seek(offset: number): void {
+    this.offset = checkOffset('offset', offset);
+    this.buffered = [];
+    this.generation++;
+  }
+
+  /**
+   * One fetch at the position (a long fetch: it waits up to maxWaitMs for records). Returns whole
+   * records, possibly none, and moves the position past them.
+   */
+  async poll(): Promise<ConsumerRecord[]> {
+    this.buffered = [];
+    const fetched = await this.fetchAtPosition();
+    if (fetched.length > 0) this.offset = fetched[fetched.length - 1]!.offset + 1;
+    return fetched;
+  }
+
+  /** Records one at a time, forever; the position moves past each as it is handed out. */
+  async *records(): AsyncGenerator<ConsumerRecord, void, undefined> {
+    if (this.iterating) throw new ConsumerStateError('the consumer is already being iterated');
+    this.iterating = true;
+    try {
+      while (!this.signal.aborted) {
+        if (this.buffered.length === 0) {
+          try {
+            this.buffered = await this.fetchAtPosition();
+          } catch (error) {
+            if (this.signal.aborted) return;
+            throw error;
+          }
+          continue;
+        }
+        const record = this.buffered.shift()!;
+        this.offset = record.offset + 1;
+        yield record;
+      }
+    } finally {
+      this.iterating = false;
+      this.buffered = [];
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<ConsumerRecord, void, undefined> {
+    return this.records();
+  }
+
+  /** Stops: a pending fetch is abandoned, iteration ends, and a connection the consumer dialed is closed. */
+  async close(): Promise<void> {
+    this.stop.abort(new ConsumerStateError('the consumer is closed'));
+    await this.owned?.close();
+  }
+
+  private shutdown(): void {
+    if (!this.machine.is('closed')) this.machine.to('closed');
+    void this.owned?.close();
+  }
+
+  /** Fetches at the position until whole records come back, a caught-up wait ends, or an error says why not. */
+  private async fetchAtPosition(): Promise<ConsumerRecord[]> {
+    if (this.machine.is('closed')) throw new AbortError(`consumer of ${this.topic}/${this.partition}`);
+    if (!this.machine.is('idle')) throw new ConsumerStateError('a fetch is already in progress');
+    const generation = this.generation;
+    const offset = this.offset;
+    this.machine.to('fetching');
+    try {
+      const result = await this.fetchWithReconnect(offset);
+      if (generation !== this.generation) return []; // seek() moved the position meanwhile
+      this.seen = result.highWatermark;
+      if (result.recordExceedsMaxBytes) {
+        throw new RecordExceedsMaxBytesError(offset, result.truncatedRecordBytes, this.maxBytes);
+      }
+      // A truncated tail was dropped by the decoder; the next fetch asks for it again from its start.
+      return result.records.map((r) => ({
+        topic: this.topic,
+        partition: this.partition,
+        offset: r.offset,
+        payload: r.payload,
+      }));
+    } finally {
+      if (!this.machine.is('closed')) this.machine.to('idle');
+    }
+  }
+
+  private async fetchWithReconnect(offset: number): Promise<FetchResult> {
+    for (let failures = 0; ; failures++) {
+      try {
+        const connection = await this.currentConnection();
+        return await connection.fetch(
+          {
+            topic: this.topic,
+            partition: this.partition,
+            offset,
+            maxBytes: this.maxBytes,
+            maxWaitMs: this.maxWaitMs,
+            minBytes: this.minBytes,
+          },
+          { signal: this.signal },
+        );
+      } catch (error) {
+        if (this.signal.aborted) {
+          throw error instanceof AbortError
+            ? error
+            : new AbortError(`consumer of ${this.topic}/${this.partition}`, { cause: this.signal.reason });
+        }
+        if (!isConnectionLoss(error) || failures >= this.reconnectAttemptsMax) throw error;
+        this.connection = undefined;
+        if (!this.machine.is('closed')) this.machine.to('reconnecting');
+        try {
+          await delay(this.clock, this.backoffMs(failures), this.signal);
+        } catch {
+          throw new AbortError(`consumer of ${this.topic}/${this.partition}`, { cause: this.signal.reason });
+        }
+        if (!this.machine.is('closed')) this.machine.to('fetching');
+      }
+    }
+  }
+
+  private async currentConnection(): Promise<Connection> {
+    if (this.connection && this.connection.state === 'open') return this.connection;
+    const fresh = await this.dial();
+    if (this.signal.aborted) {
+      await fresh.close();
+      throw new AbortError(`consumer of ${this.topic}/${this.partition}`, { cause: this.signal.reason });
+    }
+    void this.owned?.close();
+    this.owned = fresh;
+    this.connection = fresh;
+    return fresh;
+  }
+
+  /** Exponential with jitter in its upper half: never below half the step, never above the cap. */
+  private backoffMs(failures: number): number {
+    const step = Math.min(this.reconnectDelayMsMax, this.reconnectDelayMs * 2 ** Math.min(failures, 30));
+    return Math.round(step / 2 + (this.random() * step) / 2);
+  }
+}

@@ -1,0 +1,26 @@
+export {
+  AckPolicy,
+  type AckPolicyValue,
+  ErrorCode,
+  errorName,
+  OFFSET_UNKNOWN,
+  type PartitionMetadata,
+  type ProduceResult,
+  type TopicMetadata,
+} from '@booblik/protocol';
+export { type BrokerAddress, formatAddress, parseAddress } from './address.js';
+export { type Clock, systemClock, type TimerHandle } from './clock.js';
+export {
+  Connection,
+  type ConnectOptions,
+  type FetchedRecord,
+  type FetchOptions,
+  type FetchResult,
+  type ProduceOptions,
+  type RequestOptions,
+} from './connection.js';
+export { Consumer, type ConsumerOptions, type ConsumerRecord } from './consumer.js';
+export * from './errors.js';
+export * from './limits.js';
+export { Producer, type ProducerOptions, type ProducerSendOptions } from './producer.js';
+export { type Bytes, type Sent, Topic, type TopicSendOptions } from './topic.js';

@@ -1,0 +1,65 @@
+/**
+ * Every default and limit of the client, in one place, each with its reason. Relations between them
+ * are asserted at load, so a change that breaks one fails at startup rather than in production.
+ */
+import { fetchWaitMsMax } from '@booblik/protocol';
+
+/** Port a bare host (no `:port`) connects to: the broker's default listener. */
+export const DEFAULT_PORT = 9092;
+
+/** Giving up on a TCP connect: long enough for a slow network, short enough that a typo fails fast. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * How long an answer may take beyond any wait the request itself asked for. A FORCED produce waits
+ * for an fdatasync, which takes seconds on a busy disk; thirty is well past that and still bounded.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** After close() ends the socket, how long to wait for the broker to close its side before cutting it. */
+export const CLOSE_WAIT_MS = 2_000;
+
+/** Producer: how long a batch waits for company. Short: a lone record costs at most this much latency. */
+export const DEFAULT_LINGER_MS = 5;
+
+/** Producer: records per PRODUCE request; a full batch goes at once, without waiting out the linger. */
+export const DEFAULT_MAX_BATCH_RECORDS = 100;
+
+/** Producer: PRODUCE requests awaiting an answer at once; enough to keep the pipe full on a LAN. */
+export const DEFAULT_MAX_IN_FLIGHT = 5;
+
+/**
+ * Producer: records accepted but not yet answered (in open batches and in flight). Beyond this,
+ * send() waits: memory stays bounded when the broker is slower than the caller.
+ */
+export const DEFAULT_MAX_QUEUED_RECORDS = 10_000;
+
+/** Consumer: how long the broker may hold a fetch for new records (a long poll); 0 answers at once. */
+export const DEFAULT_MAX_WAIT_MS = 5_000;
+
+/** Consumer: bytes asked for per fetch. A record larger than this can never arrive (an error says so). */
+export const DEFAULT_MAX_BYTES = 1024 * 1024;
+
+/** Consumer: the broker answers a long fetch as soon as anything at all is there. */
+export const DEFAULT_MIN_BYTES = 1;
+
+/** Consumer: first pause before reconnecting; doubled per failed attempt up to the cap. */
+export const DEFAULT_RECONNECT_DELAY_MS = 100;
+
+/** Consumer: longest pause between reconnect attempts, so a returning broker is found within seconds. */
+export const DEFAULT_RECONNECT_DELAY_MS_MAX = 5_000;
+
+/** Correlation ids count up from 1 and wrap before leaving the positive int32 range. */
+export const CORRELATION_ID_MAX = 0x7fff_ffff;
+
+/** int32 fields on the wire (partition, maxBytes, waits): a number outside cannot be encoded. */
+export const INT32_MAX = 0x7fff_ffff;
+
+function assert(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`client limits: ${message}`);
+}
+
+assert(DEFAULT_MAX_WAIT_MS <= fetchWaitMsMax, 'the default wait must not exceed what the broker honours');
+assert(DEFAULT_MIN_BYTES <= DEFAULT_MAX_BYTES, 'minBytes > maxBytes is a refused request');
+assert(DEFAULT_RECONNECT_DELAY_MS <= DEFAULT_RECONNECT_DELAY_MS_MAX, 'backoff must start below its cap');
+assert(DEFAULT_MAX_BATCH_RECORDS <= DEFAULT_MAX_QUEUED_RECORDS, 'a full batch must fit in the queue');

@@ -1,0 +1,8 @@
+/** Test kit for the client and the CLI: a fake broker, an in-memory log to put behind it, a manual clock. */
+
+export { ApiKey, type Request } from '@booblik/protocol';
+export { AsyncQueue } from './async-queue.js';
+export { FakeBroker, type FakeHandler, FakePeer, type ReceivedRequest } from './fake-broker.js';
+export { ManualClock } from './manual-clock.js';
+export { MemoryLog } from './memory-log.js';
+export { readVectors } from './vectors.js';
