@@ -4,7 +4,8 @@
 // its output streamed; the last line is the summary CI reads: "N passed, M failed".
 //
 //   npm test                   everything
-//   npm test -- ts go          only the named steps (lint, build, ts, python, go, conformance)
+//   npm test -- ts go          only the named steps (lint, build, ts, python, go, conformance-selftest,
+//                              conformance)
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -23,14 +24,13 @@ function compiledTests() {
       else if (name.endsWith('.test.js')) found.push(path.relative(root, full));
     }
   };
-  for (const base of ['packages', 'test', 'bench']) {
-    const dir = path.join(root, base);
-    if (!existsSync(dir)) continue;
-    for (const pkg of readdirSync(dir)) {
-      const dist = path.join(dir, pkg, 'dist');
-      if (existsSync(dist)) walk(dist);
-    }
-  }
+  const packages = path.join(root, 'packages');
+  const dists = existsSync(packages)
+    ? readdirSync(packages).map((pkg) => path.join(packages, pkg, 'dist'))
+    : [];
+  // The reliability suite and the benchmarks are workspace packages of their own, at the root.
+  dists.push(path.join(root, 'test', 'dist'), path.join(root, 'bench', 'dist'));
+  for (const dist of dists) if (existsSync(dist)) walk(dist);
   return found.sort();
 }
 
@@ -95,6 +95,12 @@ const steps = [
     ],
     cwd: 'clients/go',
     parse: parse.go,
+  },
+  {
+    name: 'conformance-selftest',
+    when: () => existsSync(path.join(root, 'conformance/tests')),
+    cmd: ['python3', '-m', 'unittest', 'discover', '-s', 'conformance/tests', '-t', 'conformance'],
+    parse: parse.python,
   },
   {
     name: 'conformance',
