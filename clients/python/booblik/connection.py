@@ -149,6 +149,8 @@ class Connection:
             self._sock.sendall(frame)
         except BaseException as error:  # a partial write leaves the broker mid-frame
             self._break(error)
+            if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+                raise ConnectionClosedError(f"connection lost writing a request to {self.address}: {error}") from error
             raise
         return correlation_id
 
@@ -165,6 +167,8 @@ class Connection:
                 )
         except BaseException as error:
             self._break(error)
+            if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+                raise ConnectionClosedError(f"connection lost reading a response from {self.address}: {error}") from error
             raise
         if error_code != 0:
             raise BrokerError(error_code, what)

@@ -143,6 +143,18 @@ class ConnectionTest(unittest.TestCase):
             self.connection.produce("orders", 0, [b"x"])
         self.assertEqual([t.name for t in self.connection.metadata()], ["orders", "single"])
 
+    def test_broker_that_never_answers_times_out_and_closes(self):
+        self.broker.respond = lambda r: Reply(b"")  # decoded, never answered
+        with Connection.connect(self.broker.address, timeout=0.2) as connection:
+            with self.assertRaises(TimeoutError):
+                connection.metadata()
+            self.assertTrue(connection.closed)  # a late answer would now be taken for the next one
+
+    def test_broker_hanging_up_mid_pipeline_is_connection_closed(self):
+        self.broker.respond = lambda r: Reply(b"", close=True)
+        with self.assertRaises(ConnectionClosedError):
+            self.connection.metadata()
+
     def test_closed_connection_refuses_use(self):
         self.connection.close()
         with self.assertRaises(ConnectionClosedError):
