@@ -28,6 +28,7 @@ class ConsumerBase:
         self._position = offset
         self._buffer: deque = deque()  # records fetched but not yet given out
         self._fetch_offset = offset  # where the next fetch starts (after the buffer)
+        self._seeks = 0  # a fetch answered after a seek belongs to the old position: dropped
 
     @property
     def position(self) -> int:
@@ -40,8 +41,11 @@ class ConsumerBase:
         self._buffer.clear()
         self._position = offset
         self._fetch_offset = offset
+        self._seeks += 1
 
-    def _fill(self, result: wire.FetchResult) -> None:
+    def _fill(self, result: wire.FetchResult, seeks: int) -> None:
+        if seeks != self._seeks:
+            return
         self._buffer.extend(result.records)
         self._fetch_offset = result.next_offset
 
@@ -96,7 +100,8 @@ class Consumer(ConsumerBase):
         return self._take_buffered()
 
     def _fetch(self) -> None:
+        seeks = self._seeks
         result = self.connection.fetch(
             self.topic, self.partition, self._fetch_offset, max_bytes=self.max_bytes, max_wait_millis=self.max_wait_millis
         )
-        self._fill(result)
+        self._fill(result, seeks)

@@ -60,6 +60,9 @@ class Producer:
             if self._state != _OPEN:
                 error = ProducerClosedError(f"producer is {self._state}: cannot send")
                 raise error from self._failure
+            if self.connection.closed:  # learnt now rather than when this record's batch is due
+                error = ProducerClosedError("producer's connection is closed: cannot send")
+                raise error from self.connection._closed_because
             full = self._accumulator.append(topic, partition, payload, future, self._clock())
             self._unfinished.add(future)
             if full or len(self._accumulator) == 1:

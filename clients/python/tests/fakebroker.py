@@ -115,8 +115,9 @@ class FakeBroker:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+            connections = list(self._connections)
         self._listener.close()
-        for conn in list(self._connections):
+        for conn in connections:
             try:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -159,7 +160,11 @@ class FakeBroker:
                 conn, _ = self._listener.accept()
             except OSError:
                 return
-            self._connections.append(conn)
+            with self._cond:  # a connection accepted while closing is closed, not served
+                if self._closing:
+                    conn.close()
+                    return
+                self._connections.append(conn)
             threading.Thread(target=self._serve, args=(conn,), name="fake-broker-conn", daemon=True).start()
 
     def _read_exactly(self, conn: socket.socket, size: int) -> Optional[bytes]:
@@ -253,10 +258,11 @@ class FakeBroker:
         wait = f.get("max_wait_millis", 0) / 1000
         with self._cond:
             log = self.logs[key]
-            if wait > 0:
+            arrived = lambda: self._closing or len(log) > f["offset"]  # noqa: E731
+            if wait > 0 and not arrived():
                 self._waiting += 1
                 self._cond.notify_all()
-                self._cond.wait_for(lambda: self._closing or len(log) > f["offset"], min(wait, 60))
+                self._cond.wait_for(arrived, min(wait, 60))
                 self._waiting -= 1
             high_watermark = len(log)
             if f["offset"] > high_watermark:

@@ -111,6 +111,12 @@ class ProducerTest(unittest.TestCase):
         with self.assertRaises(ProducerClosedError):
             producer.send("orders", 0, b"y")
 
+    def test_record_lingering_when_the_broker_goes_away_fails_rather_than_hangs(self):
+        producer = self.producer(linger=0.2)
+        future = producer.send("single", 0, b"orphan")
+        self.broker.close()
+        self.assertIsInstance(future.exception(TIMEOUT), ConnectionClosedError)
+
     def test_send_after_close_fails(self):
         producer = self.producer()
         producer.close()
