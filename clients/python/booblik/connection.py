@@ -111,7 +111,7 @@ class Connection:
 
     def topic(self, name: str) -> "Topic":
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""
-        (meta,) = self.metadata(name)
+        meta = wire.only_topic(self.metadata(name), name)
         return Topic(self, meta.name, [p.partition for p in meta.partitions])
 
     def consumer(

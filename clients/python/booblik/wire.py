@@ -329,6 +329,13 @@ def decode_metadata_response(body: bytes) -> list:
     return topics
 
 
+def only_topic(topics: list, name: str) -> TopicMetadata:
+    """The one topic a METADATA request for ``name`` must have answered with."""
+    if len(topics) != 1 or topics[0].name != name:
+        raise ProtocolError(f"METADATA response: asked for topic {name!r}, got {[t.name for t in topics]}")
+    return topics[0]
+
+
 def describe(api_key: int, topic: Optional[str] = None, partition: Optional[int] = None) -> str:
     """A short label for errors: ``PRODUCE orders/2``."""
     label = API_NAMES.get(api_key, f"api {api_key}")

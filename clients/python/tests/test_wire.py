@@ -221,5 +221,16 @@ class ErrorCodeTest(unittest.TestCase):
         self.assertIn("UNKNOWN(77)", str(error))
 
 
+
+class OnlyTopicTest(unittest.TestCase):
+    def test_metadata_answering_for_another_topic_is_a_protocol_error(self):
+        other = wire.TopicMetadata("other", ())
+        with self.assertRaises(ProtocolError):
+            wire.only_topic([other], "orders")
+        with self.assertRaises(ProtocolError):
+            wire.only_topic([], "orders")
+        self.assertIs(wire.only_topic([other], "other"), other)
+
+
 if __name__ == "__main__":
     unittest.main()

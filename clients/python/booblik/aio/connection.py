@@ -114,7 +114,7 @@ class Connection:
 
     async def topic(self, name: str) -> "Topic":
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""
-        (meta,) = await self.metadata(name)
+        meta = wire.only_topic(await self.metadata(name), name)
         return Topic(self, meta.name, [p.partition for p in meta.partitions])
 
     def consumer(
@@ -166,7 +166,13 @@ class Connection:
         return body
 
     async def _exchange(self, answer: asyncio.Future):
-        await self._drain()
+        try:
+            await self._drain()
+        except BaseException:
+            # Nobody will await this answer now; retrieve its failure so it is not reported as lost.
+            if not answer.cancel() and not answer.cancelled():
+                answer.exception()
+            raise
         return await answer
 
     async def _bounded(self, awaitable, what: str):
