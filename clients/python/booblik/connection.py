@@ -58,10 +58,16 @@ class Connection:
         return self._closed
 
     def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._sock.close()
+        """Close now. Not behind the lock: a thread blocked in a long fetch is woken (with a
+        ConnectionClosedError), rather than holding the close up until its wait ends."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # never connected, or already gone
+        self._sock.close()
 
     # -- the API --
 

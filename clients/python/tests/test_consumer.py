@@ -3,7 +3,7 @@
 import threading
 import unittest
 
-from booblik import BrokerError, Connection, CorruptRecordError, Record, RecordExceedsMaxBytesError
+from booblik import BrokerError, Connection, ConnectionClosedError, CorruptRecordError, Record, RecordExceedsMaxBytesError
 from tests.fakebroker import FakeBroker
 
 TIMEOUT = 10.0
@@ -88,6 +88,23 @@ class FetchTest(unittest.TestCase):
         self.broker.append("single", 0, b"woken")
         thread.join(TIMEOUT)
         self.assertEqual(answered[0].records, [Record(0, b"woken")])
+
+    def test_closing_wakes_a_thread_blocked_in_a_long_fetch(self):
+        failures = []
+
+        def fetch():
+            try:
+                self.connection.fetch("single", 0, 0, max_wait_millis=9000)
+            except Exception as error:  # noqa: BLE001 - the test inspects it
+                failures.append(error)
+
+        thread = threading.Thread(target=fetch)
+        thread.start()
+        self.broker.wait_for_fetch_waiting()
+        self.connection.close()
+        thread.join(TIMEOUT / 2)  # well before the broker's wait would end
+        self.assertFalse(thread.is_alive())
+        self.assertIsInstance(failures[0], ConnectionClosedError)
 
 
 class ConsumerTest(unittest.TestCase):

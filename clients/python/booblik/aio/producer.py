@@ -118,7 +118,7 @@ class Producer:
     async def _send(self, batches: list) -> None:
         try:
             await self._write(batches)
-        except BaseException as error:
+        except Exception as error:
             for batch in batches:  # whatever no answer will settle now fails with the cause
                 for future in batch.waiters:
                     if not future.done():
