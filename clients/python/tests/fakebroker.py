@@ -47,6 +47,7 @@ class Request:
     correlation_id: int
     raw: bytes  # the whole frame as received, length prefix included
     fields: dict = field(default_factory=dict)
+    answer: Optional[bytes] = None  # what the broker would send (None: nothing), for respond to reuse
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Reply:
 
     data: bytes = b""
     close: bool = False
+    dribble: bool = False  # one byte per send: the client must reassemble a frame split anywhere
 
 
 class _Decoder:
@@ -194,13 +196,19 @@ class FakeBroker:
                 api_key, api_version, correlation_id = struct.unpack_from(">hhi", frame)
                 request = Request(api_key, api_version, correlation_id, prefix + frame)
                 answer = self._handle(request, frame[8:])
+                request.answer = answer
                 with self._cond:
                     self.requests.append(request)
                     self._cond.notify_all()
                 if self.respond is not None:
                     reply = self.respond(request)
                     if reply is not None:
-                        conn.sendall(reply.data)
+                        if reply.dribble:
+                            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                            for i in range(len(reply.data)):
+                                conn.sendall(reply.data[i : i + 1])
+                        else:
+                            conn.sendall(reply.data)
                         if reply.close:
                             conn.shutdown(socket.SHUT_RDWR)
                             return

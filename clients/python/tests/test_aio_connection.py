@@ -122,6 +122,13 @@ class AioConnectionTest(unittest.IsolatedAsyncioTestCase):
             with self.assertRaises(TimeoutError):
                 await connection.metadata()
 
+    async def test_response_split_at_every_byte_is_reassembled(self):
+        self.broker.append("orders", 0, b"first", bytes(range(256)))
+        self.broker.respond = lambda r: Reply(r.answer, dribble=True)
+        result = await self.connection.fetch("orders", 0, 0, max_wait_millis=0)
+        self.assertEqual([r.payload for r in result.records], [b"first", bytes(range(256))])
+        self.assertEqual((await self.connection.produce("orders", 0, [b"x"])).base_offset, 2)
+
     async def test_closed_connection_refuses_use(self):
         await self.connection.close()
         with self.assertRaises(ConnectionClosedError):

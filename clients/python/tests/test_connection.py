@@ -155,6 +155,13 @@ class ConnectionTest(unittest.TestCase):
         with self.assertRaises(ConnectionClosedError):
             self.connection.metadata()
 
+    def test_response_split_at_every_byte_is_reassembled(self):
+        self.broker.append("orders", 0, b"first", bytes(range(256)))
+        self.broker.respond = lambda r: Reply(r.answer, dribble=True)
+        result = self.connection.fetch("orders", 0, 0, max_wait_millis=0)
+        self.assertEqual([r.payload for r in result.records], [b"first", bytes(range(256))])
+        self.assertEqual(self.connection.produce("orders", 0, [b"x"]).base_offset, 2)
+
     def test_closed_connection_refuses_use(self):
         self.connection.close()
         with self.assertRaises(ConnectionClosedError):
