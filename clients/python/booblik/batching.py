@@ -9,7 +9,7 @@ they land in that order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from . import limits, wire
 
@@ -80,7 +80,7 @@ class Accumulator:
         due.sort(key=lambda b: b.opened_at)  # stable: a partition's batches keep their order
         return due
 
-    def next_deadline(self) -> Optional[float]:
+    def next_deadline(self) -> float | None:
         """When the oldest open batch is due, or None when nothing waits (full batches are due now)."""
         if self._full:
             return float("-inf")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from . import limits, wire
 from .address import parse_address
@@ -25,17 +25,17 @@ class Connection:
     connection; do not use it directly while the producer has it.
     """
 
-    def __init__(self, sock: socket.socket, address: str, timeout: Optional[float]) -> None:
+    def __init__(self, sock: socket.socket, address: str, timeout: float | None) -> None:
         self._sock = sock
         self.address = address
         self.timeout = timeout
         self._lock = threading.RLock()
         self._next_correlation_id = limits.CORRELATION_ID_FIRST
-        self._closed_because: Optional[BaseException] = None
+        self._closed_because: BaseException | None = None
         self._closed = False
 
     @classmethod
-    def connect(cls, address: str, timeout: Optional[float] = limits.DEFAULT_TIMEOUT) -> "Connection":
+    def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> Connection:
         """Connect to ``host:port``. ``timeout`` (seconds, or None for none) bounds every socket call."""
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout: {timeout}, expected > 0 seconds or None")
@@ -44,7 +44,7 @@ class Connection:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return cls(sock, address, timeout)
 
-    def __enter__(self) -> "Connection":
+    def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -81,7 +81,7 @@ class Connection:
 
     def produce(
         self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
-    ) -> Optional[ProduceResult]:
+    ) -> ProduceResult | None:
         """Append ``records`` to one partition, contiguously and in order.
 
         Returns ``ProduceResult(base_offset, log_end_offset)``; under ``AckPolicy.NONE`` the broker
@@ -92,7 +92,9 @@ class Connection:
             with self._lock:
                 self._send(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload)
             return None
-        body = self._call(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition))
+        body = self._call(
+            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
+        )
         return wire.decode_produce_response(body)
 
     def fetch(
@@ -115,7 +117,7 @@ class Connection:
         body = self._call(wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition))
         return wire.decode_fetch_response(body, offset, max_bytes)
 
-    def topic(self, name: str) -> "Topic":
+    def topic(self, name: str) -> Topic:
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""
         meta = wire.only_topic(self.metadata(name), name)
         return Topic(self, meta.name, [p.partition for p in meta.partitions])
@@ -174,7 +176,9 @@ class Connection:
         except BaseException as error:
             self._break(error)
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
-                raise ConnectionClosedError(f"connection lost reading a response from {self.address}: {error}") from error
+                raise ConnectionClosedError(
+                    f"connection lost reading a response from {self.address}: {error}"
+                ) from error
             raise
         if error_code != 0:
             raise BrokerError(error_code, what)
@@ -201,7 +205,7 @@ class Connection:
         self.close()
 
 
-def check_wait_fits_timeout(max_wait_millis: int, timeout: Optional[float]) -> None:
+def check_wait_fits_timeout(max_wait_millis: int, timeout: float | None) -> None:
     wire.check_int("max_wait_millis", max_wait_millis, 0, limits.INT32_MAX)
     if timeout is not None and max_wait_millis / 1000 >= timeout:
         raise ValueError(
@@ -223,10 +227,10 @@ class Topic:
         """Partition ids, sorted."""
         return self._partitioner.partitions
 
-    def partition_for(self, key: Optional[Key] = None) -> int:
+    def partition_for(self, key: Key | None = None) -> int:
         """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
         return self._partitioner.partition_for(key)
 
-    def send(self, payload: bytes, key: Optional[Key] = None, ack: AckPolicy = AckPolicy.WRITTEN) -> Optional[ProduceResult]:
+    def send(self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN) -> ProduceResult | None:
         """Send one record to the partition its key picks. One record per request: batch when you can."""
         return self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)

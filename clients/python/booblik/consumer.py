@@ -85,7 +85,7 @@ class Consumer(ConsumerBase):
         check_wait_fits_timeout(max_wait_millis, connection.timeout)
         self.connection = connection
 
-    def __iter__(self) -> "Consumer":
+    def __iter__(self) -> Consumer:
         return self
 
     def __next__(self) -> Record:
@@ -102,6 +102,10 @@ class Consumer(ConsumerBase):
     def _fetch(self) -> None:
         seeks = self._seeks
         result = self.connection.fetch(
-            self.topic, self.partition, self._fetch_offset, max_bytes=self.max_bytes, max_wait_millis=self.max_wait_millis
+            self.topic,
+            self.partition,
+            self._fetch_offset,
+            max_bytes=self.max_bytes,
+            max_wait_millis=self.max_wait_millis,
         )
         self._fill(result, seeks)

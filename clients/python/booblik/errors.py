@@ -6,7 +6,6 @@ The wire's error codes live in one table; an unknown code is shown as ``UNKNOWN(
 from __future__ import annotations
 
 import enum
-from typing import Optional
 
 
 class ErrorCode(enum.IntEnum):
@@ -84,7 +83,7 @@ class RecordExceedsMaxBytesError(BooblikError):
     payload size from its header, or ``None`` when not even the header fitted in ``max_bytes``.
     """
 
-    def __init__(self, offset: int, record_size: Optional[int], max_bytes: int) -> None:
+    def __init__(self, offset: int, record_size: int | None, max_bytes: int) -> None:
         self.offset = offset
         self.record_size = record_size
         self.max_bytes = max_bytes

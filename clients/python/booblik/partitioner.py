@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Iterable, Optional, Union
+from collections.abc import Iterable
 
 FNV_OFFSET_BASIS = 0x811C9DC5
 FNV_PRIME = 0x01000193
 
-Key = Union[bytes, bytearray, memoryview, str]
+Key = bytes | bytearray | memoryview | str
 
 
 def fnv1a(data: bytes | bytearray | memoryview) -> int:
@@ -37,7 +37,9 @@ def key_bytes(key: Key) -> bytes:
 def partition_index(key: Key, partition_count: int) -> int:
     """Index (into the partitions sorted by id) that ``key`` maps to among ``partition_count``."""
     if partition_count <= 0:
-        raise ValueError(f"partition_count: {partition_count}, expected > 0 (a topic with no partitions takes no records)")
+        raise ValueError(
+            f"partition_count: {partition_count}, expected > 0 (a topic with no partitions takes no records)"
+        )
     # Both operands are non-negative, so Python's % is the unsigned remainder the spec asks for.
     return fnv1a(key_bytes(key)) % partition_count
 
@@ -54,7 +56,7 @@ class Partitioner:
         self._turns = itertools.count()
         self._lock = threading.Lock()
 
-    def partition_for(self, key: Optional[Key] = None) -> int:
+    def partition_for(self, key: Key | None = None) -> int:
         if not self.partitions:
             raise ValueError("topic has no partitions: there is nowhere to send a record")
         if key is None:  # an empty key is a key (it hashes); only None takes a turn

@@ -12,7 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from . import wire
 from .batching import Accumulator, ProducerConfig, check_send
@@ -29,7 +29,7 @@ class Producer:
     def __init__(
         self,
         connection: Connection,
-        config: Optional[ProducerConfig] = None,
+        config: ProducerConfig | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -39,13 +39,13 @@ class Producer:
         self._accumulator = Accumulator(self.config.max_batch_size, self.config.linger)
         self._cond = threading.Condition()
         self._state = _OPEN
-        self._failure: Optional[BaseException] = None
+        self._failure: BaseException | None = None
         self._flush_requested = False
         self._unfinished: set = set()
         self._thread = threading.Thread(target=self._run, name="booblik-producer", daemon=True)
         self._thread.start()
 
-    def __enter__(self) -> "Producer":
+    def __enter__(self) -> Producer:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -70,7 +70,7 @@ class Producer:
         future.add_done_callback(self._finished)
         return future
 
-    def flush(self, timeout: Optional[float] = None) -> None:
+    def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now, and wait until each of those records is answered."""
         with self._cond:
             waiting = list(self._unfinished)
@@ -80,7 +80,7 @@ class Producer:
         if not_done:
             raise TimeoutError(f"flush: {len(not_done)} records still unanswered after {timeout} s")
 
-    def close(self, timeout: Optional[float] = None) -> None:
+    def close(self, timeout: float | None = None) -> None:
         """Flush, stop the thread and close the connection. Sends after this fail."""
         with self._cond:
             if self._state == _OPEN:
@@ -109,7 +109,7 @@ class Producer:
         except BaseException as error:
             self._fail(error)
 
-    def _wait_for_batches(self) -> Optional[list]:
+    def _wait_for_batches(self) -> list | None:
         """Block until some batch is due; None once closing and nothing is left."""
         with self._cond:
             while True:

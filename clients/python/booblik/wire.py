@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import enum
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
 
 from . import limits
 from .crc32c import crc32c
@@ -147,9 +147,7 @@ class _BodyReader:
     def _take(self, field: str, size: int) -> int:
         start = self.pos
         if start + size > len(self.body):
-            raise ProtocolError(
-                f"{self.what}: {field} needs {size} bytes at byte {start}, body has {len(self.body)}"
-            )
+            raise ProtocolError(f"{self.what}: {field} needs {size} bytes at byte {start}, body has {len(self.body)}")
         self.pos = start + size
         return start
 
@@ -317,7 +315,9 @@ def decode_metadata_response(body: bytes) -> list:
         name = reader.string("topic name")
         partition_count = reader.i32("partitionCount")
         if partition_count < 0:
-            raise ProtocolError(f"METADATA response: topic {name!r} has partitionCount {partition_count}, expected >= 0")
+            raise ProtocolError(
+                f"METADATA response: topic {name!r} has partitionCount {partition_count}, expected >= 0"
+            )
         partitions = []
         for _ in range(partition_count):
             partitions.append(
@@ -336,7 +336,7 @@ def only_topic(topics: list, name: str) -> TopicMetadata:
     return topics[0]
 
 
-def describe(api_key: int, topic: Optional[str] = None, partition: Optional[int] = None) -> str:
+def describe(api_key: int, topic: str | None = None, partition: int | None = None) -> str:
     """A short label for errors: ``PRODUCE orders/2``."""
     label = API_NAMES.get(api_key, f"api {api_key}")
     if topic is not None:

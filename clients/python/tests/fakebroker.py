@@ -12,8 +12,8 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 FRAME_BYTES_MAX = 8 * 1024 * 1024
 UNKNOWN_TOPIC_OR_PARTITION = 1
@@ -36,7 +36,7 @@ def response_frame(correlation_id: int, error_code: int = 0, body: bytes = b"") 
     return struct.pack(">iih", 6 + len(body), correlation_id, error_code) + body
 
 
-def stored_record(payload: bytes, crc: Optional[int] = None) -> bytes:
+def stored_record(payload: bytes, crc: int | None = None) -> bytes:
     return struct.pack(">iI", len(payload), crc32c_bitwise(payload) if crc is None else crc) + payload
 
 
@@ -47,7 +47,7 @@ class Request:
     correlation_id: int
     raw: bytes  # the whole frame as received, length prefix included
     fields: dict = field(default_factory=dict)
-    answer: Optional[bytes] = None  # what the broker would send (None: nothing), for respond to reuse
+    answer: bytes | None = None  # what the broker would send (None: nothing), for respond to reuse
 
 
 @dataclass
@@ -91,8 +91,8 @@ class _Decoder:
 class FakeBroker:
     def __init__(
         self,
-        topics: Optional[dict] = None,
-        respond: Optional[Callable[[Request], Optional[Reply]]] = None,
+        topics: dict | None = None,
+        respond: Callable[[Request], Reply | None] | None = None,
     ) -> None:
         self.topics = dict(topics if topics is not None else {"orders": 3, "single": 1})
         self.respond = respond
@@ -107,7 +107,7 @@ class FakeBroker:
         self._accepter = threading.Thread(target=self._accept, name="fake-broker", daemon=True)
         self._accepter.start()
 
-    def __enter__(self) -> "FakeBroker":
+    def __enter__(self) -> FakeBroker:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -128,7 +128,7 @@ class FakeBroker:
 
     # -- what tests use --
 
-    def append(self, topic: str, partition: int, *payloads: bytes, crc: Optional[int] = None) -> None:
+    def append(self, topic: str, partition: int, *payloads: bytes, crc: int | None = None) -> None:
         """Store records directly (``crc`` forces a stored checksum, to corrupt one on purpose)."""
         with self._cond:
             for payload in payloads:
@@ -169,7 +169,7 @@ class FakeBroker:
                 self._connections.append(conn)
             threading.Thread(target=self._serve, args=(conn,), name="fake-broker-conn", daemon=True).start()
 
-    def _read_exactly(self, conn: socket.socket, size: int) -> Optional[bytes]:
+    def _read_exactly(self, conn: socket.socket, size: int) -> bytes | None:
         data = bytearray()
         while len(data) < size:
             chunk = conn.recv(size - len(data))
@@ -220,7 +220,7 @@ class FakeBroker:
         finally:
             conn.close()
 
-    def _handle(self, request: Request, payload: bytes) -> Optional[bytes]:
+    def _handle(self, request: Request, payload: bytes) -> bytes | None:
         handlers = {1: (self._produce, {1}), 2: (self._fetch, {1, 2}), 3: (self._metadata, {1})}
         handler, versions = handlers.get(request.api_key, (None, set()))
         if handler is None or request.api_version not in versions:
@@ -230,7 +230,7 @@ class FakeBroker:
         except (ValueError, struct.error, UnicodeDecodeError):
             return response_frame(request.correlation_id, CORRUPT_REQUEST)
 
-    def _produce(self, request: Request, d: _Decoder) -> Optional[bytes]:
+    def _produce(self, request: Request, d: _Decoder) -> bytes | None:
         f = request.fields
         f["topic"] = d.string()
         f["partition"] = d.take(">i")

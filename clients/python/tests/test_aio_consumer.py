@@ -32,7 +32,14 @@ class AioFetchTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual((request.api_key, request.api_version), (2, 2))
         self.assertEqual(
             request.fields,
-            {"topic": "orders", "partition": 0, "offset": 0, "max_bytes": 4096, "max_wait_millis": 1234, "min_bytes": 7},
+            {
+                "topic": "orders",
+                "partition": 0,
+                "offset": 0,
+                "max_bytes": 4096,
+                "max_wait_millis": 1234,
+                "min_bytes": 7,
+            },
         )
 
     async def test_at_the_high_watermark_is_empty_not_an_error(self):

@@ -93,7 +93,9 @@ class ConformanceClientChecks:
 
     def test_unknown_topic_refused_not_a_crash(self):
         self.assertEqual(self.ok("metadata", "no-such-topic"), ["error=UNKNOWN_TOPIC_OR_PARTITION"])
-        self.assertEqual(self.ok("produce", "no-such-topic", "0", "written", "00"), ["error=UNKNOWN_TOPIC_OR_PARTITION"])
+        self.assertEqual(
+            self.ok("produce", "no-such-topic", "0", "written", "00"), ["error=UNKNOWN_TOPIC_OR_PARTITION"]
+        )
         self.assertEqual(self.ok("produce-keyed", "no-such-topic", "00", "00"), ["error=UNKNOWN_TOPIC_OR_PARTITION"])
 
     def test_missing_partition_refused(self):
@@ -103,7 +105,9 @@ class ConformanceClientChecks:
     def test_fetch_returns_exactly_the_records(self):
         self.broker.append("single", 0, b"\x00", b"hello", bytes(range(256)))
         lines = self.ok("fetch", "single", "0", "0", "100000")
-        self.assertEqual(lines, ["highWatermark=3", "record=00", "record=68656c6c6f", f"record={bytes(range(256)).hex()}"])
+        self.assertEqual(
+            lines, ["highWatermark=3", "record=00", "record=68656c6c6f", f"record={bytes(range(256)).hex()}"]
+        )
 
     def test_fetch_at_the_high_watermark_is_empty(self):
         self.broker.append("single", 0, b"a")
@@ -111,7 +115,9 @@ class ConformanceClientChecks:
 
     def test_fetch_drops_a_truncated_tail(self):
         self.broker.append("single", 0, b"1" * 100, b"2" * 100, b"3" * 100)
-        self.assertEqual(self.ok("fetch", "single", "0", "0", "150"), ["highWatermark=3", "record=" + (b"1" * 100).hex()])
+        self.assertEqual(
+            self.ok("fetch", "single", "0", "0", "150"), ["highWatermark=3", "record=" + (b"1" * 100).hex()]
+        )
 
     def test_record_over_max_bytes_reported_with_its_size(self):
         self.broker.append("single", 0, b"z" * 500)

@@ -68,7 +68,10 @@ class ConnectionTest(unittest.TestCase):
         self.connection.produce("orders", 2, [b"a", b"b"])
         (orders,) = self.connection.metadata("orders")
         self.assertEqual(orders.name, "orders")
-        self.assertEqual([(p.partition, p.log_start_offset, p.high_watermark) for p in orders.partitions], [(0, 0, 0), (1, 0, 0), (2, 0, 2)])
+        self.assertEqual(
+            [(p.partition, p.log_start_offset, p.high_watermark) for p in orders.partitions],
+            [(0, 0, 0), (1, 0, 0), (2, 0, 2)],
+        )
         self.assertEqual([t.name for t in self.connection.metadata()], ["orders", "single"])
         self.assertEqual(self.broker.requests[-1].fields["topics"], [])
 
@@ -138,7 +141,9 @@ class ConnectionTest(unittest.TestCase):
                     self.assertTrue(connection.closed)
 
     def test_bad_body_fails_the_call_but_keeps_the_framing(self):
-        self.broker.respond = lambda r: Reply(response_frame(r.correlation_id, 0, b"\x00\x01")) if r.api_key == 1 else None
+        self.broker.respond = lambda r: (
+            Reply(response_frame(r.correlation_id, 0, b"\x00\x01")) if r.api_key == 1 else None
+        )
         with self.assertRaises(ProtocolError):
             self.connection.produce("orders", 0, [b"x"])
         self.assertEqual([t.name for t in self.connection.metadata()], ["orders", "single"])

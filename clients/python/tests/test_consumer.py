@@ -3,7 +3,14 @@
 import threading
 import unittest
 
-from booblik import BrokerError, Connection, ConnectionClosedError, CorruptRecordError, Record, RecordExceedsMaxBytesError
+from booblik import (
+    BrokerError,
+    Connection,
+    ConnectionClosedError,
+    CorruptRecordError,
+    Record,
+    RecordExceedsMaxBytesError,
+)
 from tests.fakebroker import FakeBroker
 
 TIMEOUT = 10.0
@@ -30,7 +37,14 @@ class FetchTest(unittest.TestCase):
         self.assertEqual((request.api_key, request.api_version), (2, 2))
         self.assertEqual(
             request.fields,
-            {"topic": "orders", "partition": 0, "offset": 0, "max_bytes": 4096, "max_wait_millis": 1234, "min_bytes": 7},
+            {
+                "topic": "orders",
+                "partition": 0,
+                "offset": 0,
+                "max_bytes": 4096,
+                "max_wait_millis": 1234,
+                "min_bytes": 7,
+            },
         )
 
     def test_fetch_defaults_to_a_five_second_wait_and_min_bytes_one(self):
@@ -62,7 +76,9 @@ class FetchTest(unittest.TestCase):
         with self.assertRaises(CorruptRecordError) as caught:
             self.connection.fetch("single", 0, 0, max_wait_millis=0)
         self.assertEqual(caught.exception.offset, 1)
-        self.assertEqual(self.connection.fetch("single", 0, 0, max_bytes=12, max_wait_millis=0).records, [Record(0, b"fine")])
+        self.assertEqual(
+            self.connection.fetch("single", 0, 0, max_bytes=12, max_wait_millis=0).records, [Record(0, b"fine")]
+        )
 
     def test_offset_past_the_end_is_refused_and_the_connection_kept(self):
         self.broker.append("single", 0, b"a")
@@ -73,7 +89,9 @@ class FetchTest(unittest.TestCase):
 
     def test_wait_not_shorter_than_the_timeout_refused(self):
         with Connection.connect(self.broker.address, timeout=2.0) as connection:
-            with self.assertRaisesRegex(ValueError, "max_wait_millis: 2000 ms is not shorter than the connection timeout"):
+            with self.assertRaisesRegex(
+                ValueError, "max_wait_millis: 2000 ms is not shorter than the connection timeout"
+            ):
                 connection.fetch("single", 0, 0, max_wait_millis=2000)
             with self.assertRaises(ValueError):
                 connection.consumer("single", 0, 0, max_wait_millis=5000)
@@ -82,7 +100,9 @@ class FetchTest(unittest.TestCase):
 
     def test_long_fetch_is_answered_when_a_record_lands(self):
         answered = []
-        thread = threading.Thread(target=lambda: answered.append(self.connection.fetch("single", 0, 0, max_wait_millis=4000)))
+        thread = threading.Thread(
+            target=lambda: answered.append(self.connection.fetch("single", 0, 0, max_wait_millis=4000))
+        )
         thread.start()
         self.broker.wait_for_fetch_waiting()
         self.broker.append("single", 0, b"woken")
@@ -154,7 +174,9 @@ class ConsumerTest(unittest.TestCase):
         consumer = self.connection.consumer("single", 0, 0, max_wait_millis=10)
         iterator = iter(consumer)
         self.assertEqual(next(iterator).payload, b"a")
-        thread = threading.Thread(target=lambda: self.broker.append("single", 0, b"later") if self.broker.wait_for_requests(3) else None)
+        thread = threading.Thread(
+            target=lambda: self.broker.append("single", 0, b"later") if self.broker.wait_for_requests(3) else None
+        )
         thread.start()
         self.assertEqual(next(iterator).payload, b"later")  # empty answers in between, no StopIteration
         thread.join(TIMEOUT)

@@ -39,7 +39,9 @@ class GoldenBytesTest(unittest.TestCase):
         )
 
     def test_metadata_request_frame(self):
-        frame = wire.encode_request(wire.API_METADATA, wire.METADATA_VERSION, 1, wire.encode_metadata_request(["a", "bc"]))
+        frame = wire.encode_request(
+            wire.API_METADATA, wire.METADATA_VERSION, 1, wire.encode_metadata_request(["a", "bc"])
+        )
         self.assertEqual(frame.hex(" "), "00 00 00 13 00 03 00 01 00 00 00 01 00 00 00 02 00 01 61 00 02 62 63")
 
     def test_fetch_response_with_a_crc_above_0x7fffffff_and_a_cut_tail(self):
@@ -69,9 +71,7 @@ class GoldenBytesTest(unittest.TestCase):
         )
         (topic,) = wire.decode_metadata_response(body)
         self.assertEqual(topic.name, "t")
-        self.assertEqual(
-            topic.partitions, (wire.PartitionMetadata(0, 0, 4), wire.PartitionMetadata(1, 3, 9))
-        )
+        self.assertEqual(topic.partitions, (wire.PartitionMetadata(0, 0, 4), wire.PartitionMetadata(1, 3, 9)))
 
 
 class RequestChecksTest(unittest.TestCase):
@@ -166,7 +166,9 @@ class DecodeRecordsTest(unittest.TestCase):
         payload = stored_record(b"z" * 500)[:100]
         with self.assertRaises(RecordExceedsMaxBytesError) as caught:
             wire.decode_records(payload, 4, 100)
-        self.assertEqual((caught.exception.record_size, caught.exception.max_bytes, caught.exception.offset), (500, 100, 4))
+        self.assertEqual(
+            (caught.exception.record_size, caught.exception.max_bytes, caught.exception.offset), (500, 100, 4)
+        )
         self.assertIn("500", str(caught.exception))
         self.assertIn("100", str(caught.exception))
 
@@ -219,7 +221,6 @@ class ErrorCodeTest(unittest.TestCase):
         error = BrokerError(77, "FETCH t/0")
         self.assertEqual((error.code, error.name), (77, "UNKNOWN(77)"))
         self.assertIn("UNKNOWN(77)", str(error))
-
 
 
 class OnlyTopicTest(unittest.TestCase):

@@ -1,7 +1,7 @@
 """booblik.aio: the asyncio client, beside the synchronous one and sharing its codec (booblik.wire).
 
-    async with Connection.connect("localhost:9092") as connection:
-        await connection.produce("orders", 0, [b"hello"])
+async with Connection.connect("localhost:9092") as connection:
+    await connection.produce("orders", 0, [b"hello"])
 """
 
 from ..batching import ProducerConfig

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import socket
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from .. import limits, wire
 from ..address import parse_address
@@ -28,7 +28,7 @@ class Connection:
     """
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, address: str, timeout: Optional[float]
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, address: str, timeout: float | None
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -37,11 +37,11 @@ class Connection:
         self._pending: collections.deque = collections.deque()  # (correlation id, future), in request order
         self._next_correlation_id = limits.CORRELATION_ID_FIRST
         self._closed = False
-        self._closed_because: Optional[BaseException] = None
+        self._closed_because: BaseException | None = None
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
 
     @classmethod
-    def connect(cls, address: str, timeout: Optional[float] = limits.DEFAULT_TIMEOUT) -> "_Connecting":
+    def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> _Connecting:
         """Connect to ``host:port``: ``await`` it, or use it in ``async with`` (closing at the end).
 
         ``timeout`` (seconds, or None for none) bounds the connect and each request.
@@ -51,7 +51,7 @@ class Connection:
         host, port = parse_address(address)
         return _Connecting(cls, address, host, port, timeout)
 
-    async def __aenter__(self) -> "Connection":
+    async def __aenter__(self) -> Connection:
         return self
 
     async def __aexit__(self, *exc_info) -> None:
@@ -81,19 +81,23 @@ class Connection:
 
     async def metadata(self, *topics: str) -> list:
         """Partitions and offsets of the named topics, or of every topic when none is named."""
-        body = await self._call(wire.API_METADATA, wire.METADATA_VERSION, wire.encode_metadata_request(topics), "METADATA")
+        body = await self._call(
+            wire.API_METADATA, wire.METADATA_VERSION, wire.encode_metadata_request(topics), "METADATA"
+        )
         return wire.decode_metadata_response(body)
 
     async def produce(
         self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
-    ) -> Optional[ProduceResult]:
+    ) -> ProduceResult | None:
         """Append ``records`` to one partition; ``None`` under AckPolicy.NONE, once written."""
         payload = wire.encode_produce_request(topic, partition, ack, records)
         if ack == AckPolicy.NONE:
             self._submit(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, answered=False)
             await self._bounded(self._drain(), "writing a PRODUCE")
             return None
-        body = await self._call(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition))
+        body = await self._call(
+            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
+        )
         return wire.decode_produce_response(body)
 
     async def fetch(
@@ -109,10 +113,12 @@ class Connection:
         shorter than the timeout (a ValueError otherwise)."""
         check_wait_fits_timeout(max_wait_millis, self.timeout)
         payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
-        body = await self._call(wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition))
+        body = await self._call(
+            wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition)
+        )
         return wire.decode_fetch_response(body, offset, max_bytes)
 
-    async def topic(self, name: str) -> "Topic":
+    async def topic(self, name: str) -> Topic:
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""
         meta = wire.only_topic(await self.metadata(name), name)
         return Topic(self, meta.name, [p.partition for p in meta.partitions])
@@ -133,7 +139,7 @@ class Connection:
 
     # -- the exchange (the Producer uses _submit and _drain directly) --
 
-    def _submit(self, api_key: int, api_version: int, payload: bytes, answered: bool = True) -> Optional[asyncio.Future]:
+    def _submit(self, api_key: int, api_version: int, payload: bytes, answered: bool = True) -> asyncio.Future | None:
         """Write one request frame now (no await: requests go out in call order); the future of its
         answer, (errorCode, body), or None when the broker will not answer."""
         self._check_open()
@@ -233,13 +239,13 @@ class Connection:
 class _Connecting:
     """What ``Connection.connect`` returns: awaitable, and an async context manager."""
 
-    def __init__(self, cls, address: str, host: str, port: int, timeout: Optional[float]) -> None:
+    def __init__(self, cls, address: str, host: str, port: int, timeout: float | None) -> None:
         self._cls = cls
         self._address = address
         self._host = host
         self._port = port
         self._timeout = timeout
-        self._connection: Optional[Connection] = None
+        self._connection: Connection | None = None
 
     def __await__(self):
         return self._open().__await__()
@@ -275,9 +281,11 @@ class Topic:
     def partitions(self) -> tuple:
         return self._partitioner.partitions
 
-    def partition_for(self, key: Optional[Key] = None) -> int:
+    def partition_for(self, key: Key | None = None) -> int:
         """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
         return self._partitioner.partition_for(key)
 
-    async def send(self, payload: bytes, key: Optional[Key] = None, ack: AckPolicy = AckPolicy.WRITTEN) -> Optional[ProduceResult]:
+    async def send(
+        self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN
+    ) -> ProduceResult | None:
         return await self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)

@@ -26,7 +26,7 @@ class Consumer(ConsumerBase):
         check_wait_fits_timeout(max_wait_millis, connection.timeout)
         self.connection = connection
 
-    def __aiter__(self) -> "Consumer":
+    def __aiter__(self) -> Consumer:
         return self
 
     async def __anext__(self) -> Record:
@@ -43,6 +43,10 @@ class Consumer(ConsumerBase):
     async def _fetch(self) -> None:
         seeks = self._seeks
         result = await self.connection.fetch(
-            self.topic, self.partition, self._fetch_offset, max_bytes=self.max_bytes, max_wait_millis=self.max_wait_millis
+            self.topic,
+            self.partition,
+            self._fetch_offset,
+            max_bytes=self.max_bytes,
+            max_wait_millis=self.max_wait_millis,
         )
         self._fill(result, seeks)

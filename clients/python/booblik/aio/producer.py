@@ -11,7 +11,7 @@ broke, which fails every outstanding future with the cause.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from .. import wire
 from ..batching import Accumulator, ProducerConfig, check_send
@@ -31,9 +31,9 @@ class Producer:
     def __init__(
         self,
         connection: Connection,
-        config: Optional[ProducerConfig] = None,
+        config: ProducerConfig | None = None,
         *,
-        clock: Optional[Callable[[], float]] = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.connection = connection
         self.config = config if config is not None else ProducerConfig()
@@ -42,12 +42,12 @@ class Producer:
         self._accumulator = Accumulator(self.config.max_batch_size, self.config.linger)
         self._wakeup = asyncio.Event()
         self._state = _OPEN
-        self._failure: Optional[BaseException] = None
+        self._failure: BaseException | None = None
         self._flush_requested = False
         self._unfinished: set = set()
         self._task = self._loop.create_task(self._run())
 
-    async def __aenter__(self) -> "Producer":
+    async def __aenter__(self) -> Producer:
         return self
 
     async def __aexit__(self, *exc_info) -> None:
@@ -135,7 +135,9 @@ class Producer:
                 continue
             payloads, futures = [p for p, _ in kept], [f for _, f in kept]
             request = wire.encode_produce_request(batch.topic, batch.partition, ack, payloads)
-            answer = self.connection._submit(wire.API_PRODUCE, wire.PRODUCE_VERSION, request, answered=ack != AckPolicy.NONE)
+            answer = self.connection._submit(
+                wire.API_PRODUCE, wire.PRODUCE_VERSION, request, answered=ack != AckPolicy.NONE
+            )
             if answer is None:
                 unanswered += futures
                 continue
@@ -182,7 +184,9 @@ class Producer:
                 if not future.done():
                     future.set_exception(error)
         # Requests already written fail through the connection, with the same cause.
-        self.connection._shutdown(error if isinstance(error, ConnectionClosedError) else ConnectionClosedError(str(error)))
+        self.connection._shutdown(
+            error if isinstance(error, ConnectionClosedError) else ConnectionClosedError(str(error))
+        )
 
     def __repr__(self) -> str:
         return f"<booblik.aio.Producer {self._state} {self.connection.address}>"
