@@ -64,6 +64,16 @@ class FetchTest(unittest.TestCase):
         self.assertEqual(result.records, [Record(0, b"1" * 100)])
         self.assertEqual(result.next_offset, 1)
 
+    def test_truncation_inside_a_header_is_dropped(self):
+        self.broker.append("single", 0, b"a", b"b")
+        result = self.connection.fetch("single", 0, 0, max_bytes=9 + 5, max_wait_millis=0)
+        self.assertEqual((result.records, result.next_offset), ([Record(0, b"a")], 1))
+
+    def test_truncation_not_taken_for_corruption(self):
+        self.broker.append("single", 0, b"a" * 10, b"b" * 10)
+        result = self.connection.fetch("single", 0, 0, max_bytes=18 + 15, max_wait_millis=0)
+        self.assertEqual(result.records, [Record(0, b"a" * 10)])
+
     def test_record_larger_than_max_bytes_raises_with_both_numbers(self):
         self.broker.append("single", 0, b"z" * 500)
         with self.assertRaises(RecordExceedsMaxBytesError) as caught:
