@@ -1,0 +1,291 @@
+"""The asyncio connection: requests from any number of tasks, pipelined on one stream.
+
+Each request is written whole, at once, and queued with a future; one reader task takes the answers
+in order, checks each correlation id and completes the futures. A caller that stops waiting (a
+timeout, a cancelled task) leaves its future cancelled and the reader throws that answer away, so
+the stream never falls out of step. A framing failure closes the connection and fails every request
+still waiting; a refusal from the broker (BrokerError) fails only its own request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import socket
+from collections.abc import Iterable
+
+from .. import limits, wire
+from ..address import parse_address
+from ..connection import check_wait_fits_timeout
+from ..errors import BrokerError, ConnectionClosedError, ProtocolError
+from ..partitioner import Key, Partitioner
+from ..wire import AckPolicy, FetchResult, ProduceResult
+
+
+class Connection:
+    """A connection to one broker. Use ``await Connection.connect("host:port")``, ideally in an
+    ``async with``. Safe to share between tasks of one event loop, except with a Producer that owns it.
+    """
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, address: str, timeout: float | None
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.address = address
+        self.timeout = timeout
+        self._pending: collections.deque = collections.deque()  # (correlation id, future), in request order
+        self._next_correlation_id = limits.CORRELATION_ID_FIRST
+        self._closed = False
+        self._closed_because: BaseException | None = None
+        self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    @classmethod
+    def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> _Connecting:
+        """Connect to ``host:port``: ``await`` it, or use it in ``async with`` (closing at the end).
+
+        ``timeout`` (seconds, or None for none) bounds the connect and each request.
+        """
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"timeout: {timeout}, expected > 0 seconds or None")
+        host, port = parse_address(address)
+        return _Connecting(cls, address, host, port, timeout)
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<booblik.aio.Connection {self.address} {'closed' if self._closed else 'open'}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def close(self) -> None:
+        self._shutdown(ConnectionClosedError(f"connection to {self.address} was closed"))
+        if self._read_task is not asyncio.current_task():
+            self._read_task.cancel()
+            try:
+                await self._read_task
+            except asyncio.CancelledError:
+                pass
+        try:
+            await self._writer.wait_closed()
+        except (OSError, asyncio.CancelledError):
+            pass
+
+    # -- the API --
+
+    async def metadata(self, *topics: str) -> list:
+        """Partitions and offsets of the named topics, or of every topic when none is named."""
+        body = await self._call(
+            wire.API_METADATA, wire.METADATA_VERSION, wire.encode_metadata_request(topics), "METADATA"
+        )
+        return wire.decode_metadata_response(body)
+
+    async def produce(
+        self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
+    ) -> ProduceResult | None:
+        """Append ``records`` to one partition; ``None`` under AckPolicy.NONE, once written."""
+        payload = wire.encode_produce_request(topic, partition, ack, records)
+        if ack == AckPolicy.NONE:
+            self._submit(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, answered=False)
+            await self._bounded(self._drain(), "writing a PRODUCE")
+            return None
+        body = await self._call(
+            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
+        )
+        return wire.decode_produce_response(body)
+
+    async def fetch(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int = limits.DEFAULT_MAX_BYTES,
+        max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
+        min_bytes: int = limits.DEFAULT_MIN_BYTES,
+    ) -> FetchResult:
+        """Whole, verified records from ``offset`` on; empty when caught up. The wait must be
+        shorter than the timeout (a ValueError otherwise)."""
+        check_wait_fits_timeout(max_wait_millis, self.timeout)
+        payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
+        body = await self._call(
+            wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition)
+        )
+        return wire.decode_fetch_response(body, offset, max_bytes)
+
+    async def topic(self, name: str) -> Topic:
+        """A topic handle; its partitions come from the broker (one METADATA request, now)."""
+        meta = wire.only_topic(await self.metadata(name), name)
+        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+
+    def consumer(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int = limits.DEFAULT_MAX_BYTES,
+        max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
+    ):
+        """An async iterator over one partition from ``offset`` (it never ends; cancel the task or
+        ``break``); or ``await consumer.poll()``. Nothing is fetched until the first record is asked for."""
+        from .consumer import Consumer
+
+        return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
+
+    # -- the exchange (the Producer uses _submit and _drain directly) --
+
+    def _submit(self, api_key: int, api_version: int, payload: bytes, answered: bool = True) -> asyncio.Future | None:
+        """Write one request frame now (no await: requests go out in call order); the future of its
+        answer, (errorCode, body), or None when the broker will not answer."""
+        self._check_open()
+        correlation_id = self._next_correlation_id
+        self._next_correlation_id = (
+            correlation_id + 1 if correlation_id < limits.INT32_MAX else limits.CORRELATION_ID_FIRST
+        )
+        frame = wire.encode_request(api_key, api_version, correlation_id, payload)
+        self._writer.write(frame)
+        if not answered:
+            return None
+        future = asyncio.get_running_loop().create_future()
+        self._pending.append((correlation_id, future))
+        return future
+
+    async def _drain(self) -> None:
+        try:
+            await self._writer.drain()
+        except OSError as error:
+            lost = ConnectionClosedError(f"connection lost writing to {self.address}: {error}")
+            lost.__cause__ = error
+            self._shutdown(lost)
+            raise lost
+
+    async def _call(self, api_key: int, api_version: int, payload: bytes, what: str) -> bytes:
+        answer = self._submit(api_key, api_version, payload)
+        error_code, body = await self._bounded(self._exchange(answer), what)
+        if error_code != 0:
+            raise BrokerError(error_code, what)
+        return body
+
+    async def _exchange(self, answer: asyncio.Future):
+        try:
+            await self._drain()
+        except BaseException:
+            # Nobody will await this answer now; retrieve its failure so it is not reported as lost.
+            if not answer.cancel() and not answer.cancelled():
+                answer.exception()
+            raise
+        return await answer
+
+    async def _bounded(self, awaitable, what: str):
+        if self.timeout is None:
+            return await awaitable
+        try:
+            return await asyncio.wait_for(awaitable, self.timeout)
+        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
+            raise TimeoutError(f"{what}: no answer from {self.address} within {self.timeout} s") from None
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                prefix = await self._reader.readexactly(4)
+                frame = await self._reader.readexactly(wire.response_frame_length(prefix))
+                correlation_id, error_code, body = wire.split_response(frame)
+                if not self._pending:
+                    raise ProtocolError(f"response with correlation id {correlation_id} while no request was waiting")
+                expected_id, future = self._pending[0]
+                if correlation_id != expected_id:  # left queued, so the shutdown fails it too
+                    raise ProtocolError(
+                        f"response has correlation id {correlation_id}, expected {expected_id}: responses out of step"
+                    )
+                self._pending.popleft()
+                if not future.done():  # a cancelled caller's answer is read and dropped
+                    future.set_result((error_code, body))
+        except asyncio.IncompleteReadError as error:
+            self._shutdown(
+                ConnectionClosedError(
+                    f"broker closed the connection after {len(error.partial)} of {error.expected} bytes of a response"
+                )
+            )
+        except OSError as error:
+            lost = ConnectionClosedError(f"connection lost reading from {self.address}: {error}")
+            lost.__cause__ = error
+            self._shutdown(lost)
+        except ProtocolError as error:
+            self._shutdown(error)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            error = ConnectionClosedError(f"connection to {self.address} is closed")
+            raise error from self._closed_because
+
+    def _shutdown(self, cause: BaseException) -> None:
+        """Close once, failing every request still waiting with ``cause``."""
+        if self._closed:
+            return
+        self._closed = True
+        self._closed_because = cause
+        pending, self._pending = self._pending, collections.deque()
+        for _, future in pending:
+            if not future.done():
+                future.set_exception(cause)
+        self._writer.close()
+
+
+class _Connecting:
+    """What ``Connection.connect`` returns: awaitable, and an async context manager."""
+
+    def __init__(self, cls, address: str, host: str, port: int, timeout: float | None) -> None:
+        self._cls = cls
+        self._address = address
+        self._host = host
+        self._port = port
+        self._timeout = timeout
+        self._connection: Connection | None = None
+
+    def __await__(self):
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Connection:
+        self._connection = await self._open()
+        return self._connection
+
+    async def __aexit__(self, *exc_info) -> None:
+        if self._connection is not None:
+            await self._connection.close()
+
+    async def _open(self) -> Connection:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(self._host, self._port), self._timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"connecting to {self._address}: no connection within {self._timeout} s") from None
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return self._cls(reader, writer, self._address, self._timeout)
+
+
+class Topic:
+    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them."""
+
+    def __init__(self, connection: Connection, name: str, partitions: Iterable[int]) -> None:
+        self.connection = connection
+        self.name = name
+        self._partitioner = Partitioner(partitions)
+
+    @property
+    def partitions(self) -> tuple:
+        return self._partitioner.partitions
+
+    def partition_for(self, key: Key | None = None) -> int:
+        """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
+        return self._partitioner.partition_for(key)
+
+    async def send(
+        self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN
+    ) -> ProduceResult | None:
+        return await self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)

@@ -1,0 +1,192 @@
+"""A producer that batches records arriving one at a time, as a task on the event loop.
+
+It owns its connection. Batches are written in the order they come due and pipelined: the producer
+does not wait for one answer before sending the next batch; answers complete the futures as they
+arrive, in order.
+
+States: OPEN -> CLOSING (close() called: flush, then stop) -> CLOSED; or FAILED when the connection
+broke, which fails every outstanding future with the cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from .. import wire
+from ..batching import Accumulator, ProducerConfig, check_send
+from ..errors import BrokerError, ConnectionClosedError, ProducerClosedError, ProtocolError
+from ..wire import AckPolicy
+from .connection import Connection
+
+_OPEN, _CLOSING, _CLOSED, _FAILED = "open", "closing", "closed", "failed"
+
+
+class Producer:
+    """``send()`` queues a record and returns an awaitable (an ``asyncio.Future``) of its offset.
+
+    Create it inside a running event loop.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        config: ProducerConfig | None = None,
+        *,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.config = config if config is not None else ProducerConfig()
+        self._loop = asyncio.get_running_loop()
+        self._clock = clock if clock is not None else self._loop.time
+        self._accumulator = Accumulator(self.config.max_batch_size, self.config.linger)
+        self._wakeup = asyncio.Event()
+        self._state = _OPEN
+        self._failure: BaseException | None = None
+        self._flush_requested = False
+        self._unfinished: set = set()
+        self._task = self._loop.create_task(self._run())
+
+    async def __aenter__(self) -> Producer:
+        return self
+
+    async def __aexit__(self, *exc_info) -> None:
+        await self.close()
+
+    def send(self, topic: str, partition: int, payload: bytes) -> asyncio.Future:
+        """Queue one record. Await the result for its offset (``OFFSET_UNKNOWN`` under NONE), or
+        the error that stopped its batch (a BrokerError reaches every record of the batch)."""
+        payload = check_send(topic, partition, payload)
+        if self._state != _OPEN:
+            error = ProducerClosedError(f"producer is {self._state}: cannot send")
+            raise error from self._failure
+        if self.connection.closed:  # learnt now rather than when this record's batch is due
+            error = ProducerClosedError("producer's connection is closed: cannot send")
+            raise error from self.connection._closed_because
+        future = self._loop.create_future()
+        full = self._accumulator.append(topic, partition, payload, future, self._clock())
+        self._unfinished.add(future)
+        future.add_done_callback(self._unfinished.discard)
+        if full or len(self._accumulator) == 1:
+            self._wakeup.set()  # a full batch goes now; a first record sets the deadline
+        return future
+
+    async def flush(self) -> None:
+        """Send everything queued now, and wait until each of those records is answered."""
+        waiting = list(self._unfinished)
+        self._flush_requested = True
+        self._wakeup.set()
+        if waiting:
+            await asyncio.wait(waiting)  # wait() never cancels them, even if flush is cancelled
+
+    async def close(self) -> None:
+        """Flush, stop and close the connection. Sends after this fail."""
+        if self._state == _OPEN:
+            self._state = _CLOSING
+        self._wakeup.set()
+        await asyncio.wait([self._task])
+        if self._unfinished:
+            await asyncio.wait(list(self._unfinished))
+        if self._state == _CLOSING:
+            self._state = _CLOSED
+        await self.connection.close()
+
+    # -- the producer's task --
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                now = self._clock()
+                everything = self._flush_requested or self._state != _OPEN
+                batches = self._accumulator.ready(now, everything)
+                if everything:
+                    self._flush_requested = False
+                if batches:
+                    await self._send(batches)
+                    continue
+                if self._state != _OPEN:
+                    return
+                deadline = self._accumulator.next_deadline()
+                self._wakeup.clear()
+                try:
+                    await asyncio.wait_for(self._wakeup.wait(), None if deadline is None else max(0.0, deadline - now))
+                except asyncio.TimeoutError:
+                    pass
+        except Exception as error:
+            self._fail(error)
+
+    async def _send(self, batches: list) -> None:
+        try:
+            await self._write(batches)
+        except Exception as error:
+            for batch in batches:  # whatever no answer will settle now fails with the cause
+                for future in batch.waiters:
+                    if not future.done():
+                        future.set_exception(error)
+            raise
+
+    async def _write(self, batches: list) -> None:
+        """Write every batch now; answers settle their futures as they arrive."""
+        ack = self.config.ack
+        unanswered = []
+        for batch in batches:
+            kept = [(p, f) for p, f in zip(batch.payloads, batch.waiters) if not f.cancelled()]
+            if not kept:
+                continue
+            payloads, futures = [p for p, _ in kept], [f for _, f in kept]
+            request = wire.encode_produce_request(batch.topic, batch.partition, ack, payloads)
+            answer = self.connection._submit(
+                wire.API_PRODUCE, wire.PRODUCE_VERSION, request, answered=ack != AckPolicy.NONE
+            )
+            if answer is None:
+                unanswered += futures
+                continue
+            what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
+            expiry = None
+            if self.connection.timeout is not None:
+                expiry = self._loop.call_later(self.connection.timeout, answer.cancel)
+            answer.add_done_callback(lambda a, fs=futures, w=what, e=expiry: self._settle(a, fs, w, e))
+        await self.connection._drain()
+        for future in unanswered:
+            if not future.done():
+                future.set_result(wire.OFFSET_UNKNOWN)
+
+    def _settle(self, answer: asyncio.Future, futures: list, what: str, expiry) -> None:
+        if expiry is not None:
+            expiry.cancel()
+        result = error = None
+        if answer.cancelled():
+            error = TimeoutError(f"{what}: no answer from {self.connection.address} within {self.connection.timeout} s")
+        elif answer.exception() is not None:
+            error = answer.exception()
+        else:
+            error_code, body = answer.result()
+            if error_code != 0:
+                error = BrokerError(error_code, what)  # a refusal reaches every record of its batch
+            else:
+                try:
+                    result = wire.decode_produce_response(body)
+                except ProtocolError as bad:
+                    error = bad
+        for index, future in enumerate(futures):
+            if future.done():
+                continue
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result.base_offset + index)
+
+    def _fail(self, error: BaseException) -> None:
+        self._failure = error
+        self._state = _FAILED
+        for batch in self._accumulator.ready(self._clock(), everything=True):
+            for future in batch.waiters:
+                if not future.done():
+                    future.set_exception(error)
+        # Requests already written fail through the connection, with the same cause.
+        self.connection._shutdown(
+            error if isinstance(error, ConnectionClosedError) else ConnectionClosedError(str(error))
+        )
+
+    def __repr__(self) -> str:
+        return f"<booblik.aio.Producer {self._state} {self.connection.address}>"

@@ -1,0 +1,236 @@
+"""The synchronous connection: one socket, one request at a time (or a pipelined run of them).
+
+States: OPEN -> CLOSED. A framing failure (bad length, wrong correlation id, a frame cut short, a
+timeout mid-frame) closes the connection, because where the next frame starts is no longer known;
+a refusal from the broker (BrokerError) does not.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterable
+
+from . import limits, wire
+from .address import parse_address
+from .errors import BrokerError, ConnectionClosedError, ProtocolError
+from .partitioner import Key, Partitioner
+from .wire import AckPolicy, FetchResult, ProduceResult
+
+
+class Connection:
+    """A connection to one broker. Use ``Connection.connect("host:port")``, ideally in a ``with``.
+
+    Thread-safe: a lock makes each request and its answer one exchange. A ``Producer`` owns its
+    connection; do not use it directly while the producer has it.
+    """
+
+    def __init__(self, sock: socket.socket, address: str, timeout: float | None) -> None:
+        self._sock = sock
+        self.address = address
+        self.timeout = timeout
+        self._lock = threading.RLock()
+        self._next_correlation_id = limits.CORRELATION_ID_FIRST
+        self._closed_because: BaseException | None = None
+        self._closed = False
+
+    @classmethod
+    def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> Connection:
+        """Connect to ``host:port``. ``timeout`` (seconds, or None for none) bounds every socket call."""
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"timeout: {timeout}, expected > 0 seconds or None")
+        host, port = parse_address(address)
+        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(sock, address, timeout)
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<booblik.Connection {self.address} {'closed' if self._closed else 'open'}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Close now. Not behind the lock: a thread blocked in a long fetch is woken (with a
+        ConnectionClosedError), rather than holding the close up until its wait ends."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # never connected, or already gone
+        self._sock.close()
+
+    # -- the API --
+
+    def metadata(self, *topics: str) -> list:
+        """Partitions and offsets of the named topics, or of every topic when none is named.
+
+        Naming a topic that does not exist is a BrokerError (UNKNOWN_TOPIC_OR_PARTITION).
+        """
+        body = self._call(wire.API_METADATA, wire.METADATA_VERSION, wire.encode_metadata_request(topics), "METADATA")
+        return wire.decode_metadata_response(body)
+
+    def produce(
+        self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
+    ) -> ProduceResult | None:
+        """Append ``records`` to one partition, contiguously and in order.
+
+        Returns ``ProduceResult(base_offset, log_end_offset)``; under ``AckPolicy.NONE`` the broker
+        answers nothing, so this returns ``None`` once the request is written.
+        """
+        payload = wire.encode_produce_request(topic, partition, ack, records)
+        if ack == AckPolicy.NONE:
+            with self._lock:
+                self._send(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload)
+            return None
+        body = self._call(
+            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
+        )
+        return wire.decode_produce_response(body)
+
+    def fetch(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int = limits.DEFAULT_MAX_BYTES,
+        max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
+        min_bytes: int = limits.DEFAULT_MIN_BYTES,
+    ) -> FetchResult:
+        """Whole, verified records from ``offset`` on; an empty list when caught up.
+
+        The broker holds the request up to ``max_wait_millis`` while nothing is there, so the wait
+        must be shorter than the socket timeout: the combination is refused with a ValueError rather
+        than surfacing as a timeout on a healthy long fetch.
+        """
+        check_wait_fits_timeout(max_wait_millis, self.timeout)
+        payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
+        body = self._call(wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition))
+        return wire.decode_fetch_response(body, offset, max_bytes)
+
+    def topic(self, name: str) -> Topic:
+        """A topic handle; its partitions come from the broker (one METADATA request, now)."""
+        meta = wire.only_topic(self.metadata(name), name)
+        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+
+    def consumer(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int = limits.DEFAULT_MAX_BYTES,
+        max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
+    ):
+        """A consumer of one partition from ``offset``: iterate it (it never ends) or ``poll()`` it.
+
+        Nothing is fetched until the first record is asked for.
+        """
+        from .consumer import Consumer
+
+        return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
+
+    # -- the exchange (the Producer uses _send and _receive directly to pipeline) --
+
+    def _call(self, api_key: int, api_version: int, payload: bytes, what: str) -> bytes:
+        with self._lock:
+            correlation_id = self._send(api_key, api_version, payload)
+            return self._receive(correlation_id, what)
+
+    def _send(self, api_key: int, api_version: int, payload: bytes) -> int:
+        """Write one request frame; returns its correlation id. Caller holds the lock."""
+        self._check_open()
+        correlation_id = self._next_correlation_id
+        self._next_correlation_id = (
+            correlation_id + 1 if correlation_id < limits.INT32_MAX else limits.CORRELATION_ID_FIRST
+        )
+        frame = wire.encode_request(api_key, api_version, correlation_id, payload)
+        try:
+            self._sock.sendall(frame)
+        except BaseException as error:  # a partial write leaves the broker mid-frame
+            self._break(error)
+            if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+                raise ConnectionClosedError(f"connection lost writing a request to {self.address}: {error}") from error
+            raise
+        return correlation_id
+
+    def _receive(self, correlation_id: int, what: str) -> bytes:
+        """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock."""
+        self._check_open()
+        try:
+            length = wire.response_frame_length(self._read_exactly(4, "a response frame length"))
+            frame = self._read_exactly(length, f"a {length}-byte response frame")
+            answered_id, error_code, body = wire.split_response(frame)
+            if answered_id != correlation_id:
+                raise ProtocolError(
+                    f"response has correlation id {answered_id}, expected {correlation_id}: responses out of step"
+                )
+        except BaseException as error:
+            self._break(error)
+            if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+                raise ConnectionClosedError(
+                    f"connection lost reading a response from {self.address}: {error}"
+                ) from error
+            raise
+        if error_code != 0:
+            raise BrokerError(error_code, what)
+        return body
+
+    def _read_exactly(self, size: int, what: str) -> bytes:
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        got = 0
+        while got < size:
+            n = self._sock.recv_into(view[got:])
+            if n == 0:
+                raise ConnectionClosedError(f"broker closed the connection after {got} of {size} bytes of {what}")
+            got += n
+        return bytes(buffer)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            error = ConnectionClosedError(f"connection to {self.address} is closed")
+            raise error from self._closed_because
+
+    def _break(self, cause: BaseException) -> None:
+        self._closed_because = cause
+        self.close()
+
+
+def check_wait_fits_timeout(max_wait_millis: int, timeout: float | None) -> None:
+    wire.check_int("max_wait_millis", max_wait_millis, 0, limits.INT32_MAX)
+    if timeout is not None and max_wait_millis / 1000 >= timeout:
+        raise ValueError(
+            f"max_wait_millis: {max_wait_millis} ms is not shorter than the connection timeout of {timeout} s; "
+            "a healthy long fetch would time out. Shorten the wait or connect with a longer timeout"
+        )
+
+
+class Topic:
+    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them."""
+
+    def __init__(self, connection: Connection, name: str, partitions: Iterable[int]) -> None:
+        self.connection = connection
+        self.name = name
+        self._partitioner = Partitioner(partitions)
+
+    @property
+    def partitions(self) -> tuple:
+        """Partition ids, sorted."""
+        return self._partitioner.partitions
+
+    def partition_for(self, key: Key | None = None) -> int:
+        """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
+        return self._partitioner.partition_for(key)
+
+    def send(self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN) -> ProduceResult | None:
+        """Send one record to the partition its key picks. One record per request: batch when you can."""
+        return self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)

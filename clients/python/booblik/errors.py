@@ -1,0 +1,104 @@
+"""Every failure the client reports, one class each.
+
+The wire's error codes live in one table; an unknown code is shown as ``UNKNOWN(n)``, never a crash.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ErrorCode(enum.IntEnum):
+    """The wire's error codes (protocol section 6). Never renumber."""
+
+    NONE = 0
+    UNKNOWN_TOPIC_OR_PARTITION = 1
+    OFFSET_OUT_OF_RANGE = 2
+    RECORD_TOO_LARGE = 3
+    UNSUPPORTED_VERSION = 4
+    CORRUPT_REQUEST = 5
+
+
+def error_name(code: int) -> str:
+    """The name of a wire error code, or ``UNKNOWN(n)`` for a code this client does not know."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"UNKNOWN({code})"
+
+
+class BooblikError(Exception):
+    """Base class of every error this client raises on purpose."""
+
+
+class BrokerError(BooblikError):
+    """The broker understood the request and refused it.
+
+    A result, not an outage: the framing was intact, so the connection stays usable.
+    """
+
+    def __init__(self, code: int, request: str = "") -> None:
+        self.code = code
+        self.name = error_name(code)
+        self.request = request
+        where = f" ({request})" if request else ""
+        super().__init__(f"broker refused the request: {self.name}{where}")
+
+    def __reduce__(self):
+        return (type(self), (self.code, self.request))
+
+
+class ProtocolError(BooblikError):
+    """The bytes from the broker do not follow the protocol.
+
+    When framing itself is lost (a bad length, a wrong correlation id, a frame cut short) the
+    connection is closed, because the next frame's start can no longer be found.
+    """
+
+
+class ConnectionClosedError(BooblikError):
+    """The connection is closed, or was broken by an earlier failure (kept as ``__cause__``)."""
+
+
+class CorruptRecordError(BooblikError):
+    """A fetched record's CRC-32C does not match its payload. The record is never returned."""
+
+    def __init__(self, offset: int, expected_crc: int, actual_crc: int) -> None:
+        self.offset = offset
+        self.expected_crc = expected_crc
+        self.actual_crc = actual_crc
+        super().__init__(
+            f"record at offset {offset} is corrupt: stored crc32c 0x{expected_crc:08x}, "
+            f"payload gives 0x{actual_crc:08x}"
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.offset, self.expected_crc, self.actual_crc))
+
+
+class RecordExceedsMaxBytesError(BooblikError):
+    """The next record is larger than ``max_bytes`` and will never arrive whole.
+
+    Retrying is the stall; raising ``max_bytes`` is the only fix. ``record_size`` is the record's
+    payload size from its header, or ``None`` when not even the header fitted in ``max_bytes``.
+    """
+
+    def __init__(self, offset: int, record_size: int | None, max_bytes: int) -> None:
+        self.offset = offset
+        self.record_size = record_size
+        self.max_bytes = max_bytes
+        if record_size is None:
+            what = "does not even fit its 8-byte header"
+        else:
+            what = f"is {record_size} bytes ({record_size + 8} with its header)"
+        super().__init__(
+            f"record at offset {offset} {what}, more than max_bytes {max_bytes}: "
+            "it can never arrive whole; raise max_bytes"
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.offset, self.record_size, self.max_bytes))
+
+
+class ProducerClosedError(BooblikError):
+    """A record was sent to a producer that is closed, or whose connection failed."""

@@ -1,0 +1,49 @@
+"""Every limit and default of the client, in one place, each with its reason.
+
+Relations between them are asserted at the bottom, at import time.
+"""
+
+# The protocol's frame cap (both directions). A length prefix outside it is a protocol error.
+FRAME_BYTES_MAX = 8 * 1024 * 1024
+
+# frameLength(4) apiKey(2) apiVersion(2) correlationId(4): what precedes a request payload.
+REQUEST_HEADER_BYTES = 12
+# correlationId(4) errorCode(2): what a response frame holds before its body.
+RESPONSE_HEADER_BYTES = 6
+# frameLength(4) + response header + highWatermark(8) + payloadBytes(4) in front of fetched records.
+FETCH_RESPONSE_OVERHEAD_BYTES = 4 + RESPONSE_HEADER_BYTES + 8 + 4
+# A stored record: int32 size, int32 crc32c, then the payload.
+RECORD_HEADER_BYTES = 8
+
+# The largest max_bytes a fetch may ask for: any larger and a full answer would not fit in a frame.
+FETCH_MAX_BYTES_MAX = FRAME_BYTES_MAX - (FETCH_RESPONSE_OVERHEAD_BYTES - 4)
+
+INT16_MAX = 2**15 - 1
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+UINT16_MAX = 2**16 - 1
+
+# Socket timeout in seconds. Must exceed the long-poll wait below, or a healthy caught-up consumer
+# would see a timeout instead of an empty answer.
+DEFAULT_TIMEOUT = 30.0
+# How long the broker may hold a fetch when nothing is there yet: long enough that a caught-up
+# consumer is not a busy loop; the broker answers the moment a record lands anyway.
+DEFAULT_MAX_WAIT_MILLIS = 5000
+# 0 and 1 both mean "anything"; 1 says it plainly.
+DEFAULT_MIN_BYTES = 1
+# Per fetch. A record larger than this (with its 8-byte header) can never arrive whole.
+DEFAULT_MAX_BYTES = 1024 * 1024
+
+# Producer: how long the first record of a batch waits for company. Short enough to be invisible to
+# a request handler, long enough to gather the records a busy process sends in a burst.
+DEFAULT_LINGER = 0.005
+# Producer: records per batch before it goes out without waiting for the linger.
+DEFAULT_MAX_BATCH_SIZE = 100
+
+# Correlation ids count up from 1 and wrap before leaving int32.
+CORRELATION_ID_FIRST = 1
+
+assert DEFAULT_MAX_WAIT_MILLIS / 1000 < DEFAULT_TIMEOUT, "the default wait must be shorter than the default timeout"
+assert 0 < DEFAULT_MAX_BYTES <= FETCH_MAX_BYTES_MAX
+assert DEFAULT_MIN_BYTES <= DEFAULT_MAX_BYTES
+assert FETCH_MAX_BYTES_MAX > RECORD_HEADER_BYTES

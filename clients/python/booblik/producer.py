@@ -1,0 +1,180 @@
+"""A producer that batches records arriving one at a time, on a thread of its own.
+
+It owns its connection: the producer's thread is the only writer to that socket, because responses
+are matched in order and a second writer would take somebody else's answer.
+
+States: OPEN -> CLOSING (close() called: flush, then stop) -> CLOSED; or FAILED when the connection
+broke, which fails every outstanding future with the cause.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable
+
+from . import wire
+from .batching import Accumulator, ProducerConfig, check_send
+from .connection import Connection
+from .errors import BooblikError, ProducerClosedError
+from .wire import AckPolicy
+
+_OPEN, _CLOSING, _CLOSED, _FAILED = "open", "closing", "closed", "failed"
+
+
+class Producer:
+    """``send()`` queues a record and returns a ``concurrent.futures.Future`` of its offset."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        config: ProducerConfig | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.connection = connection
+        self.config = config if config is not None else ProducerConfig()
+        self._clock = clock
+        self._accumulator = Accumulator(self.config.max_batch_size, self.config.linger)
+        self._cond = threading.Condition()
+        self._state = _OPEN
+        self._failure: BaseException | None = None
+        self._flush_requested = False
+        self._unfinished: set = set()
+        self._thread = threading.Thread(target=self._run, name="booblik-producer", daemon=True)
+        self._thread.start()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def send(self, topic: str, partition: int, payload: bytes) -> concurrent.futures.Future:
+        """Queue one record. The future gives its offset, ``OFFSET_UNKNOWN`` under AckPolicy.NONE,
+        or the error that stopped its batch (a BrokerError reaches every record of the batch)."""
+        payload = check_send(topic, partition, payload)
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._cond:
+            if self._state != _OPEN:
+                error = ProducerClosedError(f"producer is {self._state}: cannot send")
+                raise error from self._failure
+            if self.connection.closed:  # learnt now rather than when this record's batch is due
+                error = ProducerClosedError("producer's connection is closed: cannot send")
+                raise error from self.connection._closed_because
+            full = self._accumulator.append(topic, partition, payload, future, self._clock())
+            self._unfinished.add(future)
+            if full or len(self._accumulator) == 1:
+                self._cond.notify_all()  # a full batch goes now; a first record sets the deadline
+        future.add_done_callback(self._finished)
+        return future
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now, and wait until each of those records is answered."""
+        with self._cond:
+            waiting = list(self._unfinished)
+            self._flush_requested = True
+            self._cond.notify_all()
+        _, not_done = concurrent.futures.wait(waiting, timeout)
+        if not_done:
+            raise TimeoutError(f"flush: {len(not_done)} records still unanswered after {timeout} s")
+
+    def close(self, timeout: float | None = None) -> None:
+        """Flush, stop the thread and close the connection. Sends after this fail."""
+        with self._cond:
+            if self._state == _OPEN:
+                self._state = _CLOSING
+            self._cond.notify_all()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+        with self._cond:
+            if self._state == _CLOSING:
+                self._state = _CLOSED
+        self.connection.close()
+
+    # -- the producer's thread --
+
+    def _finished(self, future: concurrent.futures.Future) -> None:
+        with self._cond:
+            self._unfinished.discard(future)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                batches = self._wait_for_batches()
+                if batches is None:
+                    return
+                self._send(batches)
+        except BaseException as error:
+            self._fail(error)
+
+    def _wait_for_batches(self) -> list | None:
+        """Block until some batch is due; None once closing and nothing is left."""
+        with self._cond:
+            while True:
+                now = self._clock()
+                everything = self._flush_requested or self._state != _OPEN
+                batches = self._accumulator.ready(now, everything)
+                if everything:
+                    self._flush_requested = False
+                if batches:
+                    return batches
+                if self._state != _OPEN:
+                    return None
+                deadline = self._accumulator.next_deadline()
+                self._cond.wait(None if deadline is None else max(0.0, deadline - now))
+
+    def _send(self, batches: list) -> None:
+        """Write every batch, then read the answers in order (pipelined on the one socket)."""
+        ack = self.config.ack
+        connection = self.connection
+        live = []
+        for batch in batches:
+            # A future cancelled before its batch went out is simply not sent.
+            kept = [(p, f) for p, f in zip(batch.payloads, batch.waiters) if f.set_running_or_notify_cancel()]
+            if kept:
+                live.append((batch, [p for p, _ in kept], [f for _, f in kept]))
+        sent = []
+        try:
+            with connection._lock:
+                for batch, payloads, futures in live:
+                    request = wire.encode_produce_request(batch.topic, batch.partition, ack, payloads)
+                    correlation_id = connection._send(wire.API_PRODUCE, wire.PRODUCE_VERSION, request)
+                    if ack == AckPolicy.NONE:
+                        for future in futures:
+                            future.set_result(wire.OFFSET_UNKNOWN)
+                    else:
+                        sent.append((correlation_id, batch, futures))
+                for correlation_id, batch, futures in sent:
+                    what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
+                    try:
+                        result = wire.decode_produce_response(connection._receive(correlation_id, what))
+                    except BooblikError as error:
+                        if connection.closed:
+                            raise
+                        for future in futures:  # a refusal reaches every record of its batch
+                            future.set_exception(error)
+                        continue
+                    for index, future in enumerate(futures):
+                        future.set_result(result.base_offset + index)
+        except BaseException as error:
+            for _, _, futures in live:
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(error)
+            raise
+
+    def _fail(self, error: BaseException) -> None:
+        with self._cond:
+            self._failure = error
+            self._state = _FAILED
+            batches = self._accumulator.ready(self._clock(), everything=True)
+        for batch in batches:
+            for future in batch.waiters:
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(error)
+        self.connection.close()
+
+    def __repr__(self) -> str:
+        return f"<booblik.Producer {self._state} {self.connection.address}>"

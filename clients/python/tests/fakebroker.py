@@ -1,0 +1,296 @@
+"""An in-process fake broker for the client's tests.
+
+A thread with a listening socket on a random port that DECODES what the client encoded, with its own
+struct-based reader and its own bitwise CRC-32C (sharing the client's code would let a bug on both
+sides pass). It keeps logs in memory, answers PRODUCE, FETCH (v1 and v2, with long-poll) and
+METADATA as the protocol says, records every request it decoded, and can be told to misbehave per
+request through ``respond``.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+FRAME_BYTES_MAX = 8 * 1024 * 1024
+UNKNOWN_TOPIC_OR_PARTITION = 1
+OFFSET_OUT_OF_RANGE = 2
+UNSUPPORTED_VERSION = 4
+CORRUPT_REQUEST = 5
+
+
+def crc32c_bitwise(data: bytes) -> int:
+    """CRC-32C one bit at a time: slow, obviously right, and not the client's table."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def response_frame(correlation_id: int, error_code: int = 0, body: bytes = b"") -> bytes:
+    return struct.pack(">iih", 6 + len(body), correlation_id, error_code) + body
+
+
+def stored_record(payload: bytes, crc: int | None = None) -> bytes:
+    return struct.pack(">iI", len(payload), crc32c_bitwise(payload) if crc is None else crc) + payload
+
+
+@dataclass
+class Request:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    raw: bytes  # the whole frame as received, length prefix included
+    fields: dict = field(default_factory=dict)
+    answer: bytes | None = None  # what the broker would send (None: nothing), for respond to reuse
+
+
+@dataclass
+class Reply:
+    """What ``respond`` returns to override the answer: raw bytes, then maybe a hang-up."""
+
+    data: bytes = b""
+    close: bool = False
+    dribble: bool = False  # one byte per send: the client must reassemble a frame split anywhere
+
+
+class _Decoder:
+    def __init__(self, payload: bytes) -> None:
+        self.payload = payload
+        self.pos = 0
+
+    def take(self, fmt: str):
+        size = struct.calcsize(fmt)
+        if self.pos + size > len(self.payload):
+            raise ValueError("runs past the frame")
+        (value,) = struct.unpack_from(fmt, self.payload, self.pos)
+        self.pos += size
+        return value
+
+    def string(self) -> str:
+        length = self.take(">H")
+        data = self.payload[self.pos : self.pos + length]
+        if len(data) != length:
+            raise ValueError("string runs past the frame")
+        self.pos += length
+        return data.decode("utf-8")
+
+    def raw(self, size: int) -> bytes:
+        data = self.payload[self.pos : self.pos + size]
+        if size < 0 or len(data) != size:
+            raise ValueError("bytes run past the frame")
+        self.pos += size
+        return data
+
+
+class FakeBroker:
+    def __init__(
+        self,
+        topics: dict | None = None,
+        respond: Callable[[Request], Reply | None] | None = None,
+    ) -> None:
+        self.topics = dict(topics if topics is not None else {"orders": 3, "single": 1})
+        self.respond = respond
+        self.logs: dict = {(t, p): [] for t, n in self.topics.items() for p in range(n)}  # stored record bytes
+        self.requests: list = []
+        self._cond = threading.Condition()
+        self._closing = False
+        self._connections: list = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.address = f"127.0.0.1:{self.port}"
+        self._accepter = threading.Thread(target=self._accept, name="fake-broker", daemon=True)
+        self._accepter.start()
+
+    def __enter__(self) -> FakeBroker:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+            connections = list(self._connections)
+        self._listener.close()
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            conn.close()
+
+    # -- what tests use --
+
+    def append(self, topic: str, partition: int, *payloads: bytes, crc: int | None = None) -> None:
+        """Store records directly (``crc`` forces a stored checksum, to corrupt one on purpose)."""
+        with self._cond:
+            for payload in payloads:
+                self.logs[(topic, partition)].append(stored_record(payload, crc))
+            self._cond.notify_all()
+
+    def payloads(self, topic: str, partition: int) -> list:
+        with self._cond:
+            return [record[8:] for record in self.logs[(topic, partition)]]
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list:
+        """Block until ``count`` requests have been decoded; returns them all."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self.requests) >= count, timeout):
+                raise AssertionError(f"fake broker saw {len(self.requests)} requests, expected {count}")
+            return list(self.requests)
+
+    def wait_for_fetch_waiting(self, timeout: float = 5.0) -> None:
+        """Block until a long fetch is being held (it is in the wait, nothing to answer yet)."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._waiting > 0, timeout):
+                raise AssertionError("no fetch is waiting")
+
+    _waiting = 0
+
+    # -- serving --
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._cond:  # a connection accepted while closing is closed, not served
+                if self._closing:
+                    conn.close()
+                    return
+                self._connections.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), name="fake-broker-conn", daemon=True).start()
+
+    def _read_exactly(self, conn: socket.socket, size: int) -> bytes | None:
+        data = bytearray()
+        while len(data) < size:
+            chunk = conn.recv(size - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return bytes(data)
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            while True:
+                prefix = self._read_exactly(conn, 4)
+                if prefix is None:
+                    return
+                (length,) = struct.unpack(">i", prefix)
+                if not 1 <= length <= FRAME_BYTES_MAX:
+                    return  # framing lost: hang up without answering, as the broker does
+                frame = self._read_exactly(conn, length)
+                if frame is None:
+                    return
+                if length < 8:
+                    conn.sendall(response_frame(0, CORRUPT_REQUEST))
+                    continue
+                api_key, api_version, correlation_id = struct.unpack_from(">hhi", frame)
+                request = Request(api_key, api_version, correlation_id, prefix + frame)
+                answer = self._handle(request, frame[8:])
+                request.answer = answer
+                with self._cond:
+                    self.requests.append(request)
+                    self._cond.notify_all()
+                if self.respond is not None:
+                    reply = self.respond(request)
+                    if reply is not None:
+                        if reply.dribble:
+                            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                            for i in range(len(reply.data)):
+                                conn.sendall(reply.data[i : i + 1])
+                        else:
+                            conn.sendall(reply.data)
+                        if reply.close:
+                            conn.shutdown(socket.SHUT_RDWR)
+                            return
+                        continue
+                if answer is not None:
+                    conn.sendall(answer)
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+    def _handle(self, request: Request, payload: bytes) -> bytes | None:
+        handlers = {1: (self._produce, {1}), 2: (self._fetch, {1, 2}), 3: (self._metadata, {1})}
+        handler, versions = handlers.get(request.api_key, (None, set()))
+        if handler is None or request.api_version not in versions:
+            return response_frame(request.correlation_id, UNSUPPORTED_VERSION)
+        try:
+            return handler(request, _Decoder(payload))
+        except (ValueError, struct.error, UnicodeDecodeError):
+            return response_frame(request.correlation_id, CORRUPT_REQUEST)
+
+    def _produce(self, request: Request, d: _Decoder) -> bytes | None:
+        f = request.fields
+        f["topic"] = d.string()
+        f["partition"] = d.take(">i")
+        f["ack"] = d.take(">b")
+        count = d.take(">i")
+        f["records"] = [d.raw(d.take(">i")) for _ in range(max(count, 0))]
+        answer = f["ack"] != 0
+        key = (f["topic"], f["partition"])
+        if count <= 0 or f["ack"] not in (0, 1, 2) or any(len(r) == 0 for r in f["records"]):
+            return response_frame(request.correlation_id, CORRUPT_REQUEST) if answer else None
+        if key not in self.logs:
+            return response_frame(request.correlation_id, UNKNOWN_TOPIC_OR_PARTITION) if answer else None
+        with self._cond:
+            log = self.logs[key]
+            base = len(log)
+            log.extend(stored_record(r) for r in f["records"])
+            end = len(log)
+            self._cond.notify_all()
+        return response_frame(request.correlation_id, 0, struct.pack(">qq", base, end)) if answer else None
+
+    def _fetch(self, request: Request, d: _Decoder) -> bytes:
+        f = request.fields
+        f["topic"] = d.string()
+        f["partition"] = d.take(">i")
+        f["offset"] = d.take(">q")
+        f["max_bytes"] = d.take(">i")
+        if request.api_version >= 2:
+            f["max_wait_millis"] = d.take(">i")
+            f["min_bytes"] = d.take(">i")
+        key = (f["topic"], f["partition"])
+        if key not in self.logs:
+            return response_frame(request.correlation_id, UNKNOWN_TOPIC_OR_PARTITION)
+        wait = f.get("max_wait_millis", 0) / 1000
+        with self._cond:
+            log = self.logs[key]
+            arrived = lambda: self._closing or len(log) > f["offset"]  # noqa: E731
+            if wait > 0 and not arrived():
+                self._waiting += 1
+                self._cond.notify_all()
+                self._cond.wait_for(arrived, min(wait, 60))
+                self._waiting -= 1
+            high_watermark = len(log)
+            if f["offset"] > high_watermark:
+                return response_frame(request.correlation_id, OFFSET_OUT_OF_RANGE)
+            data = b"".join(log[f["offset"] :])[: f["max_bytes"]]
+        return response_frame(request.correlation_id, 0, struct.pack(">qi", high_watermark, len(data)) + data)
+
+    def _metadata(self, request: Request, d: _Decoder) -> bytes:
+        count = d.take(">i")
+        names = [d.string() for _ in range(count)]
+        request.fields["topics"] = names
+        if any(n not in self.topics for n in names):
+            return response_frame(request.correlation_id, UNKNOWN_TOPIC_OR_PARTITION)
+        body = bytearray()
+        chosen = sorted(set(names) if names else self.topics)
+        body += struct.pack(">i", len(chosen))
+        with self._cond:
+            for name in chosen:
+                encoded = name.encode("utf-8")
+                body += struct.pack(">H", len(encoded)) + encoded + struct.pack(">i", self.topics[name])
+                for p in range(self.topics[name]):
+                    body += struct.pack(">iqq", p, 0, len(self.logs[(name, p)]))
+        return response_frame(request.correlation_id, 0, bytes(body))
