@@ -13,4 +13,7 @@ if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lock).mtime
   process.stderr.write('installing dependencies (npm ci)...\n');
   const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
+} else {
+  // Dependencies are in place; the native module may still be missing or older than its source.
+  spawnSync(process.execPath, [path.join(root, 'scripts', 'build-native.mjs')], { stdio: 'inherit' });
 }

@@ -4,7 +4,7 @@
 // its output streamed; the last line is the summary CI reads: "N passed, M failed".
 //
 //   npm test                   everything
-//   npm test -- ts go          only the named steps (lint, build, ts, python, go, conformance-selftest,
+//   npm test -- ts go          only the named steps (lint, build, ts, ts-fallback, python, go, conformance-selftest,
 //                              conformance)
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -78,6 +78,20 @@ const steps = [
     parse: parse.node,
   },
   {
+    // The same storage and codec tests without the native module: the TypeScript fallback must hold too.
+    name: 'ts-fallback',
+    when: () => compiledTests().length > 0,
+    cmd: () => [
+      'node',
+      '--test',
+      '--test-reporter=spec',
+      '--test-concurrency=2',
+      ...compiledTests().filter((f) => /^packages\/(protocol|log)\//.test(f)),
+    ],
+    env: { BOOBLIK_NATIVE: '0' },
+    parse: parse.node,
+  },
+  {
     name: 'python',
     when: () => existsSync(path.join(root, 'clients/python/tests')),
     cmd: ['python3', '-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'],
@@ -117,7 +131,7 @@ function run(step) {
     const child = spawn(argv[0], argv.slice(1), {
       cwd: path.join(root, step.cwd ?? '.'),
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...step.env },
     });
     let out = '';
     const keep = (chunk, sink) => {

@@ -14,6 +14,28 @@ export class SparseIndex {
     private readonly intervalBytes: number,
   ) {}
 
+  /**
+   * An index from entries found by a scan (the native recovery scan builds them itself). `endPosition`
+   * is where the segment's records end, so the next append knows how far it is from the last entry.
+   */
+  static fromEntries(
+    baseOffset: number,
+    intervalBytes: number,
+    relOffsets: Uint32Array,
+    positions: Uint32Array,
+    endPosition: number,
+  ): SparseIndex {
+    const index = new SparseIndex(baseOffset, intervalBytes);
+    const capacity = Math.max(16, relOffsets.length * 2);
+    index.relOffsets = new Uint32Array(capacity);
+    index.positions = new Uint32Array(capacity);
+    index.relOffsets.set(relOffsets);
+    index.positions.set(positions);
+    index.size = relOffsets.length;
+    index.bytesSinceEntry = index.size > 0 ? endPosition - positions[index.size - 1]! : 0;
+    return index;
+  }
+
   get entries(): number {
     return this.size;
   }

@@ -6,6 +6,7 @@ export * from './errors.js';
 export * from './frame/header.js';
 export { type FrameLimits, type FrameSink, FrameSplitter } from './frame/splitter.js';
 export * from './limits.js';
+export { type NativeAddon, type NativeFileScan, nativeAddon, scanStops } from './native/addon.js';
 export * from './partitioner.js';
 export * from './records/fetch-payload.js';
 export * from './records/stored-records.js';

@@ -1,27 +1,43 @@
+import { nativeAddon } from '../native/addon.js';
 import { loadNativeCrc32c } from './native.js';
 import { crc32cTable } from './table.js';
 
 export { crc32cTable } from './table.js';
 
-const native = loadNativeCrc32c();
+const nodeRs = loadNativeCrc32c();
 
 /**
- * Inputs at least this long go to the native module. Below it the TypeScript table wins: a call into
- * native code (with the view it needs) costs ~0.4 µs, as much as ~400 bytes of table work. Measured
- * with `npm run bench:crc` (docs/benchmarks.md): TypeScript 1.0 GB/s at 64 B, native 2.1 GB/s at 1 KiB.
+ * Below these lengths the TypeScript table is faster than a call into native code, whose fixed cost
+ * is ~0.08 µs for booblik's own module and ~0.4 µs for @node-rs/crc32 (which also needs a view of the
+ * range). Measured with `npm run bench:crc`; the figures are in docs/benchmarks.md.
  */
-export const NATIVE_CRC_MIN_BYTES = 512;
+export const OWN_NATIVE_CRC_MIN_BYTES = 96;
+export const NPM_NATIVE_CRC_MIN_BYTES = 512;
 
 /** Which implementation serves long inputs: reported in the broker's startup summary. */
-export const crc32cImplementation: 'native' | 'typescript' = native ? 'native' : 'typescript';
+export const crc32cImplementation: string = nativeAddon
+  ? `booblik native (${nativeAddon.crcKind})`
+  : nodeRs
+    ? '@node-rs/crc32'
+    : 'typescript';
 
 /** CRC-32C (Castagnoli) of buf[start, end), as an unsigned 32-bit number. */
-export function crc32c(buf: Uint8Array, start = 0, end = buf.length): number {
-  if (native !== null && end - start >= NATIVE_CRC_MIN_BYTES) {
-    return native(start === 0 && end === buf.length ? buf : buf.subarray(start, end));
-  }
-  return crc32cTable(buf, start, end);
-}
+export const crc32c: (buf: Uint8Array, start?: number, end?: number) => number = nativeAddon
+  ? (buf, start = 0, end = buf.length) =>
+      end - start >= OWN_NATIVE_CRC_MIN_BYTES
+        ? nativeAddon!.crc32c(buf, start, end)
+        : crc32cTable(buf, start, end)
+  : nodeRs
+    ? (buf, start = 0, end = buf.length) =>
+        end - start >= NPM_NATIVE_CRC_MIN_BYTES
+          ? nodeRs(start === 0 && end === buf.length ? buf : buf.subarray(start, end))
+          : crc32cTable(buf, start, end)
+    : crc32cTable;
 
-/** The native implementation alone, or null (for benchmarks and vector tests). */
-export const crc32cNative = native;
+/** The @node-rs/crc32 implementation alone, or null (for benchmarks and vector tests). */
+export const crc32cNative = nodeRs;
+
+/** booblik's own native CRC-32C alone, or null. */
+export const crc32cOwnNative = nativeAddon
+  ? (buf: Uint8Array) => nativeAddon!.crc32c(buf, 0, buf.length)
+  : null;

@@ -1,6 +1,7 @@
 import { crc32c } from '../crc32c/index.js';
 import { CorruptRecordError } from '../errors.js';
 import { recordHeaderBytes } from '../limits.js';
+import { nativeAddon } from '../native/addon.js';
 
 export interface FetchPayloadOptions {
   /** Offset of the first record in the payload (the request's fetchOffset). */
@@ -34,6 +35,10 @@ export interface DecodedFetchPayload {
  */
 export function decodeFetchPayload(payload: Buffer, options: FetchPayloadOptions): DecodedFetchPayload {
   const verify = options.verifyCrc ?? true;
+  // With the native module, one call checks every whole record's CRC; the walk below then only
+  // recomputes a checksum past that point, where it reports the failing record in detail.
+  const checkedBytes =
+    verify && nativeAddon !== null ? nativeAddon.scanRecords(payload, 0, payload.length)[0] : 0;
   const records: Buffer[] = [];
   const end = payload.length;
   let pos = 0;
@@ -48,7 +53,7 @@ export function decodeFetchPayload(payload: Buffer, options: FetchPayloadOptions
       break;
     }
     const start = pos + recordHeaderBytes;
-    if (verify) {
+    if (verify && start + size > checkedBytes) {
       const stored = payload.readUInt32BE(pos + 4);
       const computed = crc32c(payload, start, start + size);
       if (stored !== computed) {
