@@ -11,7 +11,7 @@ import { scanSegmentFile, truncateSegment } from './recovery.js';
 import { Segment } from './segment.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
 import { SparseIndex } from './sparse-index.js';
-import { TailCache } from './tail-cache.js';
+import { TailCache, type TailChunk } from './tail-cache.js';
 
 /** One producer batch on its way into the log: the wire records of a PRODUCE, validated. */
 export interface AppendBatch {
@@ -64,8 +64,8 @@ export class PartitionLog {
   private readonly now: () => number;
   /** Segments written since the last `sync`. */
   private readonly unsynced = new Set<Segment>();
-  /** Groups written but not yet published, in order. */
-  private unpublished: { startOffset: number; count: number; buffer: Buffer; positions: Uint32Array }[] = [];
+  /** Groups written but not yet published, in order, with where each left the segments it touched. */
+  private unpublished: { chunk: TailChunk; endOffset: number; segmentEnds: [Segment, number][] }[] = [];
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
 
@@ -214,13 +214,20 @@ export class PartitionLog {
       k += b.count;
     }
     positions[count] = bytes; // sentinel: the end of the last record
-    this.writeRuns(buffer, positions, count);
-    this.unpublished.push({ startOffset: firstOffset, count, buffer, positions: positions.slice(0, count) });
+    const touched = this.writeRuns(buffer, positions, count);
+    this.unpublished.push({
+      chunk: { startOffset: firstOffset, count, buffer, positions: positions.slice(0, count) },
+      endOffset: firstOffset + count,
+      segmentEnds: touched.map((s) => [s, s.sizeBytes]),
+    });
     return bases;
   }
 
-  /** Splits the group where the active segment would pass its capacity, then writes each run. */
-  private writeRuns(buffer: Buffer, positions: Uint32Array, count: number): void {
+  /**
+   * Splits the group where the active segment would pass its capacity, then writes each run.
+   * Returns the segments written to.
+   */
+  private writeRuns(buffer: Buffer, positions: Uint32Array, count: number): Segment[] {
     const first = this.active;
     const firstSizeBefore = first.sizeBytes;
     const created: Segment[] = [];
@@ -264,6 +271,7 @@ export class PartitionLog {
       this.unsynced.add(s);
     }
     for (const s of created) this.segments.push(s);
+    return runs.map((r) => r.segment);
   }
 
   private planRun(segment: Segment, positions: Uint32Array, fromRecord: number, toRecord: number) {
@@ -310,12 +318,17 @@ export class PartitionLog {
     return this.unsynced.size > 0;
   }
 
-  /** Makes everything written so far readable and moves the high watermark. */
-  publish(): void {
-    for (const s of this.segments) s.visibleBytes = s.sizeBytes;
-    for (const chunk of this.unpublished) this.tail.add(chunk);
-    this.unpublished = [];
-    this.highWatermark.advance(this.active.nextOffset);
+  /**
+   * Makes what was written up to `endOffset` (by default, everything) readable and moves the high
+   * watermark there. Groups are published in the order they were written, never past a gap.
+   */
+  publish(endOffset = this.logEndOffset): void {
+    while (this.unpublished.length > 0 && this.unpublished[0]!.endOffset <= endOffset) {
+      const group = this.unpublished.shift()!;
+      for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
+      this.tail.add(group.chunk);
+    }
+    this.highWatermark.advance(endOffset);
   }
 
   /**

@@ -64,6 +64,27 @@ describe('partition writer', () => {
     assert.equal(writer.stats.forcedSyncs, 2);
   });
 
+  it('barriers overlap, but acknowledgements and the high watermark follow write order', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const barriers: (() => void)[] = [];
+    log.sync = () => new Promise<void>((resolve) => barriers.push(resolve)); // completes when the test says
+    const settled: string[] = [];
+    const a = writer.append(batchOf([rec('a')]), AckPolicy.FORCED).then(() => settled.push('a'));
+    await new Promise((r) => setImmediate(r));
+    const b = writer.append(batchOf([rec('b')]), AckPolicy.FORCED).then(() => settled.push('b'));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(barriers.length, 2, "the second group's barrier started without waiting for the first");
+    barriers[1]!(); // the later barrier finishes first
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(settled, [], 'b waits for a');
+    assert.equal(log.highWatermark.value, 0, 'nothing is published past an unfinished barrier');
+    barriers[0]!();
+    await Promise.all([a, b]);
+    assert.deepEqual(settled, ['a', 'b']);
+    assert.equal(log.highWatermark.value, 2);
+  });
+
   it('RECORD_TOO_LARGE refuses the whole batch and writes nothing of it; other batches are unaffected', async (t) => {
     const { log, writer } = openWriter(tempDir(t), { segmentBytesMax: 100 });
     t.after(() => log.close());
