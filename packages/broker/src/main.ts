@@ -8,6 +8,11 @@ import { ConfigError } from './config/keys.js';
 import { configHelp, loadConfig } from './config/load.js';
 import { createLogger } from './logger.js';
 
+// Disk reads for FETCH and fdatasync barriers share libuv's thread pool (4 threads by default); up to
+// three barriers per partition may run at once, so give reads room beside them. Read by libuv when
+// the pool first starts, which is after this line.
+process.env.UV_THREADPOOL_SIZE ??= '8';
+
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
   process.stdout.write(`${configHelp()}\n`);
