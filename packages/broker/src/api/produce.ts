@@ -1,4 +1,4 @@
-import { StorageError } from '@booblik/log';
+import { type AppendResult, StorageError } from '@booblik/log';
 import { AckPolicy, ErrorCode, encodeProduceResponse, type ProduceRequest } from '@booblik/protocol';
 import type { ApiContext, Reply } from './context.js';
 import { codeForAppendError, refuse, refuseSilently } from './refusal.js';
@@ -22,23 +22,24 @@ export function handleProduce(
       : refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   }
   const appended = partition.append({ records: req.records, count: req.recordCount }, req.ack);
-  const counted = appended.then((result) => {
-    ctx.metrics.recordsIn += req.recordCount;
-    ctx.metrics.bytesIn += req.records.length;
-    return result;
-  });
   const failed = (error: unknown) => {
     if (error instanceof StorageError) ctx.metrics.storageErrors++;
     return codeForAppendError(error);
   };
+  const counted = (result: AppendResult) => {
+    ctx.metrics.recordsIn += req.recordCount;
+    ctx.metrics.bytesIn += req.records.length;
+    return result;
+  };
   if (silent) {
-    counted.catch((error: unknown) =>
+    appended.then(counted, (error: unknown) =>
       refuseSilently(ctx, failed(error), `${partition.name}: ${String(error)}`),
     );
     return null;
   }
-  return counted.then(
-    (result) => encodeProduceResponse(correlationId, result),
+  // One promise step from the writer's acknowledgement to the answer bytes.
+  return appended.then(
+    (result) => encodeProduceResponse(correlationId, counted(result)),
     (error: unknown) => refuse(ctx, correlationId, failed(error)),
   );
 }
