@@ -1,13 +1,14 @@
 /**
- * CRC-32C throughput: the TypeScript table (slicing-by-16) against the native module, at 64 B, 1 KiB
- * and 1 MiB, and the dispatching `crc32c` the broker and client use. Each cell is several timed runs
+ * CRC-32C throughput: the TypeScript table (slicing-by-16), booblik's own native module and the npm
+ * package @node-rs/crc32, at 64 B, 1 KiB and 1 MiB, and the dispatching `crc32c` the broker and client
+ * use. Each cell is several timed runs
  * of ~0.3 s; the table prints min / median / max MiB/s.
  *
  *   npm run bench:crc
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { crc32c, crc32cNative, crc32cTable } from '@booblik/protocol';
+import { crc32c, crc32cNative, crc32cTable, nativeAddon } from '@booblik/protocol';
 import { fmt, spread } from './stats.js';
 
 const sizes = [64, 1024, 1 << 20];
@@ -16,9 +17,13 @@ const runSeconds = 0.3;
 
 type Impl = { name: string; fn: (buf: Buffer, start: number, end: number) => number };
 const impls: Impl[] = [{ name: 'typescript (slicing-by-16)', fn: crc32cTable }];
+if (nativeAddon) {
+  const addon = nativeAddon;
+  impls.push({ name: `booblik native module (${addon.crcKind})`, fn: (b, s, e) => addon.crc32c(b, s, e) });
+}
 if (crc32cNative) {
   const native = crc32cNative;
-  impls.push({ name: 'native (@node-rs/crc32)', fn: (b, s, e) => native(b.subarray(s, e)) });
+  impls.push({ name: '@node-rs/crc32 (npm, prebuilt)', fn: (b, s, e) => native(b.subarray(s, e)) });
 }
 impls.push({ name: 'crc32c() as dispatched', fn: crc32c });
 
