@@ -68,6 +68,10 @@ export class PartitionWriter {
     storageErrors: 0,
   };
   private scheduled = false;
+  /** A lone batch was written at once in this turn of the event loop; the rest of the turn groups. */
+  private wroteThisTurn = false;
+  /** Inside `pump`: a batch admitted from the blocked list must queue behind the group being written. */
+  private pumping = false;
   private accepting = true;
   /** Admitted batches: the next group. */
   private queue: Pending[] = [];
@@ -143,6 +147,17 @@ export class PartitionWriter {
   private admit(pending: Pending): void {
     this.queue.push(pending);
     this.queuedBytes += pending.storedBytes;
+    if (this.canWriteNow(pending)) {
+      // A lone request that needs no barrier is written at once: one trip less through the event
+      // loop, which is what a caught-up producer or an idle broker waits on. Later requests of this
+      // same turn still gather into one group below.
+      this.wroteThisTurn = true;
+      setImmediate(() => {
+        this.wroteThisTurn = false;
+      });
+      this.pump();
+      return;
+    }
     if (!this.scheduled) {
       this.scheduled = true;
       // setImmediate runs after this turn's I/O callbacks: every request that arrived in this turn,
@@ -154,6 +169,18 @@ export class PartitionWriter {
     }
   }
 
+  private canWriteNow(pending: Pending): boolean {
+    return (
+      pending.ack !== AckPolicy.FORCED &&
+      !this.wroteThisTurn &&
+      !this.pumping &&
+      !this.scheduled &&
+      this.queue.length === 1 &&
+      this.groups.length === 0 &&
+      this.syncsInFlight === 0
+    );
+  }
+
   private admitBlocked(): void {
     while (this.blocked.length > 0 && this.fits(this.blocked[0]!.storedBytes))
       this.admit(this.blocked.shift()!);
@@ -161,6 +188,7 @@ export class PartitionWriter {
 
   /** Writes queued groups while a barrier is free, then acknowledges whatever is ready. */
   private pump(): void {
+    this.pumping = true;
     while (this.queue.length > 0 && this.syncsInFlight < SYNCS_IN_FLIGHT_MAX) {
       const members = this.queue;
       this.queue = [];
@@ -168,6 +196,7 @@ export class PartitionWriter {
       this.admitBlocked(); // they form the next group
       this.write(members);
     }
+    this.pumping = false;
     this.acknowledge();
   }
 
