@@ -296,7 +296,7 @@ function headline(result: LoadResult): string {
 }
 
 /**
- * This machine is shared: before a case, wait (at most 30 s) until the other tenants leave at least
+ * This machine is shared: before a case, wait (at most 10 s) until the other tenants leave at least
  * one core idle, and record how busy it was, so a figure taken under load can be recognised.
  */
 async function quiet(): Promise<number> {
@@ -307,7 +307,7 @@ async function quiet(): Promise<number> {
     return ((b.busy - a.busy) / Math.max(1, b.total - a.total)) * 100;
   };
   let busy = await sample();
-  for (let i = 0; settle && busy > 40 && i < 60; i++) busy = await sample();
+  for (let i = 0; settle && busy > 40 && i < 20; i++) busy = await sample();
   return Math.round(busy);
 }
 
@@ -393,6 +393,8 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
     }
     if (kase.readBack) {
       const then = kase.readBack;
+      const readCpu0 = server.cpuSeconds();
+      const readT0 = performance.now();
       const r = await runLoadgen(
         {
           system: driver,
@@ -406,6 +408,14 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
         `${slug(then.name)}-${driver}-r${rep}`,
       );
       record(then.name, driver, rep, r);
+      rows.push({
+        case: then.name,
+        system: driver,
+        metric: 'server cpu',
+        unit: '% of a core',
+        value: Math.round(((server.cpuSeconds() - readCpu0) / ((performance.now() - readT0) / 1000)) * 100),
+        rep,
+      });
       log(`rep ${rep} ${driver.padEnd(14)} ${then.name}: ${headline(r)}`);
     }
   } finally {
@@ -630,6 +640,7 @@ fs.writeFileSync(
     summary,
     reportSystems,
     `booblik vs Redis Streams vs NATS JetStream (${date.slice(0, 10)}, ${m.cores} cores, medians of ${reps})`,
+    peerNotes,
   ),
 );
 

@@ -247,7 +247,12 @@ const COLORS: Record<string, string> = {
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** One small panel per headline figure, a bar per system, each panel on its own linear scale. */
-export function chartSvg(s: readonly Summary[], systems: readonly string[], title: string): string {
+export function chartSvg(
+  s: readonly Summary[],
+  systems: readonly string[],
+  title: string,
+  notes: Record<string, string> = {},
+): string {
   const panels = HEADLINES.filter((h) => !['MiB/s', 'records'].includes(h.unit) || h.metric === 'read')
     .filter((h) => !/service|p999|idle|server peak|start to/.test(h.metric) || h.metric === 'server peak RSS')
     .map((h) => ({ h, values: systems.map((sys) => median(s, h.case, sys, h.metric)) }))
