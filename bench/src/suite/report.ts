@@ -306,6 +306,12 @@ export function chartSvg(
       out.push(
         `<text x="${bx + bw / 2}" y="${chartTop + chartH - h - 3}" text-anchor="middle">${esc(cell(v))}</text>`,
       );
+      const note = notes[`${p.h.case}/${systems[i]}`];
+      if (note) {
+        out.push(
+          `<text x="${bx + bw / 2}" y="${chartTop + chartH + 12}" text-anchor="middle" fill="#c92a2a">${esc(note)}</text>`,
+        );
+      }
     });
   });
   out.push('</svg>');
