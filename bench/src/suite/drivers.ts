@@ -12,7 +12,7 @@ import {
   encodeProduceRequest,
   fetchWaitMsMax,
 } from '@booblik/protocol';
-import { BooblikWire } from './wire/booblik.js';
+import { type BodyStream, BooblikWire } from './wire/booblik.js';
 import { NatsClient } from './wire/nats.js';
 import { RespClient, type RespValue } from './wire/resp.js';
 
@@ -137,14 +137,13 @@ function walkFetchBody(
   verify: boolean,
   fetchOffset: number,
   onRecord?: (payload: Buffer) => void,
-  limit = Number.MAX_SAFE_INTEGER,
 ): { highWatermark: number; records: number; bytes: number } {
   const highWatermark = Number(body.readBigInt64BE(0));
   const end = body.length;
   let pos = 12;
   let records = 0;
   let bytes = 0;
-  while (end - pos >= 8 && records < limit) {
+  while (end - pos >= 8) {
     const size = body.readInt32BE(pos);
     if (size <= 0) throw new Error(`record ${fetchOffset + records}: size ${size}`);
     if (end - pos - 8 < size) break;
@@ -160,6 +159,81 @@ function walkFetchBody(
   }
   return { highWatermark, records, bytes };
 }
+
+/**
+ * Walks a FETCH body as it arrives, piece by piece: the 12 fixed bytes (highWatermark, payloadBytes),
+ * then every whole record; a record split across pieces is carried over (copied, a record at a time).
+ * A record cut at the end of the body is not counted: the next fetch asks for it again.
+ */
+class FetchWalker implements BodyStream {
+  records = 0;
+  bytes = 0;
+  private fixed: Buffer | undefined = Buffer.alloc(0);
+  private carry: Buffer | undefined;
+
+  constructor(
+    private readonly verify: boolean,
+    private readonly fetchOffset: number,
+    private readonly limit: number,
+  ) {}
+
+  chunk(piece: Buffer): void {
+    let pos = 0;
+    if (this.fixed !== undefined) {
+      const n = Math.min(12 - this.fixed.length, piece.length);
+      this.fixed = Buffer.concat([this.fixed, piece.subarray(0, n)]);
+      pos = n;
+      if (this.fixed.length < 12) return;
+      this.fixed = undefined;
+    }
+    if (this.carry !== undefined) {
+      let c = this.carry;
+      if (c.length < 8) {
+        const n = Math.min(8 - c.length, piece.length - pos);
+        c = Buffer.concat([c, piece.subarray(pos, pos + n)]);
+        pos += n;
+      }
+      if (c.length >= 8) {
+        const total = 8 + this.checkSize(c.readInt32BE(0));
+        const n = Math.min(total - c.length, piece.length - pos);
+        c = Buffer.concat([c, piece.subarray(pos, pos + n)]);
+        pos += n;
+        if (c.length === total) {
+          this.take(c, 0, total - 8);
+          c = EMPTY;
+        }
+      }
+      this.carry = c.length > 0 ? c : undefined;
+      if (this.carry !== undefined) return;
+    }
+    const end = piece.length;
+    while (end - pos >= 8 && this.records < this.limit) {
+      const size = this.checkSize(piece.readInt32BE(pos));
+      if (end - pos - 8 < size) break;
+      this.take(piece, pos, size);
+      pos += 8 + size;
+    }
+    if (pos < end && this.records < this.limit) this.carry = Buffer.from(piece.subarray(pos));
+  }
+
+  end(): void {}
+
+  private checkSize(size: number): number {
+    if (size <= 0) throw new Error(`record ${this.fetchOffset + this.records}: size ${size}`);
+    return size;
+  }
+
+  private take(buf: Buffer, pos: number, size: number): void {
+    if (this.records >= this.limit) return;
+    if (this.verify && buf.readUInt32BE(pos + 4) !== crc32c(buf, pos + 8, pos + 8 + size)) {
+      throw new Error(`record ${this.fetchOffset + this.records}: CRC-32C mismatch`);
+    }
+    this.records++;
+    this.bytes += size;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
 
 async function booblikReadAll(
   send: (offset: number, maxBytes: number, limit: number) => Promise<{ records: number; bytes: number }>,
@@ -196,8 +270,11 @@ export function booblikDriver(o: DriverOptions): Driver {
           w.send(encodeProduceRequest(0, { topic: TOPIC, partition: 0, ack, records })).then(() => undefined),
         readAll: (expected, chunkBytes, verify, deadline) =>
           booblikReadAll(
-            async (offset, maxBytes, limit) =>
-              walkFetchBody(await w.send(fetchFrame(offset, maxBytes, 0)), verify, offset, undefined, limit),
+            async (offset, maxBytes, limit) => {
+              const walker = new FetchWalker(verify, offset, limit);
+              await w.send(fetchFrame(offset, maxBytes, 0), walker);
+              return walker;
+            },
             expected,
             chunkBytes,
             deadline,
