@@ -70,7 +70,7 @@ const sizes = quick
       w2Records: 50_000,
       w3Seconds: 5,
       w4Seconds: 1,
-      w5Seconds: 10,
+      w5Seconds: 6,
       w6: { consumers: 4, seconds: 10, idleSeconds: 10 },
       w7Bytes: 2 ** 30,
       w7Restarts: Math.max(3, reps),
