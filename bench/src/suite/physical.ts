@@ -176,6 +176,36 @@ if (process.env.PHYSICAL_PEER) {
     sock.end();
   });
 
+  // 2c. A round trip after 100 ms of silence, as a long-poll wake-up sees it: both processes were
+  //     asleep, and on a VM an idle virtual CPU takes time to wake (W6 can be no faster than this).
+  await withPeer('pingpong', async (sock) => {
+    const request = Buffer.alloc(REQUEST_BYTES, 3);
+    const lat: number[] = [];
+    const count = Math.max(10, Math.round(spec.seconds * 10));
+    let got = 0;
+    let resolveOne: (() => void) | undefined;
+    sock.on('data', (d: Buffer) => {
+      got += d.length;
+      if (got >= REPLY_BYTES) {
+        got -= REPLY_BYTES;
+        resolveOne?.();
+      }
+    });
+    for (let i = 0; i < count; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const ts = nowNs();
+      await new Promise<void>((resolve) => {
+        resolveOne = resolve;
+        sock.write(request);
+      });
+      lat.push(nowNs() - ts);
+    }
+    lat.sort((a, b) => a - b);
+    emit('round trip after 100 ms idle, p50', 'µs', Math.round(quantile(lat, 0.5) / 1e3));
+    emit('round trip after 100 ms idle, p99', 'µs', Math.round(quantile(lat, 0.99) / 1e3));
+    sock.end();
+  });
+
   // 3. Sequential buffered writes of random data. The first pass grows the page cache (on a VM that
   //    hands idle memory back to its host, every new page faults in again); the second overwrites the
   //    same pages, the rate a log sees once the cache is warm. Then the fdatasync that follows.
