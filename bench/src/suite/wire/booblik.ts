@@ -4,7 +4,7 @@
  * ask for. A large answer (a 1 MiB FETCH) can be handed over piece by piece as it arrives instead of
  * being gathered into one buffer: gathering costs a fresh 1 MiB allocation and a copy per fetch, which
  * on this kind of VM (fresh pages fault in at a few hundred MiB/s) would measure the client, not the
- * broker. The full client (`@booblik/client`) gathers, validates arguments, keeps timers and decodes
+ * broker; likewise every socket read lands in one reused buffer. The full client (`@booblik/client`) gathers, validates arguments, keeps timers and decodes
  * every record.
  */
 import type net from 'node:net';
@@ -42,11 +42,13 @@ export class BooblikWire {
   private gathered: Buffer[] = [];
 
   static async connect(port: number): Promise<BooblikWire> {
-    return new BooblikWire(await connectLoopback(port));
+    let wire: BooblikWire | undefined;
+    const socket = await connectLoopback(port, (piece) => wire?.onData(piece));
+    wire = new BooblikWire(socket);
+    return wire;
   }
 
   private constructor(private readonly socket: net.Socket) {
-    socket.on('data', (d: Buffer) => this.onData(d));
     const fail = (e?: Error) => {
       this.dead = e ?? new Error('booblik connection closed');
       this.current?.reject(this.dead);
@@ -90,8 +92,9 @@ export class BooblikWire {
       if (n > 0) {
         const piece = d.subarray(off, off + n);
         if (this.failed === undefined) {
+          // The read buffer is reused: a streamed piece is used at once, a gathered one is copied.
           if (this.current!.stream) this.current!.stream.chunk(piece);
-          else this.gathered.push(piece);
+          else this.gathered.push(Buffer.from(piece));
         }
         this.bodyLeft -= n;
         off += n;

@@ -39,6 +39,7 @@ interface MsgHead {
 }
 
 const CRLF = Buffer.from('\r\n');
+const EMPTY = Buffer.alloc(0);
 
 export class NatsClient {
   private buf: Buffer = Buffer.alloc(0);
@@ -54,8 +55,10 @@ export class NatsClient {
   private onInfo: (() => void) | undefined;
 
   static async connect(port: number): Promise<NatsClient> {
-    const socket = await connectLoopback(port);
+    let client: NatsClient | undefined;
+    const socket = await connectLoopback(port, (piece) => client?.onData(piece));
     const c = new NatsClient(socket);
+    client = c;
     await new Promise<void>((resolve, reject) => {
       c.onInfo = resolve;
       socket.once('error', reject);
@@ -73,7 +76,6 @@ export class NatsClient {
     const id = crypto.randomBytes(8).toString('hex');
     this.inbox = `_INBOX.${id}.`;
     this.pullInbox = `_PULL.${id}.`;
-    socket.on('data', (d: Buffer) => this.onData(d));
     const fail = (e?: Error) => {
       this.dead = e ?? new Error('nats connection closed');
       for (const b of this.batches.values()) b.reject(this.dead);
@@ -148,6 +150,10 @@ export class NatsClient {
     });
   }
 
+  /**
+   * `d` lives in the socket's reused read buffer: what is kept past this call is copied (the last
+   * reply of a batch, and the unparsed rest of the chunk); a pulled message is handed over during it.
+   */
   private onData(d: Buffer): void {
     this.buf = this.off >= this.buf.length ? d : Buffer.concat([this.buf.subarray(this.off), d]);
     this.off = 0;
@@ -188,6 +194,8 @@ export class NatsClient {
         this.onInfo = undefined;
       } else if (line.startsWith('-ERR')) process.stderr.write(`# nats server error: ${line}\n`);
     }
+    this.buf = this.off < buf.length ? Buffer.from(buf.subarray(this.off)) : EMPTY;
+    this.off = 0;
   }
 
   private dispatch(m: MsgHead, header: Buffer | undefined, data: Buffer): void {
@@ -216,8 +224,8 @@ export class NatsClient {
     if (!b) return;
     if (status === '503') b.error = new Error('no responders (is the stream missing?)');
     else if (!b.error && data.indexOf('"error"') >= 0) b.error = new Error(`publish: ${data.toString()}`);
-    b.last = data;
     if (--b.left === 0) {
+      b.last = Buffer.from(data);
       this.batches.delete(key);
       if (b.error) b.reject(b.error);
       else b.resolve(b.last);

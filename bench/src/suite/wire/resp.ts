@@ -21,6 +21,7 @@ interface Waiter {
 }
 
 const CRLF = Buffer.from('\r\n');
+const EMPTY = Buffer.alloc(0);
 
 /** ASCII decimal in buf[start, end). */
 function int(buf: Buffer, start: number, end: number): number {
@@ -45,11 +46,13 @@ export class RespClient {
   private dead: Error | undefined;
 
   static async connect(port: number): Promise<RespClient> {
-    return new RespClient(await connectLoopback(port));
+    let client: RespClient | undefined;
+    const socket = await connectLoopback(port, (piece) => client?.onData(piece));
+    client = new RespClient(socket);
+    return client;
   }
 
   private constructor(private readonly socket: net.Socket) {
-    socket.on('data', (d: Buffer) => this.onData(d));
     const fail = (e?: Error) => {
       this.dead = e ?? new Error('redis connection closed');
       for (let i = this.head; i < this.queue.length; i++) this.queue[i]?.reject(this.dead);
@@ -83,6 +86,10 @@ export class RespClient {
     return this.sendRaw(Buffer.concat(RespClient.encode(args)), 1);
   }
 
+  /**
+   * `d` lives in the socket's reused read buffer: every value kept past this call is copied (bulk
+   * strings, and the unparsed rest of the chunk).
+   */
   private onData(d: Buffer): void {
     const buf = this.off >= this.buf.length ? d : Buffer.concat([this.buf.subarray(this.off), d]);
     const stack = this.stack;
@@ -101,7 +108,7 @@ export class RespClient {
           off = e + 2;
         } else {
           if (e + 4 + len > buf.length) break;
-          v = buf.subarray(e + 2, e + 2 + len);
+          v = Buffer.from(buf.subarray(e + 2, e + 2 + len));
           off = e + 4 + len;
         }
       } else if (t === 42) {
@@ -138,8 +145,8 @@ export class RespClient {
         v = top.arr;
       }
     }
-    this.buf = buf;
-    this.off = off;
+    this.buf = off < buf.length ? Buffer.from(buf.subarray(off)) : EMPTY;
+    this.off = 0;
   }
 
   private deliver(v: RespValue): void {
