@@ -277,6 +277,8 @@ async function longPoll() {
   const handles = await Promise.all(Array.from({ length: consumers }, () => driver.open()));
   const tailers = await Promise.all(handles.map((h) => h.tail(waitMs)));
   const sentAt = new Float64Array(writes).fill(Number.NaN);
+  // The producer's own answer after 100 ms of quiet: how long a request takes when nothing is warm.
+  const acks = new Float64Array(writes);
   const delays = new Float64Array(writes * consumers);
   let got = 0;
   let requests = 0;
@@ -307,9 +309,11 @@ async function longPoll() {
     record.writeUInt32BE(i, 0);
     sentAt[i] = nowNs();
     await producer.produceRecords([record]);
+    acks[i] = nowNs() - sentAt[i]!;
   }
   await sleep(Math.min(1000, intervalMs * 5));
   if (got < writes * consumers) fail(`${got} deliveries, expected ${writes * consumers}`);
+  latencies('producer ack after idle ', acks, writes, [['p50', 0.5]]);
   latencies('wake-up ', delays, got, [
     ['p50', 0.5],
     ['p99', 0.99],

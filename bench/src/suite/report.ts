@@ -81,6 +81,7 @@ export const HEADLINES: { case: string; metric: string; unit: string }[] = [
   { case: 'W6 long poll', metric: 'wake-up p50', unit: 'µs' },
   { case: 'W6 long poll', metric: 'wake-up p99', unit: 'µs' },
   { case: 'W6 long poll', metric: 'idle requests per consumer', unit: 'requests/s' },
+  { case: 'W6 long poll', metric: 'producer ack after idle p50', unit: 'µs' },
   { case: 'W7 recovery after a kill', metric: 'recovery', unit: 's/GiB' },
   { case: 'W7 recovery after a kill', metric: 'start to serving', unit: 's' },
 ];
@@ -294,6 +295,8 @@ export function chartSvg(
     p.values.forEach((v, i) => {
       const bx = x0 + 10 + i * (bw + 10);
       if (v === undefined) {
+        // The TypeScript client runs only where it tells something (W1, W2, W4): no label elsewhere.
+        if (systems[i] === 'booblik-client') return;
         out.push(
           `<text x="${bx + bw / 2}" y="${chartTop + chartH - 4}" text-anchor="middle" fill="#adb5bd">n/a</text>`,
         );
