@@ -313,11 +313,11 @@ async function longPoll() {
   }
   await sleep(Math.min(1000, intervalMs * 5));
   if (got < writes * consumers) fail(`${got} deliveries, expected ${writes * consumers}`);
-  latencies('producer ack after idle ', acks, writes, [['p50', 0.5]]);
   latencies('wake-up ', delays, got, [
     ['p50', 0.5],
     ['p99', 0.99],
   ]);
+  latencies('producer ack after idle ', acks, writes, [['p50', 0.5]]);
   // Idle: nothing is written; a long poll costs requests only when its wait ends.
   const idleSeconds = spec.idleSeconds ?? 10;
   const before = requests;
