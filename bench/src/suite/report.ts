@@ -266,6 +266,7 @@ export function chartSvg(
   const height = top + Math.ceil(panels.length / cols) * ph + 10;
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
+    `<title>${esc(title)}</title>`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
     `<text x="10" y="22" font-size="15" font-weight="bold">${esc(title)}</text>`,
   ];
