@@ -1,0 +1,651 @@
+/**
+ * The benchmark suite: booblik side by side with Redis Streams and NATS JetStream, plus the machine's
+ * physical limits, in one run on one machine. Each workload runs against a fresh server (W4 reads what
+ * W1 wrote), from a load generator in a process of its own, several times, systems in rotating order.
+ *
+ *   npm run bench                      full run (3 repetitions, about 15 minutes)
+ *   npm run bench -- --quick           a small version in under a minute
+ *   npm run bench -- --profile         also write a V8 CPU profile of every broker run, and its top
+ *   npm run bench -- --only=W1,W4 --systems=booblik,redis --reps=5 --keep
+ *
+ * Output: a table on stdout; results.json (every figure of every run), results.md and chart.svg in
+ * bench/results/<time>/ (or --out=DIR), with the servers' logs and the load generators' diagnostics.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchDataDir, fsTypeOf } from '../data-dir.js';
+import { fmt } from '../stats.js';
+import type { SystemName } from './drivers.js';
+import type { Figure, LoadSpec } from './loadgen.js';
+import { profileTop } from './profile-top.js';
+import { chartSvg, floorTable, fullTable, headlineTable, OURS, type Row, summarize } from './report.js';
+import {
+  commandVersion,
+  ensurePeers,
+  machineCpuTicks,
+  natsCanSyncAlways,
+  type Server,
+  scrapeMetrics,
+  startBooblik,
+  startNats,
+  startRedis,
+} from './servers.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../../..');
+
+// ------------------------------------------------------------------------------------------- options
+
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(`--${name}`);
+const option = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const quick = flag('quick');
+const profile = flag('profile');
+const keep = flag('keep');
+const reps = Number(option('reps') ?? (quick ? 1 : 3));
+const only = option('only')?.split(',');
+const wantedSystems = (option('systems') ?? 'booblik,redis,nats').split(',');
+const withClient = flag('client') || (!quick && !flag('no-client'));
+/** Wait for the shared machine to be quiet before each case (not in a quick run). */
+const settle = !quick && !flag('no-settle');
+
+/** Sizes of every workload: the full run, and the quick one. */
+const sizes = quick
+  ? {
+      w1Records: 100_000,
+      w2Records: 5_000,
+      w3Seconds: 1,
+      w4Seconds: 0.3,
+      w5Seconds: 1,
+      w6: { consumers: 2, seconds: 1, idleSeconds: 1 },
+      w7Bytes: 64 * 2 ** 20,
+      w7Restarts: 1,
+      physical: { seconds: 0.5, writeBytes: 128 * 2 ** 20 },
+    }
+  : {
+      w1Records: 1_000_000,
+      w2Records: 50_000,
+      w3Seconds: 5,
+      w4Seconds: 1,
+      w5Seconds: 6,
+      w6: { consumers: 4, seconds: 10, idleSeconds: 10 },
+      w7Bytes: 2 ** 30,
+      w7Restarts: Math.max(3, reps),
+      physical: { seconds: 3, writeBytes: 2 ** 30 },
+    };
+const RECORD_BYTES = 128;
+/** Several connections, each with requests pipelined: the same shape for every system. */
+const W1_SHAPE = { connections: 4, inFlight: 4 };
+
+interface Case {
+  name: string;
+  workload: LoadSpec['workload'];
+  durable: boolean;
+  spec: Partial<LoadSpec>;
+  /** Read back what this case wrote, on the same server (W4 after W1). */
+  readBack?: Case;
+  /** Also run through the full TypeScript client. */
+  client?: boolean;
+}
+
+const W4: Case = {
+  name: 'W4 read from the start',
+  workload: 'W4',
+  durable: false,
+  spec: { fetchBytes: 1 << 20, verify: true, seconds: sizes.w4Seconds },
+};
+const ALL_CASES: Case[] = [
+  {
+    name: 'W1 batches of 100',
+    workload: 'W1',
+    durable: false,
+    spec: { records: sizes.w1Records, batch: 100, ...W1_SHAPE, warmup: 1000 },
+    readBack: W4,
+    client: true,
+  },
+  {
+    name: 'W1 batches of 10',
+    workload: 'W1',
+    durable: false,
+    spec: { records: sizes.w1Records, batch: 10, ...W1_SHAPE, warmup: 1000 },
+  },
+  {
+    name: 'W2 one record per request',
+    workload: 'W2',
+    durable: false,
+    spec: { records: sizes.w2Records, warmup: 1000 },
+    client: true,
+  },
+  {
+    name: 'W3 durable, 8 producers',
+    workload: 'W3',
+    durable: true,
+    spec: { producers: 8, seconds: sizes.w3Seconds, forced: true, warmup: 200 },
+  },
+  {
+    name: 'W3 durable, 64 producers',
+    workload: 'W3',
+    durable: true,
+    spec: { producers: 64, seconds: sizes.w3Seconds, forced: true, warmup: 640 },
+  },
+  {
+    name: 'W5 open loop 5,000/s',
+    workload: 'W5',
+    durable: false,
+    spec: { rate: 5000, seconds: sizes.w5Seconds, warmup: 1000 },
+  },
+  {
+    name: 'W6 long poll',
+    workload: 'W6',
+    durable: false,
+    spec: { ...sizes.w6, waitMs: 5000, intervalMs: 100 },
+  },
+];
+const CASES = ALL_CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)));
+const runW7 = !only || only.includes('W7');
+const runPhysical = !only || only.includes('physical');
+
+// ------------------------------------------------------------------------------------------- output
+
+const stamp = new Date()
+  .toISOString()
+  .replace(/[:.]/g, '-')
+  .replace(/-\d\d\dZ$/, 'Z');
+const outDir = path.resolve(option('out') ?? path.join(repoRoot, 'bench/results', stamp));
+const logDir = path.join(outDir, 'logs');
+const profileDir = path.join(outDir, 'profiles');
+fs.mkdirSync(logDir, { recursive: true });
+const log = (s: string) => process.stderr.write(`# ${s}\n`);
+const rows: Row[] = [];
+const failures: string[] = [];
+const profiles: string[] = [];
+
+const dataRoot = benchDataDir('booblik-bench-suite-');
+const running = new Set<Server>();
+let interrupted = false;
+const cleanup = async () => {
+  await Promise.all([...running].map((s) => s.stop(3000)));
+  if (!keep) fs.rmSync(dataRoot, { recursive: true, force: true });
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log(`${signal}: stopping the servers`);
+    void cleanup().then(() => process.exit(130));
+  });
+}
+
+// ------------------------------------------------------------------------------------------- machine
+
+const peers =
+  wantedSystems.includes('redis') || wantedSystems.includes('nats')
+    ? ensurePeers(log)
+    : { redis: false, nats: false };
+const systems = wantedSystems.filter(
+  (s) => s === OURS || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
+);
+const peerNames = systems.filter((s) => s !== OURS);
+const natsSyncAlways = systems.includes('nats') && natsCanSyncAlways(dataRoot);
+
+function machine() {
+  const cpu =
+    /model name\s*:\s*(.*)/.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model;
+  const git = (args: string[]) => commandVersion('git', ['-C', repoRoot, ...args]);
+  return {
+    cpu,
+    cores: os.cpus().length,
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    kernel: `${os.type()} ${os.release()}`,
+    node: process.version,
+    dataDir: dataRoot,
+    dataFs: fsTypeOf(dataRoot),
+    dataDevice: commandVersion('findmnt', ['-n', '-o', 'SOURCE', '-T', dataRoot]),
+    redis: systems.includes('redis') ? commandVersion('redis-server', ['--version']) : undefined,
+    nats: systems.includes('nats') ? commandVersion('nats-server', ['--version']) : undefined,
+    natsSyncAlways,
+    commit: git(['rev-parse', '--short', 'HEAD']),
+    dirty: (git(['status', '--porcelain']) ?? '') !== '',
+    loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+}
+const machineAtStart = machine();
+
+// ------------------------------------------------------------------------------------------- running
+
+interface LoadResult {
+  figures: Figure[];
+  notes: string[];
+  ok: boolean;
+}
+
+function runLoadgen(spec: LoadSpec, label: string): Promise<LoadResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(here, 'loadgen.js'), JSON.stringify(spec)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const diag = fs.createWriteStream(path.join(logDir, 'loadgen.log'), { flags: 'a' });
+    diag.write(`## ${label} ${new Date().toISOString()} ${JSON.stringify(spec)}\n`);
+    child.stderr.pipe(diag);
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), (spec.maxSeconds + 30) * 1000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      let parsed: { figures: Figure[]; notes: string[] } = {
+        figures: [],
+        notes: [`no result (exit ${code})`],
+      };
+      try {
+        parsed = JSON.parse(out.trim().split('\n').pop() ?? '');
+      } catch {
+        // keep the placeholder
+      }
+      resolve({ ...parsed, ok: code === 0 });
+    });
+  });
+}
+
+async function startServer(system: SystemName, durable: boolean, name: string): Promise<Server> {
+  const dir = fs.mkdtempSync(path.join(dataRoot, `${name}-`));
+  const logFile = path.join(logDir, `${name}.log`);
+  let server: Server;
+  if (system === 'redis') server = await startRedis(dir, logFile, durable);
+  else if (system === 'nats') server = await startNats(dir, logFile, durable && natsSyncAlways);
+  else {
+    const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
+    server = await startBooblik({ repoRoot, dataDir: dir, logFile, cpuProfileDir });
+    if (cpuProfileDir) profiles.push(cpuProfileDir);
+  }
+  running.add(server);
+  const stop = server.stop.bind(server);
+  server.stop = async (grace?: number) => {
+    running.delete(server);
+    const code = await stop(grace);
+    if (!keep) fs.rmSync(dir, { recursive: true, force: true });
+    return code;
+  };
+  return server;
+}
+
+const slug = (s: string) =>
+  s
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/-$/, '')
+    .toLowerCase();
+const maxSeconds = quick ? 60 : 240;
+
+function record(kase: string, system: string, rep: number, result: LoadResult) {
+  for (const f of result.figures)
+    rows.push({ case: kase, system, metric: f.metric, unit: f.unit, value: f.value, rep });
+  if (!result.ok) {
+    const why = `${kase} / ${system} / rep ${rep}: ${result.notes.join('; ') || 'failed'}`;
+    failures.push(why);
+    log(`FAILED ${why}`);
+  }
+}
+
+function headline(result: LoadResult): string {
+  const f = result.figures[0];
+  return f ? `${fmt(f.value)} ${f.unit} (${f.metric})` : 'no figure';
+}
+
+/**
+ * This machine is shared: before a case, wait (at most 10 s) until the other tenants leave at least
+ * one core idle, and record how busy it was, so a figure taken under load can be recognised.
+ */
+async function quiet(): Promise<number> {
+  const sample = async () => {
+    const a = machineCpuTicks();
+    await new Promise((r) => setTimeout(r, 500));
+    const b = machineCpuTicks();
+    return ((b.busy - a.busy) / Math.max(1, b.total - a.total)) * 100;
+  };
+  let busy = await sample();
+  for (let i = 0; settle && busy > 40 && i < 20; i++) busy = await sample();
+  return Math.round(busy);
+}
+
+async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: number): Promise<void> {
+  const serverSystem = driver === 'booblik-client' ? 'booblik' : system;
+  const name = `${slug(kase.name)}-${driver}-r${rep}`;
+  const busyBefore = await quiet();
+  const server = await startServer(serverSystem as SystemName, kase.durable, name);
+  try {
+    rows.push({
+      case: kase.name,
+      system: driver,
+      metric: 'machine busy before',
+      unit: '% of all cores',
+      value: busyBefore,
+      rep,
+    });
+    const metricsBefore =
+      serverSystem === OURS && kase.workload === 'W3' && server.httpPort
+        ? await scrapeMetrics(server.httpPort, ['booblik_partition_fsyncs', 'booblik_records_in_total'])
+        : undefined;
+    const spec: LoadSpec = {
+      system: driver,
+      port: server.port,
+      workload: kase.workload,
+      recordBytes: RECORD_BYTES,
+      maxSeconds,
+      ...kase.spec,
+    };
+    const cpu0 = server.cpuSeconds();
+    const machine0 = machineCpuTicks();
+    const w0 = performance.now();
+    const result = await runLoadgen(spec, name);
+    const seconds = (performance.now() - w0) / 1000;
+    const machine1 = machineCpuTicks();
+    record(kase.name, driver, rep, result);
+    // Who was busy: the server (100% = one core: a single-threaded server at its limit), and the whole
+    // machine (load generator, server, and anything else running on this shared box).
+    rows.push({
+      case: kase.name,
+      system: driver,
+      metric: 'server cpu',
+      unit: '% of a core',
+      value: Math.round(((server.cpuSeconds() - cpu0) / seconds) * 100),
+      rep,
+    });
+    rows.push({
+      case: kase.name,
+      system: driver,
+      metric: 'machine busy',
+      unit: '% of all cores',
+      value: Math.round(
+        ((machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total)) * 100,
+      ),
+      rep,
+    });
+    log(`rep ${rep} ${driver.padEnd(14)} ${kase.name}: ${headline(result)}`);
+    if (kase.workload === 'W1') {
+      rows.push({
+        case: kase.name,
+        system: driver,
+        metric: 'server peak RSS',
+        unit: 'MiB',
+        value: Math.round(server.memory().peakMiB),
+        rep,
+      });
+    }
+    if (metricsBefore && server.httpPort) {
+      const after = await scrapeMetrics(server.httpPort, [
+        'booblik_partition_fsyncs',
+        'booblik_records_in_total',
+      ]);
+      const syncs = after.booblik_partition_fsyncs! - metricsBefore.booblik_partition_fsyncs!;
+      const records = after.booblik_records_in_total! - metricsBefore.booblik_records_in_total!;
+      rows.push({
+        case: kase.name,
+        system: driver,
+        metric: 'records per fsync',
+        unit: 'records',
+        value: Math.round((records / Math.max(1, syncs)) * 10) / 10,
+        rep,
+      });
+    }
+    if (kase.readBack) {
+      const then = kase.readBack;
+      const readCpu0 = server.cpuSeconds();
+      const readT0 = performance.now();
+      const r = await runLoadgen(
+        {
+          system: driver,
+          port: server.port,
+          workload: then.workload,
+          recordBytes: RECORD_BYTES,
+          maxSeconds,
+          records: kase.spec.records,
+          ...then.spec,
+        },
+        `${slug(then.name)}-${driver}-r${rep}`,
+      );
+      record(then.name, driver, rep, r);
+      rows.push({
+        case: then.name,
+        system: driver,
+        metric: 'server cpu',
+        unit: '% of a core',
+        value: Math.round(((server.cpuSeconds() - readCpu0) / ((performance.now() - readT0) / 1000)) * 100),
+        rep,
+      });
+      log(`rep ${rep} ${driver.padEnd(14)} ${then.name}: ${headline(r)}`);
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+/** W7: a log of the target size, the broker killed, then restarted (and killed again) several times. */
+async function recovery(): Promise<void> {
+  const kase = 'W7 recovery after a kill';
+  const dir = fs.mkdtempSync(path.join(dataRoot, 'w7-'));
+  const start = async (name: string) => {
+    const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
+    const s = await startBooblik({
+      repoRoot,
+      dataDir: dir,
+      logFile: path.join(logDir, `${name}.log`),
+      cpuProfileDir,
+    });
+    if (cpuProfileDir) profiles.push(cpuProfileDir);
+    running.add(s);
+    return s;
+  };
+  try {
+    const filler = await start('w7-fill');
+    const records = Math.ceil(sizes.w7Bytes / (RECORD_BYTES + 8));
+    const fill = await runLoadgen(
+      {
+        system: 'booblik',
+        port: filler.port,
+        workload: 'fill',
+        recordBytes: RECORD_BYTES,
+        maxSeconds,
+        records: Math.ceil(records / 100) * 100,
+        batch: 100,
+        ...W1_SHAPE,
+      },
+      'w7-fill',
+    );
+    if (!fill.ok) failures.push(`${kase}: filling the log failed: ${fill.notes.join('; ')}`);
+    await filler.kill();
+    running.delete(filler);
+    for (let i = 1; i <= sizes.w7Restarts && !interrupted; i++) {
+      const s = await start(`w7-restart-${i}`);
+      const line = s.output.find((l) => / recovered in /.test(l)) ?? '';
+      const m = /, (\d+) B, recovered in ([\d.]+) ms/.exec(line);
+      if (m) {
+        const gib = Number(m[1]) / 2 ** 30;
+        rows.push({
+          case: kase,
+          system: OURS,
+          metric: 'recovery',
+          unit: 's/GiB',
+          value: Number(m[2]) / 1000 / gib,
+          rep: i,
+        });
+        rows.push({
+          case: kase,
+          system: OURS,
+          metric: 'start to serving',
+          unit: 's',
+          value: s.startMs / 1000,
+          rep: i,
+        });
+        rows.push({ case: kase, system: OURS, metric: 'log size', unit: 'GiB', value: gib, rep: i });
+        log(
+          `restart ${i} ${kase}: ${m[2]} ms for ${gib.toFixed(2)} GiB, serving after ${(s.startMs / 1000).toFixed(2)} s`,
+        );
+      } else failures.push(`${kase}: no "recovered in" line from the broker`);
+      if (profile && i === sizes.w7Restarts) await s.stop();
+      else await s.kill();
+      running.delete(s);
+    }
+  } finally {
+    if (!keep) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function physical(rep: number): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(dataRoot, 'physical-'));
+  const result = await new Promise<LoadResult>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [path.join(here, 'physical.js'), JSON.stringify({ dataDir: dir, ...sizes.physical })],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      try {
+        resolve({ ...JSON.parse(out.trim()), ok: code === 0 });
+      } catch {
+        resolve({ figures: [], notes: [`exit ${code}`], ok: false });
+      }
+    });
+  });
+  fs.rmSync(dir, { recursive: true, force: true });
+  record('physical limits', 'machine', rep, result);
+  log(
+    `rep ${rep} physical: ${result.figures.map((f) => `${f.metric} ${fmt(f.value)} ${f.unit}`).join(', ')}`,
+  );
+}
+
+// ------------------------------------------------------------------------------------------- main
+
+const t0 = performance.now();
+log(
+  `booblik benchmark suite${quick ? ' (quick)' : ''}: ${systems.join(', ')}; ${reps} repetition(s); results in ${outDir}`,
+);
+log(
+  `data on ${machineAtStart.dataFs} (${machineAtStart.dataDevice}), ${machineAtStart.cores} cores, node ${process.version}`,
+);
+if (systems.includes('nats') && !natsSyncAlways) {
+  log('this nats-server cannot fsync every write: its W3 figures are not durable and not comparable');
+}
+try {
+  if (runPhysical) for (let rep = 1; rep <= reps && !interrupted; rep++) await physical(rep);
+  for (let rep = 1; rep <= reps && !interrupted; rep++) {
+    const order = [
+      ...systems.slice((rep - 1) % systems.length),
+      ...systems.slice(0, (rep - 1) % systems.length),
+    ];
+    for (const system of order) {
+      for (const kase of CASES) {
+        if (interrupted) break;
+        const drivers: SystemName[] = [system as SystemName];
+        if (system === OURS && kase.client && withClient) drivers.push('booblik-client');
+        for (const d of drivers) {
+          try {
+            await runCase(kase, system as SystemName, d, rep);
+          } catch (e) {
+            failures.push(`${kase.name} / ${d} / rep ${rep}: ${(e as Error).message}`);
+            log(`FAILED ${kase.name} / ${d}: ${(e as Error).message}`);
+          }
+        }
+      }
+    }
+  }
+  if (runW7 && systems.includes(OURS) && !interrupted) await recovery();
+} finally {
+  await cleanup();
+}
+
+// ------------------------------------------------------------------------------------------- report
+
+const summary = summarize(rows);
+const reportSystems = [OURS, ...(withClient ? ['booblik-client'] : []), ...peerNames].filter((s) =>
+  summary.some((x) => x.system === s),
+);
+const peerNotes: Record<string, string> = {};
+if (!natsSyncAlways) {
+  for (const c of ['W3 durable, 8 producers', 'W3 durable, 64 producers'])
+    peerNotes[`${c}/nats`] = '(no fsync)';
+}
+const headlineMd = headlineTable(summary, peerNames, peerNotes);
+const floors = floorTable(summary);
+const physicalMd = [
+  '| physical limit | min | median | max |',
+  '|---|---:|---:|---:|',
+  ...summary
+    .filter((x) => x.system === 'machine')
+    .map(
+      (x) =>
+        `| ${x.metric}, ${x.unit} | ${fmt(x.spread.min)} | **${fmt(x.spread.median)}** | ${fmt(x.spread.max)} |`,
+    ),
+].join('\n');
+const date = new Date().toISOString();
+const command = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
+const minutes = (performance.now() - t0) / 60_000;
+const profileTops: string[] = [];
+for (const dir of profiles) {
+  if (!fs.existsSync(dir)) continue;
+  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
+    try {
+      profileTops.push(`${path.basename(dir)}:\n${profileTop(path.join(dir, f), 15)}`);
+    } catch (e) {
+      profileTops.push(`${path.basename(dir)}: unreadable profile (${(e as Error).message})`);
+    }
+  }
+}
+
+const m = { ...machineAtStart, loadAverageAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) };
+const machineMd = [
+  `- date: ${date}; command: \`${command}\`; ${fmt(minutes, 1)} minutes`,
+  `- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.kernel}; Node ${m.node}`,
+  `- data: ${m.dataFs} on ${m.dataDevice}; commit ${m.commit}${m.dirty ? ' (with uncommitted changes)' : ''}`,
+  `- peers: ${m.redis ?? 'redis: not run'}; ${m.nats ?? 'nats: not run'}${systems.includes('nats') ? ` (fsync per write: ${natsSyncAlways ? 'yes' : 'no'})` : ''}`,
+  `- load average at start ${m.loadAverage.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,
+].join('\n');
+const md = [
+  `# booblik benchmark suite, ${date.slice(0, 10)}`,
+  '',
+  machineMd,
+  '',
+  `Medians of ${reps} run(s); ratios are ours / peer from this run.`,
+  '',
+  headlineMd,
+  '',
+  floors.table,
+  '',
+  physicalMd,
+  '',
+  '## Every figure',
+  '',
+  fullTable(summary),
+  '',
+  ...(failures.length ? ['## Failures', '', ...failures.map((f) => `- ${f}`), ''] : []),
+  ...(profileTops.length ? ['## Broker CPU profiles', '', '```', ...profileTops, '```', ''] : []),
+].join('\n');
+fs.writeFileSync(path.join(outDir, 'results.md'), md);
+fs.writeFileSync(
+  path.join(outDir, 'results.json'),
+  `${JSON.stringify({ date, command, quick, reps, sizes, w1Shape: W1_SHAPE, recordBytes: RECORD_BYTES, machine: m, summary, runs: rows, floors: floors.missed, failures }, null, 2)}\n`,
+);
+fs.writeFileSync(
+  path.join(outDir, 'chart.svg'),
+  chartSvg(
+    summary,
+    reportSystems,
+    `booblik vs Redis Streams vs NATS JetStream (${date.slice(0, 10)}, ${m.cores} cores, medians of ${reps})`,
+    peerNotes,
+  ),
+);
+
+process.stdout.write(`\n${machineMd}\n\n${headlineMd}\n\n${floors.table}\n\n${physicalMd}\n`);
+if (profileTops.length) process.stdout.write(`\n${profileTops.join('\n\n')}\n`);
+if (failures.length) process.stdout.write(`\nFailures:\n${failures.map((f) => `- ${f}`).join('\n')}\n`);
+process.stdout.write(`\nresults: ${outDir}/{results.md,results.json,chart.svg}\n`);
+process.exit(failures.length > 0 ? 1 : 0);
