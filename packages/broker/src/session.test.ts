@@ -118,6 +118,25 @@ describe('sessions', () => {
     });
   }
 
+  it('an absurd frame length after pipelined requests: those requests are still answered, then the connection closes', async (t) => {
+    const { port, broker } = await startBroker(t);
+    const c = await RawClient.connect(port);
+    t.after(() => c.close());
+    const produce = encodeProduceRequest(1, {
+      topic: 't',
+      partition: 0,
+      ack: AckPolicy.WRITTEN,
+      records: [Buffer.from('taken before the bad length')],
+    });
+    // The PRODUCE is intact and goes into the log; its answer is owed even though the stream then breaks.
+    c.send(Buffer.concat([produce, encodeMetadataRequest(2, { topics: ['t'] }), lengthPrefix(-1)]));
+    assert.deepEqual(produced(await c.expect(1)), { baseOffset: 0, logEndOffset: 1 });
+    assert.equal((await c.expect(2)).errorCode, 0);
+    await c.closedPromise;
+    assert.equal(await c.next(), null, 'nothing after the bad length is answered');
+    assert.equal(broker.metrics.connectionsClosedInvalidLength, 1);
+  });
+
   it('a client that disconnects mid-request costs nothing: half a frame, then gone', async (t) => {
     const { port, broker } = await startBroker(t);
     const quitter = await RawClient.connect(port);

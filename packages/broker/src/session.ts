@@ -13,7 +13,7 @@ import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
 import { handleMetadata } from './api/metadata.js';
 import { handleProduce } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
-import { connectionPendingWriteBytesMax } from './limits.js';
+import { connectionPendingWriteBytesMax, shutdownGraceMs } from './limits.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
 interface Slot {
@@ -104,12 +104,19 @@ export class Session implements FrameSink, HoldScope {
   }
 
   invalidLength(frameLength: number): void {
-    // Nothing after this length can be framed: close this connection only, without answering.
+    // Nothing after this length can be framed: close this connection only, without answering it.
     this.ctx.metrics.connectionsClosedInvalidLength++;
     this.ctx.noisyLog.warn(
       `closing connection from ${this.socket.remoteAddress}:${this.socket.remotePort}: frame length ${frameLength} outside 1..8388608`,
     );
-    this.socket.destroy();
+    // The intact requests before it were taken (a PRODUCE may already be in the log), so their answers
+    // are still owed: stop reading, answer what is in flight, then close, as at shutdown. Destroying
+    // the socket here dropped those answers (found by the reliability fuzzer). A peer that does not
+    // read them is cut off after the grace period.
+    const timer = setTimeout(() => this.socket.destroy(), shutdownGraceMs);
+    timer.unref();
+    this.socket.once('close', () => clearTimeout(timer));
+    void this.drain();
   }
 
   // HoldScope: held fetches learn when the connection or the broker goes away.
