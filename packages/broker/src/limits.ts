@@ -2,9 +2,21 @@
  * The broker's limits, each in one place with its reason. Limits of the wire itself (frame size,
  * the long-poll cap) live in @booblik/protocol's limits.ts; these are the server's own.
  */
-import { fetchWaitMsMax, frameBytesMax } from '@booblik/protocol';
+import {
+  fetchResponseFixedBytes,
+  fetchWaitMsMax,
+  frameBytesMax,
+  responseHeaderBytes,
+} from '@booblik/protocol';
 
 export { fetchWaitMsMax, frameBytesMax };
+
+/**
+ * The most FETCH payload one answer carries: what fits a response frame (8 MiB) after the response
+ * header and the FETCH fields. A larger maxBytes is served as this much, because a client refuses
+ * any frame above 8 MiB (found by the reliability suite: maxBytes 2^31-1 got a 12 MiB frame).
+ */
+export const fetchPayloadBytesMax = frameBytesMax - responseHeaderBytes - fetchResponseFixedBytes;
 
 /**
  * Bytes of responses a connection may have waiting in its socket buffer before the broker stops
