@@ -35,17 +35,23 @@ export class WireClient {
   readonly closedPromise: Promise<void>;
 
   private constructor(readonly socket: net.Socket) {
+    // A response frame of impossible length ends the connection, as it ends a client's: nothing after
+    // it can be framed.
+    const broken = (what: string) => {
+      this.violations.push(what);
+      socket.destroy();
+    };
     const sink = {
       frame: (f: Buffer) => this.push(readResponseFrame(Buffer.from(f))),
-      shortFrame: (n: number) => this.violations.push(`a response frame of ${n} bytes, below 6`),
-      invalidLength: (n: number) => this.violations.push(`a response frame length of ${n}`),
+      shortFrame: (n: number) => broken(`a response frame of ${n} bytes, below 6`),
+      invalidLength: (n: number) => broken(`a response frame length of ${n}, outside 6..8388608`),
     };
     socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, sink));
     socket.on('error', () => {});
     this.closedPromise = new Promise((resolve) =>
       socket.on('close', () => {
         this.closed = true;
-        if (this.splitter.bufferedBytes > 0) {
+        if (this.splitter.bufferedBytes > 0 && !this.splitter.dead) {
           this.violations.push(
             `the connection ended ${this.splitter.bufferedBytes} bytes into a response frame (shorter than its length prefix)`,
           );
