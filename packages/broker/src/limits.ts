@@ -19,10 +19,10 @@ export { fetchWaitMsMax, frameBytesMax };
 export const fetchPayloadBytesMax = frameBytesMax - responseHeaderBytes - fetchResponseFixedBytes;
 
 /**
- * Bytes of responses a connection may have waiting in its socket buffer before the broker stops
- * reading its requests: a client that never reads cannot make the broker hold more than this (plus
- * the requests in flight), however fast it sends. Two maximum frames, so one large fetch answer
- * never stalls a healthy reader.
+ * Bytes of responses a connection may have waiting in its socket buffer, together with what its
+ * requests in flight may hold (PRODUCE frames, FETCH answers up to their maxBytes), before the broker
+ * stops reading its requests: a client that never reads cannot make the broker hold more than this,
+ * however fast it sends. Two maximum frames, so one large fetch answer never stalls a healthy reader.
  */
 export const connectionPendingWriteBytesMax = 2 * frameBytesMax;
 

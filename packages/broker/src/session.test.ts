@@ -203,6 +203,33 @@ describe('sessions', () => {
     assert.ok(broker.metrics.fetchBytesOut < 100 * 2 ** 20, 'it stopped producing answers nobody reads');
   });
 
+  it('a client that never reads cannot make the broker take on more answers than the write budget, at the default in-flight limit', async (t) => {
+    const { port, broker } = await startBroker(t);
+    const hog = await RawClient.connect(port);
+    hog.socket.pause(); // never reads
+    t.after(() => hog.close());
+    // 400 long polls, each for up to 1 MiB: once data lands, each is a 1 MiB answer nobody reads.
+    const poll = (id: number) =>
+      encodeFetchRequestV2(id, {
+        topic: 't',
+        partition: 0,
+        fetchOffset: 0,
+        maxBytes: 1 << 20,
+        maxWaitMs: 60_000,
+        minBytes: 0,
+      });
+    hog.send(Buffer.concat(Array.from({ length: 400 }, (_, i) => poll(i + 1))));
+    await waitFor(() => broker.metrics.heldFetches > 0, 'the first polls to be held');
+    const other = await RawClient.connect(port);
+    t.after(() => other.close());
+    assert.equal((await other.metadata('t')).errorCode, 0, 'the broker has read what the hog sent');
+    assert.ok(
+      broker.metrics.heldFetches <= 17,
+      `${broker.metrics.heldFetches} polls taken on: 16 x 1 MiB fill the 16 MiB budget, the 17th passes it`,
+    );
+    hog.close(); // now, not after the broker's shutdown has waited out its grace period for it
+  });
+
   it('connections beyond booblik.max.connections are closed at once and counted', async (t) => {
     const { port, broker } = await startBroker(t, { maxConnections: 2 });
     const a = await RawClient.connect(port);
