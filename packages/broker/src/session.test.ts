@@ -7,6 +7,7 @@ import {
   encodeMetadataRequest,
   encodeProduceRequest,
 } from '@booblik/protocol';
+import { connectionPendingWriteBytesMax } from './limits.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
 import { startBroker } from './test-support/start-broker.js';
 import { waitFor } from './test-support/wait-for.js';
@@ -228,6 +229,33 @@ describe('sessions', () => {
       `${broker.metrics.heldFetches} polls taken on: 16 x 1 MiB fill the 16 MiB budget, the 17th passes it`,
     );
     hog.close(); // now, not after the broker's shutdown has waited out its grace period for it
+  });
+
+  it('an ack NONE producer faster than the disk stops being read once its unwritten frames fill the budget', async (t) => {
+    const { port, broker } = await startBroker(t);
+    // A disk that never finishes: every append stays pending, as behind a very slow fdatasync.
+    const partition = broker.partitions.get('t', 0)!;
+    let appends = 0;
+    partition.append = () => {
+      appends++;
+      return new Promise(() => {});
+    };
+    const producer = await RawClient.connect(port);
+    const frame = encodeProduceRequest(0, {
+      topic: 't',
+      partition: 0,
+      ack: AckPolicy.NONE,
+      records: [Buffer.alloc(256 * 1024 - 4)],
+    });
+    for (let i = 0; i < 256; i++) producer.send(frame); // 64 MiB, never answered
+    // Frames are taken on until they pass the 16 MiB budget (the frame counts without its length prefix).
+    const taken = Math.floor(connectionPendingWriteBytesMax / (frame.length - 4)) + 1;
+    await waitFor(() => appends >= taken, 'the budget to fill');
+    const other = await RawClient.connect(port);
+    t.after(() => other.close());
+    for (let i = 0; i < 100; i++) assert.equal((await other.metadata('t')).errorCode, 0);
+    assert.equal(appends, taken, 'no frame was taken on past the budget');
+    producer.close();
   });
 
   it('connections beyond booblik.max.connections are closed at once and counted', async (t) => {

@@ -90,7 +90,9 @@ export class Session implements FrameSink, HoldScope {
     switch (request.apiKey) {
       case ApiKey.PRODUCE: {
         this.ctx.metrics.requests.produce++;
-        const reply = handleProduce(request.body, request.correlationId, this.ctx);
+        const reply = handleProduce(request.body, request.correlationId, this.ctx, (settled) =>
+          this.holdUntil(settled, frame.length),
+        );
         if (reply !== null) this.answer(reply, frame.length);
         return;
       }
@@ -166,6 +168,20 @@ export class Session implements FrameSink, HoldScope {
         this.socket.destroy();
       },
     );
+  }
+
+  /**
+   * An ack NONE PRODUCE takes no answer slot, yet its frame is held until the writer has it on disk:
+   * it counts against the budget until then. Uncounted, a NONE producer faster than the disk made
+   * the broker queue its frames without limit while a FORCED group waited for fdatasync (found by
+   * the reliability suite's overload check).
+   */
+  private holdUntil(settled: Promise<unknown>, bytes: number): void {
+    this.inflightBytes += bytes;
+    void settled.finally(() => {
+      this.inflightBytes -= bytes;
+      this.updateFlow();
+    });
   }
 
   private flush(): void {

@@ -12,6 +12,8 @@ export function handleProduce(
   req: ProduceRequest,
   correlationId: number,
   ctx: ApiContext,
+  /** Told when an ack NONE batch (which has no answer to wait for) is done with: written or refused. */
+  onUnansweredSettled?: (settled: Promise<unknown>) => void,
 ): Reply | Promise<Reply> | null {
   const silent = req.ack === AckPolicy.NONE;
   const partition = ctx.registry.get(req.topic, req.partition);
@@ -32,9 +34,10 @@ export function handleProduce(
     return codeForAppendError(error);
   };
   if (silent) {
-    counted.catch((error: unknown) =>
+    const settled = counted.catch((error: unknown) =>
       refuseSilently(ctx, failed(error), `${partition.name}: ${String(error)}`),
     );
+    onUnansweredSettled?.(settled);
     return null;
   }
   return counted.then(
