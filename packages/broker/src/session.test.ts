@@ -233,12 +233,16 @@ describe('sessions', () => {
 
   it('an ack NONE producer faster than the disk stops being read once its unwritten frames fill the budget', async (t) => {
     const { port, broker } = await startBroker(t);
-    // A disk that never finishes: every append stays pending, as behind a very slow fdatasync.
+    // A disk that does not finish: every append stays pending, as behind a very slow fdatasync.
     const partition = broker.partitions.get('t', 0)!;
     let appends = 0;
+    let stuck = true;
+    const pending: (() => void)[] = [];
+    const done = { baseOffset: 0, logEndOffset: 0 };
     partition.append = () => {
       appends++;
-      return new Promise(() => {});
+      if (!stuck) return Promise.resolve(done);
+      return new Promise((resolve) => pending.push(() => resolve(done)));
     };
     const producer = await RawClient.connect(port);
     const frame = encodeProduceRequest(0, {
@@ -255,7 +259,11 @@ describe('sessions', () => {
     t.after(() => other.close());
     for (let i = 0; i < 100; i++) assert.equal((await other.metadata('t')).errorCode, 0);
     assert.equal(appends, taken, 'no frame was taken on past the budget');
+    // The disk catches up: the session reads on, and notices the producer is gone.
+    stuck = false;
+    for (const finish of pending.splice(0)) finish();
     producer.close();
+    await waitFor(() => broker.metrics.connectionsOpen === 1, 'the producer to be gone');
   });
 
   it('connections beyond booblik.max.connections are closed at once and counted', async (t) => {
