@@ -294,15 +294,21 @@ export class PartitionLog {
 
   /** fdatasync every segment written since the last sync: after this, those records survive a crash. */
   async sync(): Promise<void> {
-    const segments = [...this.unsynced];
+    const segments = [...this.unsynced].filter((s) => !s.isRemoved);
     this.unsynced.clear();
+    // Each file is held open for its sync, as a read holds it: retention may remove the segment while
+    // the fdatasync waits for a thread, and closing the descriptor under it failed the sync with EBADF,
+    // refusing FORCED batches that were already in the log (found by the reliability suite).
+    for (const s of segments) s.acquire();
     try {
-      await Promise.all(segments.filter((s) => !s.isRemoved).map((s) => fdatasync(s.fd)));
+      await Promise.all(segments.map((s) => fdatasync(s.fd)));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new StorageError(`${this.name}: fdatasync failed (${code ?? String(error)})`, code, {
         cause: error,
       });
+    } finally {
+      for (const s of segments) s.release();
     }
   }
 
