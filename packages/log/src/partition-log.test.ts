@@ -165,6 +165,19 @@ describe('partition log', () => {
     assert.deepEqual(payloadsOf((await reading).chunks, 0), [rec(0, 30), rec(1, 30)]);
   });
 
+  it('retention never removes records written but not yet published, so the log start never passes the high watermark', async (t) => {
+    const { log } = open(tempDir(t), { segmentBytesMax: 100, retentionBytes: 0, tailCacheBytes: 0 });
+    t.after(() => log.close());
+    append(log, [rec(0, 30), rec(1, 30)]); // segment 0, published
+    // A group that rolls into segments 2 and 4, written but not published (as while a FORCED group
+    // waits for its fdatasync): retention may take segment 0, not the records of this group.
+    log.writeGroup([batchOf([rec(2, 30), rec(3, 30), rec(4, 30)])]);
+    assert.deepEqual(log.enforceRetention(), [0]);
+    assert.ok(log.logStartOffset <= log.highWatermark.value, 'log start past the high watermark');
+    log.publish();
+    assert.deepEqual(await readAll(log, 2), [rec(2, 30), rec(3, 30), rec(4, 30)]);
+  });
+
   it('an fdatasync under way on a segment that retention removes still succeeds', async (t) => {
     const dir = tempDir(t);
     const { log } = open(dir, { segmentBytesMax: 100, retentionBytes: 0, tailCacheBytes: 0 });

@@ -359,9 +359,10 @@ export class PartitionLog {
   }
 
   /**
-   * Removes whole oldest segments (never the active one) while the partition holds more than
-   * retentionBytes, or while the oldest was last written longer than retentionMs ago. A read already
-   * under way on a removed segment completes. Returns the removed segments' base offsets.
+   * Removes whole oldest segments (never the active one, nor one holding records not yet published)
+   * while the partition holds more than retentionBytes, or while the oldest was last written longer
+   * than retentionMs ago. A read already under way on a removed segment completes. Returns the
+   * removed segments' base offsets.
    */
   enforceRetention(nowMs = this.now()): number[] {
     const { retentionBytes, retentionMs } = this.config;
@@ -369,6 +370,11 @@ export class PartitionLog {
     let total = this.sizeBytes;
     while (this.segments.length > 1) {
       const oldest = this.segments[0]!;
+      // Only records already readable may go. A segment holding records written but not yet
+      // published (a FORCED group waiting for its fdatasync, rolled into a new segment) stays: removing
+      // it deleted records before any consumer could read them and put logStartOffset past the high
+      // watermark, so every FETCH was out of range (found by the reliability suite's retention check).
+      if (oldest.nextOffset > this.highWatermark.value) break;
       const overBytes = retentionBytes >= 0 && total > retentionBytes;
       const overAge = retentionMs >= 0 && nowMs - oldest.lastWriteMs > retentionMs;
       if (!overBytes && !overAge) break;
