@@ -29,7 +29,7 @@ export const budget = {
   /** Fill-the-disk, free-it cycles of the full-disk check. */
   fullDiskCycles: count('BOOBLIK_RELIABILITY_FULL_DISK_CYCLES', 3, 30),
   /** Segments retention must remove while consumers read, before the retention check ends. */
-  retentionRemovals: count('BOOBLIK_RELIABILITY_RETENTION_REMOVALS', 60, 2_000),
+  retentionRemovals: count('BOOBLIK_RELIABILITY_RETENTION_REMOVALS', 300, 20_000),
 };
 
 /**

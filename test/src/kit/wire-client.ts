@@ -159,6 +159,11 @@ export async function offsetsOf(c: WireClient, topic: string, partition: number)
   if (answer.errorCode !== 0) throw new Error(`METADATA ${topic}: error ${answer.errorCode}`);
   const p = metadataOf(answer)[0]?.partitions.find((x) => x.partition === partition);
   if (p === undefined) throw new Error(`METADATA: no partition ${topic}-${partition}`);
+  if (p.logStartOffset > p.highWatermark) {
+    throw new Error(
+      `METADATA: ${topic}-${partition} starts at ${p.logStartOffset}, past its high watermark ${p.highWatermark}`,
+    );
+  }
   return { logStartOffset: p.logStartOffset, highWatermark: p.highWatermark };
 }
 
