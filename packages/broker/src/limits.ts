@@ -2,15 +2,27 @@
  * The broker's limits, each in one place with its reason. Limits of the wire itself (frame size,
  * the long-poll cap) live in @booblik/protocol's limits.ts; these are the server's own.
  */
-import { fetchWaitMsMax, frameBytesMax } from '@booblik/protocol';
+import {
+  fetchResponseFixedBytes,
+  fetchWaitMsMax,
+  frameBytesMax,
+  responseHeaderBytes,
+} from '@booblik/protocol';
 
 export { fetchWaitMsMax, frameBytesMax };
 
 /**
- * Bytes of responses a connection may have waiting in its socket buffer before the broker stops
- * reading its requests: a client that never reads cannot make the broker hold more than this (plus
- * the requests in flight), however fast it sends. Two maximum frames, so one large fetch answer
- * never stalls a healthy reader.
+ * The most FETCH payload one answer carries: what fits a response frame (8 MiB) after the response
+ * header and the FETCH fields. A larger maxBytes is served as this much, because a client refuses
+ * any frame above 8 MiB (found by the reliability suite: maxBytes 2^31-1 got a 12 MiB frame).
+ */
+export const fetchPayloadBytesMax = frameBytesMax - responseHeaderBytes - fetchResponseFixedBytes;
+
+/**
+ * Bytes of responses a connection may have waiting in its socket buffer, together with what its
+ * requests in flight may hold (PRODUCE frames, FETCH answers up to their maxBytes), before the broker
+ * stops reading its requests: a client that never reads cannot make the broker hold more than this,
+ * however fast it sends. Two maximum frames, so one large fetch answer never stalls a healthy reader.
  */
 export const connectionPendingWriteBytesMax = 2 * frameBytesMax;
 

@@ -7,6 +7,7 @@ import {
   encodeMetadataRequest,
   encodeProduceRequest,
 } from '@booblik/protocol';
+import { connectionPendingWriteBytesMax } from './limits.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
 import { startBroker } from './test-support/start-broker.js';
 import { waitFor } from './test-support/wait-for.js';
@@ -118,6 +119,25 @@ describe('sessions', () => {
     });
   }
 
+  it('an absurd frame length after pipelined requests: those requests are still answered, then the connection closes', async (t) => {
+    const { port, broker } = await startBroker(t);
+    const c = await RawClient.connect(port);
+    t.after(() => c.close());
+    const produce = encodeProduceRequest(1, {
+      topic: 't',
+      partition: 0,
+      ack: AckPolicy.WRITTEN,
+      records: [Buffer.from('taken before the bad length')],
+    });
+    // The PRODUCE is intact and goes into the log; its answer is owed even though the stream then breaks.
+    c.send(Buffer.concat([produce, encodeMetadataRequest(2, { topics: ['t'] }), lengthPrefix(-1)]));
+    assert.deepEqual(produced(await c.expect(1)), { baseOffset: 0, logEndOffset: 1 });
+    assert.equal((await c.expect(2)).errorCode, 0);
+    await c.closedPromise;
+    assert.equal(await c.next(), null, 'nothing after the bad length is answered');
+    assert.equal(broker.metrics.connectionsClosedInvalidLength, 1);
+  });
+
   it('a client that disconnects mid-request costs nothing: half a frame, then gone', async (t) => {
     const { port, broker } = await startBroker(t);
     const quitter = await RawClient.connect(port);
@@ -182,6 +202,68 @@ describe('sessions', () => {
       `the broker held back instead of buffering answers (RSS grew ${grown.toFixed(0)} MiB)`,
     );
     assert.ok(broker.metrics.fetchBytesOut < 100 * 2 ** 20, 'it stopped producing answers nobody reads');
+  });
+
+  it('a client that never reads cannot make the broker take on more answers than the write budget, at the default in-flight limit', async (t) => {
+    const { port, broker } = await startBroker(t);
+    const hog = await RawClient.connect(port);
+    hog.socket.pause(); // never reads
+    t.after(() => hog.close());
+    // 400 long polls, each for up to 1 MiB: once data lands, each is a 1 MiB answer nobody reads.
+    const poll = (id: number) =>
+      encodeFetchRequestV2(id, {
+        topic: 't',
+        partition: 0,
+        fetchOffset: 0,
+        maxBytes: 1 << 20,
+        maxWaitMs: 60_000,
+        minBytes: 0,
+      });
+    hog.send(Buffer.concat(Array.from({ length: 400 }, (_, i) => poll(i + 1))));
+    await waitFor(() => broker.metrics.heldFetches > 0, 'the first polls to be held');
+    const other = await RawClient.connect(port);
+    t.after(() => other.close());
+    assert.equal((await other.metadata('t')).errorCode, 0, 'the broker has read what the hog sent');
+    assert.ok(
+      broker.metrics.heldFetches <= 17,
+      `${broker.metrics.heldFetches} polls taken on: 16 x 1 MiB fill the 16 MiB budget, the 17th passes it`,
+    );
+    hog.close(); // now, not after the broker's shutdown has waited out its grace period for it
+  });
+
+  it('an ack NONE producer faster than the disk stops being read once its unwritten frames fill the budget', async (t) => {
+    const { port, broker } = await startBroker(t);
+    // A disk that does not finish: every append stays pending, as behind a very slow fdatasync.
+    const partition = broker.partitions.get('t', 0)!;
+    let appends = 0;
+    let stuck = true;
+    const pending: (() => void)[] = [];
+    const done = { baseOffset: 0, logEndOffset: 0 };
+    partition.append = () => {
+      appends++;
+      if (!stuck) return Promise.resolve(done);
+      return new Promise((resolve) => pending.push(() => resolve(done)));
+    };
+    const producer = await RawClient.connect(port);
+    const frame = encodeProduceRequest(0, {
+      topic: 't',
+      partition: 0,
+      ack: AckPolicy.NONE,
+      records: [Buffer.alloc(256 * 1024 - 4)],
+    });
+    for (let i = 0; i < 256; i++) producer.send(frame); // 64 MiB, never answered
+    // Frames are taken on until they pass the 16 MiB budget (the frame counts without its length prefix).
+    const taken = Math.floor(connectionPendingWriteBytesMax / (frame.length - 4)) + 1;
+    await waitFor(() => appends >= taken, 'the budget to fill');
+    const other = await RawClient.connect(port);
+    t.after(() => other.close());
+    for (let i = 0; i < 100; i++) assert.equal((await other.metadata('t')).errorCode, 0);
+    assert.equal(appends, taken, 'no frame was taken on past the budget');
+    // The disk catches up: the session reads on, and notices the producer is gone.
+    stuck = false;
+    for (const finish of pending.splice(0)) finish();
+    producer.close();
+    await waitFor(() => broker.metrics.connectionsOpen === 1, 'the producer to be gone');
   });
 
   it('connections beyond booblik.max.connections are closed at once and counted', async (t) => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -9,6 +10,21 @@ import { PartitionLog } from './partition-log.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, payloadsOf, rec } from './test-support/records.js';
 import { tempDir } from './test-support/temp-dir.js';
+
+/** Blocks every thread of libuv's pool on a read from a pipe; the function returned lets them go. */
+function occupyThreadpool(t: import('node:test').TestContext): () => void {
+  const dir = tempDir(t);
+  const fds = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, (_, i) => {
+    const fifo = path.join(dir, `pipe-${i}`);
+    execFileSync('mkfifo', [fifo]);
+    const fd = fs.openSync(fifo, fs.constants.O_RDWR); // read-write: opening does not wait for a writer
+    fs.read(fd, Buffer.alloc(1), 0, 1, null, () => fs.closeSync(fd));
+    return fd;
+  });
+  return () => {
+    for (const fd of fds) fs.writeSync(fd, 'x');
+  };
+}
 
 function open(dir: string, config: Partial<LogConfig> = {}, now?: () => number) {
   return PartitionLog.open(dir, 't-0', { ...defaultLogConfig, ...config }, now ? { now } : {});
@@ -147,6 +163,33 @@ describe('partition log', () => {
     const reading = log.read(0, 100); // starts a disk read on segment 0
     assert.deepEqual(log.enforceRetention(), [0, 2]);
     assert.deepEqual(payloadsOf((await reading).chunks, 0), [rec(0, 30), rec(1, 30)]);
+  });
+
+  it('retention never removes records written but not yet published, so the log start never passes the high watermark', async (t) => {
+    const { log } = open(tempDir(t), { segmentBytesMax: 100, retentionBytes: 0, tailCacheBytes: 0 });
+    t.after(() => log.close());
+    append(log, [rec(0, 30), rec(1, 30)]); // segment 0, published
+    // A group that rolls into segments 2 and 4, written but not published (as while a FORCED group
+    // waits for its fdatasync): retention may take segment 0, not the records of this group.
+    log.writeGroup([batchOf([rec(2, 30), rec(3, 30), rec(4, 30)])]);
+    assert.deepEqual(log.enforceRetention(), [0]);
+    assert.ok(log.logStartOffset <= log.highWatermark.value, 'log start past the high watermark');
+    log.publish();
+    assert.deepEqual(await readAll(log, 2), [rec(2, 30), rec(3, 30), rec(4, 30)]);
+  });
+
+  it('an fdatasync under way on a segment that retention removes still succeeds', async (t) => {
+    const dir = tempDir(t);
+    const { log } = open(dir, { segmentBytesMax: 100, retentionBytes: 0, tailCacheBytes: 0 });
+    t.after(() => log.close());
+    for (let i = 0; i < 6; i++) append(log, [rec(i, 30)]); // segments 0, 2 and 4, none synced yet
+    // Every thread of the pool blocked on a pipe, so the fdatasync calls wait in its queue while
+    // retention removes their segments.
+    const release = occupyThreadpool(t);
+    const syncing = log.sync();
+    assert.deepEqual(log.enforceRetention(), [0, 2]);
+    release();
+    await syncing;
   });
 
   it('reopening continues offsets and keeps every record', async (t) => {

@@ -302,15 +302,21 @@ export class PartitionLog {
 
   /** fdatasync every segment written since the last sync: after this, those records survive a crash. */
   async sync(): Promise<void> {
-    const segments = [...this.unsynced];
+    const segments = [...this.unsynced].filter((s) => !s.isRemoved);
     this.unsynced.clear();
+    // Each file is held open for its sync, as a read holds it: retention may remove the segment while
+    // the fdatasync waits for a thread, and closing the descriptor under it failed the sync with EBADF,
+    // refusing FORCED batches that were already in the log (found by the reliability suite).
+    for (const s of segments) s.acquire();
     try {
-      await Promise.all(segments.filter((s) => !s.isRemoved).map((s) => fdatasync(s.fd)));
+      await Promise.all(segments.map((s) => fdatasync(s.fd)));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new StorageError(`${this.name}: fdatasync failed (${code ?? String(error)})`, code, {
         cause: error,
       });
+    } finally {
+      for (const s of segments) s.release();
     }
   }
 
@@ -366,9 +372,10 @@ export class PartitionLog {
   }
 
   /**
-   * Removes whole oldest segments (never the active one) while the partition holds more than
-   * retentionBytes, or while the oldest was last written longer than retentionMs ago. A read already
-   * under way on a removed segment completes. Returns the removed segments' base offsets.
+   * Removes whole oldest segments (never the active one, nor one holding records not yet published)
+   * while the partition holds more than retentionBytes, or while the oldest was last written longer
+   * than retentionMs ago. A read already under way on a removed segment completes. Returns the
+   * removed segments' base offsets.
    */
   enforceRetention(nowMs = this.now()): number[] {
     const { retentionBytes, retentionMs } = this.config;
@@ -376,6 +383,11 @@ export class PartitionLog {
     let total = this.sizeBytes;
     while (this.segments.length > 1) {
       const oldest = this.segments[0]!;
+      // Only records already readable may go. A segment holding records written but not yet
+      // published (a FORCED group waiting for its fdatasync, rolled into a new segment) stays: removing
+      // it deleted records before any consumer could read them and put logStartOffset past the high
+      // watermark, so every FETCH was out of range (found by the reliability suite's retention check).
+      if (oldest.nextOffset > this.highWatermark.value) break;
       const overBytes = retentionBytes >= 0 && total > retentionBytes;
       const overAge = retentionMs >= 0 && nowMs - oldest.lastWriteMs > retentionMs;
       if (!overBytes && !overAge) break;

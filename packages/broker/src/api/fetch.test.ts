@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AckPolicy, ErrorCode, encodeFetchRequestV1 } from '@booblik/protocol';
+import { fetchPayloadBytesMax } from '../limits.js';
 import { fetched, RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
 import { waitFor } from '../test-support/wait-for.js';
@@ -82,6 +83,37 @@ describe('FETCH', () => {
     const read = fetched(answer, 0, 25);
     assert.equal(read.payload.length, 25);
     assert.deepEqual(read.records, ['aaaaaaaaaa']);
+  });
+
+  it('maxBytes beyond a frame is served as one frame of 8 MiB, and minBytes beyond it does not wait for the deadline', async (t) => {
+    const { consumer, producer } = await setup(t);
+    const record = Buffer.alloc(512 * 1024, 1);
+    for (let i = 0; i < 3; i++) {
+      await producer.produce({
+        topic: 't',
+        partition: 0,
+        ack: AckPolicy.WRITTEN,
+        records: Array(8).fill(record),
+      });
+    }
+    const started = performance.now();
+    for (const minBytes of [0, 9 << 20]) {
+      const answer = await consumer.fetch({
+        topic: 't',
+        partition: 0,
+        fetchOffset: 0,
+        maxBytes: 2 ** 31 - 1,
+        maxWaitMs: 30_000,
+        minBytes,
+      });
+      assert.equal(answer.errorCode, 0);
+      assert.ok(
+        answer.body.length <= fetchPayloadBytesMax + 12,
+        `a frame of ${answer.body.length + 6} bytes`,
+      );
+      assert.equal(fetched(answer, 0, 2 ** 31 - 1).records.length, 15, 'as many whole records as fit');
+    }
+    assert.ok(performance.now() - started < 15_000, 'answered with what was there, not at the deadline');
   });
 
   it('v1 has no wait: answered at once even when empty', async (t) => {

@@ -1,5 +1,6 @@
 import { OffsetOutOfRangeError, type Partition, type ReadResult } from '@booblik/log';
 import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
+import { fetchPayloadBytesMax } from '../limits.js';
 import type { ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
 
@@ -27,6 +28,15 @@ export function handleFetch(
 ): Reply | Promise<Reply> {
   const partition = ctx.registry.get(req.topic, req.partition);
   if (partition === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (req.maxBytes > fetchPayloadBytesMax) {
+    // One answer is one frame: serve at most what fits it. minBytes is capped with it, or a long poll
+    // for more than a frame could never be satisfied and would always run to its deadline.
+    req = {
+      ...req,
+      maxBytes: fetchPayloadBytesMax,
+      minBytes: Math.min(req.minBytes, fetchPayloadBytesMax),
+    };
+  }
   const waitMs = Math.min(req.maxWaitMs, fetchWaitMsMax);
   const answer = () => readAnswer(partition, req, correlationId, ctx);
   // Below the log start nothing can ever arrive: waiting would only delay the refusal.

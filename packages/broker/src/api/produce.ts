@@ -12,6 +12,8 @@ export function handleProduce(
   req: ProduceRequest,
   correlationId: number,
   ctx: ApiContext,
+  /** Told when an ack NONE batch (which has no answer to wait for) is done with: written or refused. */
+  onUnansweredSettled?: (settled: Promise<unknown>) => void,
 ): Reply | Promise<Reply> | null {
   const silent = req.ack === AckPolicy.NONE;
   const partition = ctx.registry.get(req.topic, req.partition);
@@ -32,9 +34,10 @@ export function handleProduce(
     return result;
   };
   if (silent) {
-    appended.then(counted, (error: unknown) =>
+    const settled = appended.then(counted, (error: unknown) =>
       refuseSilently(ctx, failed(error), `${partition.name}: ${String(error)}`),
     );
+    onUnansweredSettled?.(settled);
     return null;
   }
   // One promise step from the writer's acknowledgement to the answer bytes.

@@ -1,0 +1,183 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { TestContext } from 'node:test';
+
+/** The broker's entry point, built by `tsc -b` (this package references the broker). */
+export const brokerMain = new URL('../../../packages/broker/dist/main.js', import.meta.url).pathname;
+
+export interface BrokerProcessOptions {
+  dataDir: string;
+  /** More flags, `--key=value` (the `booblik.` prefix may be dropped). */
+  flags?: string[];
+  /** Serve /metrics on a free port (default true). */
+  http?: boolean;
+  /** Run under `prlimit --nofile=<n>:<n>`: the open-file limit of the broker process. */
+  nofile?: number;
+  /** How long startup (recovery included) may take. */
+  startTimeoutMs?: number;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * The real broker as a child process, in a process group of its own (so a SIGKILL to the group takes
+ * every thread and child it has). Listens on a free port, read from its `booblik listening on` line.
+ * Killed at the end of the test if it is still running.
+ */
+export class BrokerProcess {
+  readonly lines: string[] = [];
+  readonly exited: Promise<Exit>;
+  port = 0;
+  httpPort = 0;
+  private exit: Exit | null = null;
+  private stderr = '';
+  private lineWaiters: { re: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];
+
+  private constructor(
+    readonly proc: ChildProcess,
+    readonly pid: number,
+  ) {
+    this.exited = new Promise((resolve) =>
+      proc.on('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      }),
+    );
+    proc.stderr!.on('data', (d) => {
+      this.stderr += d;
+    });
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      this.lines.push(line);
+      for (const w of [...this.lineWaiters]) {
+        const m = w.re.exec(line);
+        if (m) {
+          this.lineWaiters.splice(this.lineWaiters.indexOf(w), 1);
+          w.resolve(m);
+        }
+      }
+    });
+  }
+
+  static async start(t: TestContext, options: BrokerProcessOptions): Promise<BrokerProcess> {
+    const args = [
+      brokerMain,
+      '--port=0',
+      `--http.port=${options.http === false ? -1 : 0}`,
+      `--data.dir=${options.dataDir}`,
+      '--metrics.interval.millis=0',
+      ...(options.flags ?? []),
+    ];
+    const [command, argv] =
+      options.nofile === undefined
+        ? [process.execPath, args]
+        : ['prlimit', [`--nofile=${options.nofile}:${options.nofile}`, process.execPath, ...args]];
+    const proc = spawn(command, argv, {
+      // Only PATH: BOOBLIK_* variables of the test run must not configure the broker.
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    if (proc.pid === undefined) throw new Error(`could not start ${command}`);
+    const broker = new BrokerProcess(proc, proc.pid);
+    t.after(() => broker.kill());
+    const listening = await broker.waitForLine(
+      /booblik listening on \S+:(\d+)(?:, http on \S+:(\d+))?/,
+      options.startTimeoutMs ?? 30_000,
+    );
+    broker.port = Number(listening[1]);
+    broker.httpPort = Number(listening[2] ?? 0);
+    return broker;
+  }
+
+  get running(): boolean {
+    return this.exit === null;
+  }
+
+  /** The first line (logged already or still to come) matching `re`; fails if the broker exits first. */
+  waitForLine(re: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+    for (const line of this.lines) {
+      const m = re.exec(line);
+      if (m) return Promise.resolve(m);
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = { re, resolve: (m: RegExpExecArray) => settle(() => resolve(m)) };
+      const timer = setTimeout(
+        () =>
+          settle(() =>
+            reject(new Error(`broker: no line matching ${re} within ${timeoutMs} ms${this.tail()}`)),
+          ),
+        timeoutMs,
+      );
+      const settle = (then: () => void) => {
+        clearTimeout(timer);
+        const i = this.lineWaiters.indexOf(waiter);
+        if (i >= 0) this.lineWaiters.splice(i, 1);
+        then();
+      };
+      this.lineWaiters.push(waiter);
+      void this.exited.then((exit) =>
+        settle(() =>
+          reject(
+            new Error(
+              `broker exited (${exit.code ?? exit.signal}) before a line matching ${re}${this.tail()}`,
+            ),
+          ),
+        ),
+      );
+    });
+  }
+
+  /** The last lines of output, for failure messages. */
+  tail(lines = 15): string {
+    return `\n--- broker output ---\n${this.lines.slice(-lines).join('\n')}\n${this.stderr.slice(-2000)}`;
+  }
+
+  /** SIGKILL to the broker's process group (which only it leads); resolves once it is gone. */
+  async kill(): Promise<Exit> {
+    if (this.exit === null) {
+      try {
+        process.kill(-this.pid, 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
+    return this.exited;
+  }
+
+  /** Graceful stop: SIGTERM, then the exit (a SIGKILL after `timeoutMs` so a test never hangs). */
+  async stop(timeoutMs = 30_000): Promise<Exit> {
+    if (this.exit !== null) return this.exit;
+    this.proc.kill('SIGTERM');
+    const timer = setTimeout(() => void this.kill(), timeoutMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
+  }
+
+  /** The Prometheus text of /metrics. */
+  async metrics(): Promise<string> {
+    if (this.httpPort === 0) throw new Error('broker started without HTTP');
+    const res = await fetch(`http://127.0.0.1:${this.httpPort}/metrics`);
+    return res.text();
+  }
+
+  /** One sample from /metrics: `name` with the labels given (exactly), or undefined if absent. */
+  async metric(name: string, labels = ''): Promise<number | undefined> {
+    const text = await this.metrics();
+    const escaped = `${name}${labels}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const m = new RegExp(`^${escaped} (\\S+)$`, 'm').exec(text);
+    return m ? Number(m[1]) : undefined;
+  }
+
+  /** A field of /proc/<pid>/status in KiB (VmRSS: resident now; VmHWM: the peak resident size). */
+  memoryKb(field: 'VmRSS' | 'VmHWM'): number {
+    const status = fs.readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (!m) throw new Error(`no ${field} in /proc/${this.pid}/status`);
+    return Number(m[1]);
+  }
+}
