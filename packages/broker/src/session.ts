@@ -8,7 +8,7 @@ import {
   RequestRefusal,
   requestFrameLimits,
 } from '@booblik/protocol';
-import type { ApiContext, Reply } from './api/context.js';
+import { type ApiContext, discardReply, type Reply } from './api/context.js';
 import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
 import { handleMetadata } from './api/metadata.js';
 import { handleProduce } from './api/produce.js';
@@ -157,6 +157,10 @@ export class Session implements FrameSink, HoldScope {
     this.updateFlow();
     reply.then(
       (r) => {
+        if (this.state === SessionState.Closed) {
+          discardReply(r);
+          return;
+        }
         slot.reply = r;
         slot.done = true;
         this.flush();
@@ -200,7 +204,10 @@ export class Session implements FrameSink, HoldScope {
   }
 
   private write(reply: Reply): void {
-    if (this.state === SessionState.Closed) return;
+    if (this.state === SessionState.Closed) {
+      discardReply(reply);
+      return;
+    }
     // Answers written in the same turn leave in one syscall.
     if (!this.corked) {
       this.corked = true;
@@ -211,7 +218,12 @@ export class Session implements FrameSink, HoldScope {
       });
     }
     if (Buffer.isBuffer(reply)) this.socket.write(reply);
-    else for (const piece of reply as readonly Buffer[]) this.socket.write(piece);
+    else if ('release' in reply) {
+      // The pooled buffer may be reused only once the socket is done with it: the last write's callback.
+      const { pieces, release } = reply;
+      for (let i = 0; i < pieces.length - 1; i++) this.socket.write(pieces[i]!);
+      this.socket.write(pieces[pieces.length - 1]!, () => release());
+    } else for (const piece of reply) this.socket.write(piece);
   }
 
   /** Stops reading while too much is unanswered or unread; resumes when both are back under their limits. */

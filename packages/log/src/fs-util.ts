@@ -18,15 +18,14 @@ export function pwriteFully(fd: number, buf: Buffer, position: number): void {
   }
 }
 
-/** pread into a new buffer of up to `length` bytes; fewer when the file ends first. */
-export function pread(fd: number, length: number, position: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
+/** pread up to `length` bytes into buf[0...]; fewer when the file ends first. Resolves with the count. */
+export function preadInto(fd: number, buf: Buffer, length: number, position: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const step = (got: number) => {
-      if (got === length) return resolve(buf);
+      if (got === length) return resolve(got);
       fs.read(fd, buf, got, length - got, position + got, (err, n) => {
         if (err) return reject(err);
-        if (n === 0) return resolve(buf.subarray(0, got));
+        if (n === 0) return resolve(got);
         step(got + n);
       });
     };

@@ -1,15 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
+import { writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
 import { OffsetOutOfRangeError, StorageError } from './errors.js';
-import { fdatasync, fsyncDir, pread, pwriteFully } from './fs-util.js';
+import { fdatasync, fsyncDir, pwriteFully } from './fs-util.js';
 import { HighWatermark } from './high-watermark.js';
 import { type Logger, silentLogger } from './logger.js';
+import { type ReadBufferPool, sharedReadBuffers } from './read-buffers.js';
 import type { ScanStop } from './record-scan.js';
 import { scanSegmentFile, truncateSegment } from './recovery.js';
 import { Segment } from './segment.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
+import { readFromSegment } from './segment-read.js';
 import { SparseIndex } from './sparse-index.js';
 import { TailCache, type TailChunk } from './tail-cache.js';
 
@@ -44,10 +46,17 @@ export interface ReadResult {
   /** Stored records from the requested offset, possibly cut inside the last one; views, not copies. */
   chunks: Buffer[];
   bytes: number;
+  /**
+   * When set, the chunks live in a pooled buffer: call once they are no longer needed (after the socket
+   * write completes) so the next read reuses it. Not calling it only costs an allocation later.
+   */
+  release?: (() => void) | undefined;
 }
 
 export interface LogOptions {
   logger?: Logger;
+  /** Where reads from segment files borrow their buffers (one pool per process by default). */
+  readBuffers?: ReadBufferPool;
   /** Milliseconds since the epoch; injected so retention by age is tested without waiting. */
   now?: () => number;
 }
@@ -60,6 +69,7 @@ export interface LogOptions {
 export class PartitionLog {
   readonly highWatermark: HighWatermark;
   private readonly tail: TailCache;
+  private readonly readBuffers: ReadBufferPool;
   private readonly logger: Logger;
   private readonly now: () => number;
   /** Segments written since the last `sync`. */
@@ -79,6 +89,7 @@ export class PartitionLog {
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.tail = new TailCache(config.tailCacheBytes);
+    this.readBuffers = options.readBuffers ?? sharedReadBuffers;
     this.highWatermark = new HighWatermark(this.active.nextOffset);
   }
 
@@ -353,8 +364,20 @@ export class PartitionLog {
     const segment = this.segmentOf(offset);
     segment.acquire();
     try {
-      const chunk = await readFromSegment(segment, offset, maxBytes, this.config.indexIntervalBytes);
-      return { highWatermark, chunks: chunk.length > 0 ? [chunk] : [], bytes: chunk.length };
+      const read = await readFromSegment(
+        segment,
+        offset,
+        maxBytes,
+        this.config.indexIntervalBytes,
+        this.readBuffers,
+      );
+      if (read.bytes.length === 0) read.release?.();
+      return {
+        highWatermark,
+        chunks: read.bytes.length > 0 ? [read.bytes] : [],
+        bytes: read.bytes.length,
+        release: read.release,
+      };
     } finally {
       segment.release();
     }
@@ -422,41 +445,6 @@ function createSegment(dir: string, base: number, config: Readonly<LogConfig>, n
     sizeBytes: 0,
     lastWriteMs: now(),
   });
-}
-
-/** Reads from `offset` in one segment: index lookup, header hop, then the bytes up to maxBytes. */
-async function readFromSegment(
-  segment: Segment,
-  offset: number,
-  maxBytes: number,
-  indexIntervalBytes: number,
-): Promise<Buffer> {
-  const end = segment.visibleBytes;
-  const entry = segment.index.floor(offset);
-  let position = entry.position;
-  let at = entry.offset;
-  // One read usually covers both the hop (at most one index interval) and the answer.
-  const window = Math.min(
-    end - position,
-    maxBytes + (at < offset ? indexIntervalBytes + recordHeaderBytes : 0),
-  );
-  let buf = await pread(segment.fd, window, position);
-  let bufStart = position;
-  while (at < offset) {
-    if (position + recordHeaderBytes > bufStart + buf.length) {
-      // A record longer than the interval: read on from where the hop stands.
-      buf = await pread(segment.fd, Math.min(end - position, maxBytes + indexIntervalBytes), position);
-      bufStart = position;
-      if (buf.length < recordHeaderBytes) throw new Error(`${segment.path}: offset ${offset} not found`);
-    }
-    position += recordHeaderBytes + buf.readInt32BE(position - bufStart);
-    at++;
-  }
-  const length = Math.min(maxBytes, end - position);
-  if (position >= bufStart && position + length <= bufStart + buf.length) {
-    return buf.subarray(position - bufStart, position - bufStart + length);
-  }
-  return pread(segment.fd, length, position);
 }
 
 function sumLengths(chunks: Buffer[]): number {

@@ -13,4 +13,15 @@ export interface ApiContext {
 }
 
 /** One response frame, as one buffer or as pieces written back to back (a FETCH header and file bytes). */
-export type Reply = Buffer | readonly Buffer[];
+export type Reply = Buffer | readonly Buffer[] | PooledReply;
+
+/** Pieces that live in a pooled read buffer: `release` once the socket has taken them. */
+export interface PooledReply {
+  pieces: readonly Buffer[];
+  release: () => void;
+}
+
+/** Hands a pooled reply's buffer back when the reply will never be written (the client left). */
+export function discardReply(reply: Reply | null): void {
+  if (reply !== null && !Buffer.isBuffer(reply) && 'release' in reply) reply.release();
+}

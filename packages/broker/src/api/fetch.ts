@@ -182,5 +182,9 @@ async function readAnswer(
 
 function encodeReply(correlationId: number, result: ReadResult, ctx: ApiContext): Reply {
   ctx.metrics.fetchBytesOut += result.bytes;
-  return [encodeFetchResponseHeader(correlationId, result.highWatermark, result.bytes), ...result.chunks];
+  const pieces = [
+    encodeFetchResponseHeader(correlationId, result.highWatermark, result.bytes),
+    ...result.chunks,
+  ];
+  return result.release === undefined ? pieces : { pieces, release: result.release };
 }

@@ -1,0 +1,75 @@
+import { recordHeaderBytes } from '@booblik/protocol';
+import { preadInto } from './fs-util.js';
+import type { ReadBufferPool, ReadLease } from './read-buffers.js';
+import type { Segment } from './segment.js';
+
+export interface SegmentRead {
+  /** Stored records from the requested offset (possibly cut inside the last), as file bytes. */
+  bytes: Buffer;
+  /** Hands the buffer back to the pool once the bytes are no longer needed (after the socket write). */
+  release: (() => void) | undefined;
+}
+
+/**
+ * Reads from `offset` in one segment, without parsing a record: the sparse index gives the last
+ * entry at or before the offset, a hop over record headers finds its exact position, and the bytes
+ * from there up to maxBytes (or the segment's readable end) are the answer. One read usually covers
+ * both the hop (at most one index interval) and the answer.
+ */
+export async function readFromSegment(
+  segment: Segment,
+  offset: number,
+  maxBytes: number,
+  indexIntervalBytes: number,
+  pool: ReadBufferPool,
+): Promise<SegmentRead> {
+  const end = segment.visibleBytes;
+  const entry = segment.index.floor(offset);
+  let position = entry.position;
+  let at = entry.offset;
+  let window = Math.min(
+    end - position,
+    maxBytes + (at < offset ? indexIntervalBytes + recordHeaderBytes : 0),
+  );
+  let lease = pool.take(window);
+  let bufStart = position;
+  let got = await readLease(segment, lease, window, position);
+  while (at < offset) {
+    if (position + recordHeaderBytes > bufStart + got) {
+      // A record longer than the interval: read on from where the hop stands.
+      lease.release?.();
+      window = Math.min(end - position, maxBytes + indexIntervalBytes);
+      lease = pool.take(window);
+      bufStart = position;
+      got = await readLease(segment, lease, window, position);
+      if (got < recordHeaderBytes) throw new Error(`${segment.path}: offset ${offset} not found`);
+    }
+    position += recordHeaderBytes + lease.buffer.readInt32BE(position - bufStart);
+    at++;
+  }
+  const length = Math.min(maxBytes, end - position);
+  if (position + length > bufStart + got) {
+    lease.release?.();
+    lease = pool.take(length);
+    bufStart = position;
+    got = await readLease(segment, lease, length, position);
+  }
+  return {
+    bytes: lease.buffer.subarray(position - bufStart, position - bufStart + Math.min(length, got)),
+    release: lease.release,
+  };
+}
+
+async function readLease(
+  segment: Segment,
+  lease: ReadLease,
+  length: number,
+  position: number,
+): Promise<number> {
+  try {
+    return await preadInto(segment.fd, lease.buffer, length, position);
+  } catch (error) {
+    lease.release?.();
+    throw error;
+  }
+}
