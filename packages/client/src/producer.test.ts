@@ -10,12 +10,12 @@ import {
   produceRecordPayloads,
   type Request,
 } from '@booblik/protocol';
+import { readVectors } from '@booblik/protocol/testing';
 import { BrokerError, ConnectionClosedError, ProducerClosedError, RequestTooLargeError } from './errors.js';
 import { Producer } from './producer.js';
 import { FakeBroker, type ReceivedRequest } from './test-support/fake-broker.js';
 import { ManualClock } from './test-support/manual-clock.js';
 import { MemoryLog } from './test-support/memory-log.js';
-import { readVectors } from './test-support/vectors.js';
 
 const brokers: FakeBroker[] = [];
 after(async () => {

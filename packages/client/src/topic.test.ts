@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ApiKey, ErrorCode, encodeProduceResponse, type Request } from '@booblik/protocol';
+import { readVectors } from '@booblik/protocol/testing';
 import { Connection } from './connection.js';
 import { BrokerError } from './errors.js';
 import { FakeBroker } from './test-support/fake-broker.js';
 import { MemoryLog } from './test-support/memory-log.js';
-import { readVectors } from './test-support/vectors.js';
 import { Topic } from './topic.js';
 
 const vectors = readVectors('partitioner-fnv1a.tsv');

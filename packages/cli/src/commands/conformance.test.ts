@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { FakeBroker, MemoryLog, readVectors } from '@booblik/client/testing';
+import { FakeBroker, MemoryLog } from '@booblik/client/testing';
+import { readVectors } from '@booblik/protocol/testing';
 import { conformanceClient, start } from '../test-support/spawn.js';
 
 const brokers: FakeBroker[] = [];

@@ -5,4 +5,3 @@ export { AsyncQueue } from './async-queue.js';
 export { FakeBroker, type FakeHandler, FakePeer, type ReceivedRequest } from './fake-broker.js';
 export { ManualClock } from './manual-clock.js';
 export { MemoryLog } from './memory-log.js';
-export { readVectors } from './vectors.js';

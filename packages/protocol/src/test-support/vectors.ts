@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 
-/** Reads a golden-vector TSV: `#` lines are comments, the last comment is the header, fields are hex. */
+/**
+ * Reads one of the protocol's golden-vector TSVs (`crc32c.tsv`, `partitioner-fnv1a.tsv`), for the
+ * tests of any package (`@booblik/protocol/testing`): `#` lines are comments, the last comment
+ * is the header, fields are hex.
+ */
 export function readVectors(file: string): Record<string, string>[] {
   const text = readFileSync(new URL(`../../vectors/${file}`, import.meta.url), 'utf8');
   const lines = text.split('\n').filter((l) => l.length > 0);
