@@ -2,10 +2,11 @@
  * Bad input: a seeded frame fuzzer against the real broker. Each case is followed on the same
  * connection by a METADATA, and every answer is checked against what the specification requires
  * (kit/spec-oracle.ts, written from the spec, sharing no code with the broker): the correlationId,
- * the code, an error's empty body, a success body that decodes. Cases that end a connection (absurd
- * lengths, half a frame then silence or a disconnect, a lying length prefix, random bytes) end their
- * connection. After every batch a fresh connection must still produce and fetch back, and at the end
- * every partition holds exactly the records the oracle says were accepted: nothing refused was written.
+ * the code, an error's empty body, a success body that decodes. Cases after which the stream cannot
+ * go on (absurd lengths, half a frame then silence or a disconnect, a lying length prefix, random
+ * bytes) are the last of their connection. After every batch a fresh connection must still produce
+ * and fetch back, and at the end every partition holds exactly the records the oracle says were
+ * accepted: nothing refused was written.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
