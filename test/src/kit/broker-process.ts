@@ -33,6 +33,8 @@ export class BrokerProcess {
   readonly exited: Promise<Exit>;
   port = 0;
   httpPort = 0;
+  /** Set once `kill()` or `stop()` was called: the broker may be gone before its exit is seen. */
+  stopRequested = false;
   private exit: Exit | null = null;
   private stderr = '';
   private lineWaiters: { re: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];
@@ -138,6 +140,7 @@ export class BrokerProcess {
 
   /** SIGKILL to the broker's process group (which only it leads); resolves once it is gone. */
   async kill(): Promise<Exit> {
+    this.stopRequested = true;
     if (this.exit === null) {
       try {
         process.kill(-this.pid, 'SIGKILL');
@@ -151,6 +154,7 @@ export class BrokerProcess {
   /** Graceful stop: SIGTERM, then the exit (a SIGKILL after `timeoutMs` so a test never hangs). */
   async stop(timeoutMs = 30_000): Promise<Exit> {
     if (this.exit !== null) return this.exit;
+    this.stopRequested = true;
     this.proc.kill('SIGTERM');
     const timer = setTimeout(() => void this.kill(), timeoutMs);
     const exit = await this.exited;

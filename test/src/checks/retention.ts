@@ -9,13 +9,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { BrokerProcess } from './kit/broker-process.js';
-import { budget, seed } from './kit/budget.js';
-import { parseSelfChecking, selfChecking } from './kit/payloads.js';
-import { Rng } from './kit/rng.js';
-import { tempDir } from './kit/temp-dir.js';
-import { waitUntil, within } from './kit/wait.js';
-import { fetchedOf, offsetsOf, producedOf, WireClient } from './kit/wire-client.js';
+import { BrokerProcess } from '../kit/broker-process.js';
+import { budget, seed } from '../kit/budget.js';
+import { parseSelfChecking, selfChecking } from '../kit/payloads.js';
+import { Rng } from '../kit/rng.js';
+import { tempDir } from '../kit/temp-dir.js';
+import { waitUntil, within } from '../kit/wait.js';
+import { fetchedOf, offsetsOf, producedOf, WireClient } from '../kit/wire-client.js';
 
 const TOPIC = 'ret';
 const SEGMENT_BYTES = 64 * 1024;
@@ -238,10 +238,13 @@ async function retentionUnderLoad(t: import('node:test').TestContext, flags: str
   );
 }
 
-describe('retention under load', () => {
-  it('segments removed while consumers read them: every answer whole and right, a consumer left behind is refused and restarts (reads from segment files)', (t) =>
-    retentionUnderLoad(t, ['--retention.bytes=262144', '--tail.cache.bytes=0']));
+/** Registers the retention-under-load check. */
+export function retentionCheck(): void {
+  describe('retention under load', () => {
+    it('segments removed while consumers read them: every answer whole and right, a consumer left behind is refused and restarts (reads from segment files)', (t) =>
+      retentionUnderLoad(t, ['--retention.bytes=262144', '--tail.cache.bytes=0']));
 
-  it('the same with retention keeping only the active segment and the default tail cache', (t) =>
-    retentionUnderLoad(t, ['--retention.bytes=0']));
-});
+    it('the same with retention keeping only the active segment and the default tail cache', (t) =>
+      retentionUnderLoad(t, ['--retention.bytes=0']));
+  });
+}

@@ -2,10 +2,11 @@
  * Bad input: a seeded frame fuzzer against the real broker. Each case is followed on the same
  * connection by a METADATA, and every answer is checked against what the specification requires
  * (kit/spec-oracle.ts, written from the spec, sharing no code with the broker): the correlationId,
- * the code, an error's empty body, a success body that decodes. Cases that end a connection (absurd
- * lengths, half a frame then silence or a disconnect, a lying length prefix, random bytes) end their
- * connection. After every batch a fresh connection must still produce and fetch back, and at the end
- * every partition holds exactly the records the oracle says were accepted: nothing refused was written.
+ * the code, an error's empty body, a success body that decodes. Cases after which the stream cannot
+ * go on (absurd lengths, half a frame then silence or a disconnect, a lying length prefix, random
+ * bytes) are the last of their connection. After every batch a fresh connection must still produce
+ * and fetch back, and at the end every partition holds exactly the records the oracle says were
+ * accepted: nothing refused was written.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -15,20 +16,20 @@ import {
   encodeMetadataRequest,
   type ResponseFrame,
 } from '@booblik/protocol';
-import { BrokerProcess } from './kit/broker-process.js';
-import { budget, seed } from './kit/budget.js';
+import { BrokerProcess } from '../kit/broker-process.js';
+import { budget, seed } from '../kit/budget.js';
 import {
   FRAME_BYTES_MAX,
   type FuzzCase,
   type FuzzTarget,
   inlineCase,
   terminalCase,
-} from './kit/frame-fuzzer.js';
-import { Rng } from './kit/rng.js';
-import { type BrokerModel, type ExpectedAnswer, judgeStream } from './kit/spec-oracle.js';
-import { tempDir } from './kit/temp-dir.js';
-import { waitUntil } from './kit/wait.js';
-import { fetchedOf, metadataOf, offsetsOf, producedOf, readRange, WireClient } from './kit/wire-client.js';
+} from '../kit/frame-fuzzer.js';
+import { Rng } from '../kit/rng.js';
+import { type BrokerModel, type ExpectedAnswer, judgeStream } from '../kit/spec-oracle.js';
+import { tempDir } from '../kit/temp-dir.js';
+import { waitUntil } from '../kit/wait.js';
+import { fetchedOf, metadataOf, offsetsOf, producedOf, readRange, WireClient } from '../kit/wire-client.js';
 
 const SEGMENT_BYTES = 65_536;
 /** One topic per lane (names far apart, so a flipped bit cannot turn one into another). */
@@ -66,7 +67,8 @@ class LaneModel implements BrokerModel {
 interface Tally {
   cases: number;
   answers: number;
-  silentCases: number;
+  /** Frames the spec forbids answering (ack NONE), checked by the METADATA after them coming next. */
+  unanswered: number;
   closedByBroker: number;
   batches: number;
   byLabel: Map<string, number>;
@@ -217,7 +219,7 @@ async function runLane(
       );
       c.close();
     }
-    tally.silentCases += verdict.frames - verdict.answers.length > 0 ? 1 : 0;
+    tally.unanswered += verdict.frames - verdict.answers.length;
     assert.deepEqual(c.violations, [], `${where()}: the broker broke the protocol`);
 
     await freshConnectionWorks(port, rng, where());
@@ -237,129 +239,138 @@ async function runLane(
   return model;
 }
 
-describe('bad input: a frame fuzzer against the real broker', () => {
-  it(`${budget.fuzzCases} fuzzed cases are each answered as the spec requires, cost only their own connection, and write nothing refused (seed ${seed})`, async (t) => {
-    const dir = tempDir(t, 'fuzz');
-    const broker = await BrokerProcess.start(t, {
-      dataDir: dir,
-      flags: [
-        `--topics=${[...TOPIC_MAP].map(([n, p]) => `${n}:${p}`).join(',')}`,
-        `--segment.capacity.bytes=${SEGMENT_BYTES}`,
-      ],
-    });
-    const rng = new Rng(seed);
-    const tally: Tally = {
-      cases: 0,
-      answers: 0,
-      silentCases: 0,
-      closedByBroker: 0,
-      batches: 0,
-      byLabel: new Map(),
-      deliveries: new Map(),
-    };
-    const silent: WireClient[] = [];
-    t.after(() => {
-      for (const c of silent) c.close();
-    });
-    const perLane = Math.ceil(budget.fuzzCases / LANE_TOPICS.length);
-    const models = await Promise.all(
-      LANE_TOPICS.map((_, lane) => runLane(lane, broker.port, perLane, rng.fork(), tally, silent)),
-    );
-    assert.ok(broker.running, `the broker is still running${broker.tail()}`);
-
-    // Every accepted record landed (ack NONE ones too, eventually), and nothing else.
-    const c = await WireClient.connect(broker.port);
-    for (const model of models) {
-      for (let p = 0; p < PARTITIONS; p++) {
-        const expected = model.watermark(model.own, p).high;
-        await waitUntil(
-          async () => (await offsetsOf(c, model.own, p)).highWatermark >= expected,
-          `${model.own}-${p} to hold the ${expected} accepted records`,
-          10_000,
-        );
-        assert.equal(
-          (await offsetsOf(c, model.own, p)).highWatermark,
-          expected,
-          `${model.own}-${p}: only accepted records`,
-        );
-      }
-    }
-    c.close();
-
-    // Connections left with half a frame are still open and were never answered.
-    await waitUntil(
-      async () => (await broker.metric('booblik_connections')) === silent.length,
-      `booblik_connections to count just the ${silent.length} silent connections`,
-      10_000,
-    );
-    for (const s of silent) {
-      assert.equal(s.closed, false, 'a connection waiting inside a frame is left open');
-      assert.equal(s.buffered, 0, 'a connection waiting inside a frame got no answer');
-      s.close();
-    }
-    await waitUntil(
-      async () => (await broker.metric('booblik_connections')) === 0,
-      'every connection to close',
-      10_000,
-    );
-    const exit = await broker.stop();
-    assert.equal(exit.code, 0, `SIGTERM after the fuzzing stops the broker cleanly${broker.tail()}`);
-    t.diagnostic(
-      `${tally.cases} cases in ${tally.batches} batches; ${tally.answers} answers checked; ${tally.closedByBroker} connections closed by the broker; ` +
-        `${silent.length} left silent mid-frame; kinds: ${[...tally.byLabel].map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
-        `batches written ${[...tally.deliveries].map(([k, n]) => `${k} ${n}`).join(', ')}`,
-    );
-  });
-
-  it('a FETCH asking for more than a response frame can carry is answered within the 8 MiB frame limit', async (t) => {
-    const dir = tempDir(t, 'fuzz-big');
-    const broker = await BrokerProcess.start(t, { dataDir: dir, flags: ['--topics=big:1'], http: false });
-    const c = await WireClient.connect(broker.port);
-    t.after(() => c.close());
-    // 12 MiB in records of 512 KiB: more than one frame holds, in segment files and in the tail cache.
-    const record = Buffer.alloc(512 * 1024, 0x5a);
-    const bases: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const answer = await c.produce(
-        'big',
-        0,
-        AckPolicy.WRITTEN,
-        Array.from({ length: 8 }, () => record),
+/** Registers the bad-input check. */
+export function badInputCheck(): void {
+  describe('bad input: a frame fuzzer against the real broker', () => {
+    it(`${budget.fuzzCases} fuzzed cases are each answered as the spec requires, cost only their own connection, and write nothing refused (seed ${seed})`, async (t) => {
+      const dir = tempDir(t, 'fuzz');
+      const broker = await BrokerProcess.start(t, {
+        dataDir: dir,
+        flags: [
+          `--topics=${[...TOPIC_MAP].map(([n, p]) => `${n}:${p}`).join(',')}`,
+          `--segment.capacity.bytes=${SEGMENT_BYTES}`,
+        ],
+      });
+      const rng = new Rng(seed);
+      const tally: Tally = {
+        cases: 0,
+        answers: 0,
+        unanswered: 0,
+        closedByBroker: 0,
+        batches: 0,
+        byLabel: new Map(),
+        deliveries: new Map(),
+      };
+      const silent: WireClient[] = [];
+      t.after(() => {
+        for (const c of silent) c.close();
+      });
+      const perLane = Math.ceil(budget.fuzzCases / LANE_TOPICS.length);
+      const models = await Promise.all(
+        LANE_TOPICS.map((_, lane) => runLane(lane, broker.port, perLane, rng.fork(), tally, silent)),
       );
-      assert.equal(answer.errorCode, 0);
-      bases.push(producedOf(answer).baseOffset);
-    }
-    const payloadMax = FRAME_BYTES_MAX - 6 - 12; // the frame less the response header and the FETCH fixed fields
-    const asks = [
-      {
-        what: 'from a segment, maxBytes 2^31-1',
-        fetchOffset: 0,
-        maxBytes: 2 ** 31 - 1,
-        maxWaitMs: 0,
-        minBytes: 0,
-      },
-      { what: 'maxBytes 8 MiB', fetchOffset: 0, maxBytes: FRAME_BYTES_MAX, maxWaitMs: 0, minBytes: 0 },
-      {
-        what: 'from the newest records',
-        fetchOffset: bases[2]!,
-        maxBytes: 2 ** 31 - 1,
-        maxWaitMs: 0,
-        minBytes: 0,
-      },
-      // A long poll for more than a frame can carry is answered once a frame's worth is there.
-      { what: 'minBytes 9 MiB', fetchOffset: 0, maxBytes: 2 ** 31 - 1, maxWaitMs: 60_000, minBytes: 9 << 20 },
-    ];
-    for (const ask of asks) {
-      const id = c.id();
-      c.send(encodeFetchRequestV2(id, { topic: 'big', partition: 0, ...ask }));
-      const answer = await c.next(10_000);
-      assert.deepEqual(c.violations, [], `${ask.what}: the answer broke the frame limit`);
-      assert.ok(answer, `${ask.what}: answered`);
-      assert.equal(answer.correlationId, id);
-      assert.equal(answer.errorCode, 0);
-      const read = fetchedOf(answer, ask.fetchOffset, ask.maxBytes);
-      assert.ok(read.records.length > 0, `${ask.what}: whole records came back`);
-      assert.ok(read.records.length * (record.length + 8) + read.truncatedBytes <= payloadMax);
-    }
+      assert.ok(broker.running, `the broker is still running${broker.tail()}`);
+
+      // Every accepted record landed (ack NONE ones too, eventually), and nothing else.
+      const c = await WireClient.connect(broker.port);
+      for (const model of models) {
+        for (let p = 0; p < PARTITIONS; p++) {
+          const expected = model.watermark(model.own, p).high;
+          await waitUntil(
+            async () => (await offsetsOf(c, model.own, p)).highWatermark >= expected,
+            `${model.own}-${p} to hold the ${expected} accepted records`,
+            10_000,
+          );
+          assert.equal(
+            (await offsetsOf(c, model.own, p)).highWatermark,
+            expected,
+            `${model.own}-${p}: only accepted records`,
+          );
+        }
+      }
+      c.close();
+
+      // Connections left with half a frame are still open and were never answered.
+      await waitUntil(
+        async () => (await broker.metric('booblik_connections')) === silent.length,
+        `booblik_connections to count just the ${silent.length} silent connections`,
+        10_000,
+      );
+      for (const s of silent) {
+        assert.equal(s.closed, false, 'a connection waiting inside a frame is left open');
+        assert.equal(s.buffered, 0, 'a connection waiting inside a frame got no answer');
+        s.close();
+      }
+      await waitUntil(
+        async () => (await broker.metric('booblik_connections')) === 0,
+        'every connection to close',
+        10_000,
+      );
+      const exit = await broker.stop();
+      assert.equal(exit.code, 0, `SIGTERM after the fuzzing stops the broker cleanly${broker.tail()}`);
+      t.diagnostic(
+        `${tally.cases} cases in ${tally.batches} batches; ${tally.answers} answers checked; ${tally.unanswered} ack NONE frames left unanswered as required; ${tally.closedByBroker} connections closed by the broker; ` +
+          `${silent.length} left silent mid-frame; kinds: ${[...tally.byLabel].map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
+          `batches written ${[...tally.deliveries].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+      );
+    });
+
+    it('a FETCH asking for more than a response frame can carry is answered within the 8 MiB frame limit', async (t) => {
+      const dir = tempDir(t, 'fuzz-big');
+      const broker = await BrokerProcess.start(t, { dataDir: dir, flags: ['--topics=big:1'], http: false });
+      const c = await WireClient.connect(broker.port);
+      t.after(() => c.close());
+      // 12 MiB in records of 512 KiB: more than one frame holds, in segment files and in the tail cache.
+      const record = Buffer.alloc(512 * 1024, 0x5a);
+      const bases: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const answer = await c.produce(
+          'big',
+          0,
+          AckPolicy.WRITTEN,
+          Array.from({ length: 8 }, () => record),
+        );
+        assert.equal(answer.errorCode, 0);
+        bases.push(producedOf(answer).baseOffset);
+      }
+      const payloadMax = FRAME_BYTES_MAX - 6 - 12; // the frame less the response header and the FETCH fixed fields
+      const asks = [
+        {
+          what: 'from a segment, maxBytes 2^31-1',
+          fetchOffset: 0,
+          maxBytes: 2 ** 31 - 1,
+          maxWaitMs: 0,
+          minBytes: 0,
+        },
+        { what: 'maxBytes 8 MiB', fetchOffset: 0, maxBytes: FRAME_BYTES_MAX, maxWaitMs: 0, minBytes: 0 },
+        {
+          what: 'from the newest records',
+          fetchOffset: bases[2]!,
+          maxBytes: 2 ** 31 - 1,
+          maxWaitMs: 0,
+          minBytes: 0,
+        },
+        // A long poll for more than a frame can carry is answered once a frame's worth is there.
+        {
+          what: 'minBytes 9 MiB',
+          fetchOffset: 0,
+          maxBytes: 2 ** 31 - 1,
+          maxWaitMs: 60_000,
+          minBytes: 9 << 20,
+        },
+      ];
+      for (const ask of asks) {
+        const id = c.id();
+        c.send(encodeFetchRequestV2(id, { topic: 'big', partition: 0, ...ask }));
+        const answer = await c.next(10_000);
+        assert.deepEqual(c.violations, [], `${ask.what}: the answer broke the frame limit`);
+        assert.ok(answer, `${ask.what}: answered`);
+        assert.equal(answer.correlationId, id);
+        assert.equal(answer.errorCode, 0);
+        const read = fetchedOf(answer, ask.fetchOffset, ask.maxBytes);
+        assert.ok(read.records.length > 0, `${ask.what}: whole records came back`);
+        assert.ok(read.records.length * (record.length + 8) + read.truncatedBytes <= payloadMax);
+      }
+    });
   });
-});
+}

@@ -11,11 +11,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { BrokerProcess } from './kit/broker-process.js';
-import { budget } from './kit/budget.js';
-import { tempDir } from './kit/temp-dir.js';
-import { waitUntil, within } from './kit/wait.js';
-import { WireClient } from './kit/wire-client.js';
+import { BrokerProcess } from '../kit/broker-process.js';
+import { budget } from '../kit/budget.js';
+import { tempDir } from '../kit/temp-dir.js';
+import { waitUntil, within } from '../kit/wait.js';
+import { WireClient } from '../kit/wire-client.js';
 
 /**
  * The broker's peak RSS (VmHWM) may not pass this. What it holds under this load, at its defaults:
@@ -34,8 +34,8 @@ const PROBE_MEDIAN_MS_MAX = 100;
 const NOFILE_NEEDED = budget.idleConnections + budget.heldFetches + 1_000;
 const MIB = 1024 * 1024;
 
-const crowdMain = new URL('./kit/overload-clients.js', import.meta.url).pathname;
-const loadMain = new URL('./kit/overload-load.js', import.meta.url).pathname;
+const crowdMain = new URL('../kit/overload-clients.js', import.meta.url).pathname;
+const loadMain = new URL('../kit/overload-load.js', import.meta.url).pathname;
 
 /**
  * The open-file limit to run with: as many as needed, up to the hard limit this process may raise its
@@ -140,89 +140,95 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-describe('overload', () => {
-  it(`${budget.idleConnections} idle connections, ${budget.heldFetches} held fetches, a client that never reads and producers faster than the disk: the probe is answered within ${PROBE_MEDIAN_MS_MAX} ms at the median and RSS stays under ${RSS_BOUND_MIB} MiB`, async (t) => {
-    const nofile = openFileLimit();
-    if (nofile === null) {
-      t.skip(`needs prlimit and an open-file hard limit of at least ${NOFILE_NEEDED} (ulimit -Hn)`);
-      return;
-    }
-    const dir = tempDir(t, 'overload');
-    const broker = await BrokerProcess.start(t, {
-      dataDir: dir,
-      nofile,
-      flags: [
-        '--topics=load:2,quiet:1',
-        `--max.connections=${budget.idleConnections + budget.heldFetches + 100}`,
-        `--segment.capacity.bytes=${64 * MIB}`,
-      ],
+/** Registers the overload check. */
+export function overloadCheck(): void {
+  describe('overload', () => {
+    it(`${budget.idleConnections} idle connections, ${budget.heldFetches} held fetches, a client that never reads and producers faster than the disk: the probe is answered within ${PROBE_MEDIAN_MS_MAX} ms at the median and RSS stays under ${RSS_BOUND_MIB} MiB`, async (t) => {
+      const nofile = openFileLimit();
+      if (nofile === null) {
+        t.skip(`needs prlimit and an open-file hard limit of at least ${NOFILE_NEEDED} (ulimit -Hn)`);
+        return;
+      }
+      const dir = tempDir(t, 'overload');
+      const broker = await BrokerProcess.start(t, {
+        dataDir: dir,
+        nofile,
+        flags: [
+          '--topics=load:2,quiet:1',
+          `--max.connections=${budget.idleConnections + budget.heldFetches + 100}`,
+          `--segment.capacity.bytes=${64 * MIB}`,
+        ],
+      });
+      const probe = await WireClient.connect(broker.port);
+      t.after(() => probe.close());
+
+      // 24 MiB in load-0, so its start is long out of the 8 MiB tail cache: answers must be read from disk.
+      const filler = Array.from({ length: 16 }, () => Buffer.alloc(64 * 1024, 0x17));
+      for (let i = 0; i < 24; i++)
+        assert.equal((await probe.produce('load', 0, AckPolicy.WRITTEN, filler)).errorCode, 0);
+
+      const crowd = await startCrowd(t, broker.port, nofile);
+      await waitUntil(
+        async () => (await broker.metric('booblik_held_fetches')) === budget.heldFetches,
+        `${budget.heldFetches} fetches to be held`,
+        60_000,
+        200,
+      );
+      const crowdRssMiB = broker.memoryKb('VmRSS') / 1024;
+
+      const load = await startLoad(t, broker.port);
+
+      const latencies: number[] = [];
+      let rssMaxMiB = 0;
+      for (let i = 0; i < budget.overloadProbes; i++) {
+        const started = performance.now();
+        const answer = i % 2 === 0 ? await probe.metadata('quiet') : await probe.fetch('quiet', 0, 0, 1024);
+        latencies.push(performance.now() - started);
+        assert.equal(answer.errorCode, 0, 'the probe was refused');
+        assert.equal(load.failed(), null, 'the load failed');
+        rssMaxMiB = Math.max(rssMaxMiB, broker.memoryKb('VmRSS') / 1024);
+      }
+      const peakMiB = broker.memoryKb('VmHWM') / 1024;
+      const held = await broker.metric('booblik_held_fetches');
+      const connections = await broker.metric('booblik_connections');
+      const seen = await crowd.report();
+
+      // SIGTERM with the crowd and the load still at it: a graceful stop all the same.
+      load.brokerStopping();
+      const stopStarted = performance.now();
+      const exit = await broker.stop(60_000);
+      const stopSeconds = (performance.now() - stopStarted) / 1000;
+      const { hogRequestBytes, forcedAcks, noneBytes, noneBlockedMs } = await load.stop();
+
+      const sorted = [...latencies].sort((a, b) => a - b);
+      t.diagnostic(
+        `probe: median ${median(latencies).toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms, ` +
+          `max ${sorted.at(-1)!.toFixed(1)} ms over ${latencies.length} round trips; RSS with the crowd ${crowdRssMiB.toFixed(0)} MiB, ` +
+          `max sampled ${rssMaxMiB.toFixed(0)} MiB, peak (VmHWM) ${peakMiB.toFixed(0)} MiB; ${connections} connections; ` +
+          `the non-reader sent ${(hogRequestBytes / MIB).toFixed(1)} MiB of requests; FORCED acks ${forcedAcks}; ` +
+          `ack NONE sent ${(noneBytes / MIB).toFixed(0)} MiB and waited ${(noneBlockedMs / 1000).toFixed(1)} s for the broker to read on; SIGTERM to exit ${stopSeconds.toFixed(1)} s`,
+      );
+      assert.ok(
+        median(latencies) < PROBE_MEDIAN_MS_MAX,
+        `probe median ${median(latencies).toFixed(1)} ms, expected < ${PROBE_MEDIAN_MS_MAX}`,
+      );
+      assert.ok(
+        peakMiB < RSS_BOUND_MIB,
+        `broker peak RSS ${peakMiB.toFixed(0)} MiB, expected < ${RSS_BOUND_MIB}`,
+      );
+      assert.equal(held, budget.heldFetches, 'every long fetch was still held');
+      assert.equal(seen.closedByBroker, 0, 'the broker closed none of the idle or held connections');
+      assert.equal(seen.answeredEarly, 0, 'no held fetch was answered before its wait ran out');
+      assert.ok(
+        noneBlockedMs > 0,
+        'the ack NONE producer offered more than the broker took (it had to wait)',
+      );
+      assert.equal(exit.code, 0, `SIGTERM under load exits 0${broker.tail()}`);
+      assert.match(
+        broker.lines.at(-1) ?? '',
+        /booblik stopped/,
+        `the last line says it stopped${broker.tail()}`,
+      );
     });
-    const probe = await WireClient.connect(broker.port);
-    t.after(() => probe.close());
-
-    // 24 MiB in load-0, so its start is long out of the 8 MiB tail cache: answers must be read from disk.
-    const filler = Array.from({ length: 16 }, () => Buffer.alloc(64 * 1024, 0x17));
-    for (let i = 0; i < 24; i++)
-      assert.equal((await probe.produce('load', 0, AckPolicy.WRITTEN, filler)).errorCode, 0);
-
-    const crowd = await startCrowd(t, broker.port, nofile);
-    await waitUntil(
-      async () => (await broker.metric('booblik_held_fetches')) === budget.heldFetches,
-      `${budget.heldFetches} fetches to be held`,
-      60_000,
-      200,
-    );
-    const crowdRssMiB = broker.memoryKb('VmRSS') / 1024;
-
-    const load = await startLoad(t, broker.port);
-
-    const latencies: number[] = [];
-    let rssMaxMiB = 0;
-    for (let i = 0; i < budget.overloadProbes; i++) {
-      const started = performance.now();
-      const answer = i % 2 === 0 ? await probe.metadata('quiet') : await probe.fetch('quiet', 0, 0, 1024);
-      latencies.push(performance.now() - started);
-      assert.equal(answer.errorCode, 0, 'the probe was refused');
-      assert.equal(load.failed(), null, 'the load failed');
-      rssMaxMiB = Math.max(rssMaxMiB, broker.memoryKb('VmRSS') / 1024);
-    }
-    const peakMiB = broker.memoryKb('VmHWM') / 1024;
-    const held = await broker.metric('booblik_held_fetches');
-    const connections = await broker.metric('booblik_connections');
-    const seen = await crowd.report();
-
-    // SIGTERM with the crowd and the load still at it: a graceful stop all the same.
-    load.brokerStopping();
-    const stopStarted = performance.now();
-    const exit = await broker.stop(60_000);
-    const stopSeconds = (performance.now() - stopStarted) / 1000;
-    const { hogRequestBytes, forcedAcks, noneBytes, noneBlockedMs } = await load.stop();
-
-    const sorted = [...latencies].sort((a, b) => a - b);
-    t.diagnostic(
-      `probe: median ${median(latencies).toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms, ` +
-        `max ${sorted.at(-1)!.toFixed(1)} ms over ${latencies.length} round trips; RSS with the crowd ${crowdRssMiB.toFixed(0)} MiB, ` +
-        `max sampled ${rssMaxMiB.toFixed(0)} MiB, peak (VmHWM) ${peakMiB.toFixed(0)} MiB; ${connections} connections; ` +
-        `the non-reader sent ${(hogRequestBytes / MIB).toFixed(1)} MiB of requests; FORCED acks ${forcedAcks}; ` +
-        `ack NONE sent ${(noneBytes / MIB).toFixed(0)} MiB and waited ${(noneBlockedMs / 1000).toFixed(1)} s for the broker to read on; SIGTERM to exit ${stopSeconds.toFixed(1)} s`,
-    );
-    assert.ok(
-      median(latencies) < PROBE_MEDIAN_MS_MAX,
-      `probe median ${median(latencies).toFixed(1)} ms, expected < ${PROBE_MEDIAN_MS_MAX}`,
-    );
-    assert.ok(
-      peakMiB < RSS_BOUND_MIB,
-      `broker peak RSS ${peakMiB.toFixed(0)} MiB, expected < ${RSS_BOUND_MIB}`,
-    );
-    assert.equal(held, budget.heldFetches, 'every long fetch was still held');
-    assert.equal(seen.closedByBroker, 0, 'the broker closed none of the idle or held connections');
-    assert.equal(seen.answeredEarly, 0, 'no held fetch was answered before its wait ran out');
-    assert.ok(noneBlockedMs > 0, 'the ack NONE producer offered more than the broker took (it had to wait)');
-    assert.equal(exit.code, 0, `SIGTERM under load exits 0${broker.tail()}`);
-    assert.match(
-      broker.lines.at(-1) ?? '',
-      /booblik stopped/,
-      `the last line says it stopped${broker.tail()}`,
-    );
   });
-});
+}

@@ -12,12 +12,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { BrokerProcess } from './kit/broker-process.js';
-import { budget, seed } from './kit/budget.js';
-import { parseSelfChecking, selfChecking } from './kit/payloads.js';
-import { Rng } from './kit/rng.js';
-import { type FilesystemKind, freeBytes, mountSmallFilesystem } from './kit/small-filesystem.js';
-import { offsetsOf, producedOf, readRange, WireClient } from './kit/wire-client.js';
+import { BrokerProcess } from '../kit/broker-process.js';
+import { budget, seed } from '../kit/budget.js';
+import { parseSelfChecking, selfChecking } from '../kit/payloads.js';
+import { Rng } from '../kit/rng.js';
+import { type FilesystemKind, freeBytes, mountSmallFilesystem } from '../kit/small-filesystem.js';
+import { offsetsOf, producedOf, readRange, WireClient } from '../kit/wire-client.js';
 
 const STORAGE_ERROR = 6;
 const MIB = 1024 * 1024;
@@ -189,9 +189,12 @@ async function fullDisk(t: import('node:test').TestContext, kind: FilesystemKind
   }
 }
 
-describe('full disk', () => {
-  for (const kind of ['tmpfs', 'ext4'] as const) {
-    it(`on a full ${kind}: PRODUCE is refused with STORAGE_ERROR, nothing half-written is served or survives recovery, FETCH keeps working, and producing resumes once space is freed`, (t) =>
-      fullDisk(t, kind));
-  }
-});
+/** Registers the full-disk check. */
+export function fullDiskCheck(): void {
+  describe('full disk', () => {
+    for (const kind of ['tmpfs', 'ext4'] as const) {
+      it(`on a full ${kind}: PRODUCE is refused with STORAGE_ERROR, nothing half-written is served or survives recovery, FETCH keeps working, and producing resumes once space is freed`, (t) =>
+        fullDisk(t, kind));
+    }
+  });
+}
