@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from . import limits, wire
 from .address import parse_address
 from .errors import BrokerError, ConnectionClosedError, ProtocolError
-from .partitioner import Key, Partitioner
+from .partitioner import Key, TopicRouting
 from .wire import AckPolicy, FetchResult, ProduceResult
 
 
@@ -214,22 +214,8 @@ def check_wait_fits_timeout(max_wait_millis: int, timeout: float | None) -> None
         )
 
 
-class Topic:
+class Topic(TopicRouting):
     """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them."""
-
-    def __init__(self, connection: Connection, name: str, partitions: Iterable[int]) -> None:
-        self.connection = connection
-        self.name = name
-        self._partitioner = Partitioner(partitions)
-
-    @property
-    def partitions(self) -> tuple:
-        """Partition ids, sorted."""
-        return self._partitioner.partitions
-
-    def partition_for(self, key: Key | None = None) -> int:
-        """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
-        return self._partitioner.partition_for(key)
 
     def send(self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN) -> ProduceResult | None:
         """Send one record to the partition its key picks. One record per request: batch when you can."""

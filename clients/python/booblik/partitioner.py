@@ -64,3 +64,21 @@ class Partitioner:
                 turn = next(self._turns)
             return self.partitions[turn % len(self.partitions)]
         return self.partitions[partition_index(key, len(self.partitions))]
+
+
+class TopicRouting:
+    """What the sync and asyncio ``Topic`` share: a name, its partitions, and the choice among them."""
+
+    def __init__(self, connection, name: str, partitions: Iterable[int]) -> None:
+        self.connection = connection
+        self.name = name
+        self._partitioner = Partitioner(partitions)
+
+    @property
+    def partitions(self) -> tuple:
+        """Partition ids, sorted."""
+        return self._partitioner.partitions
+
+    def partition_for(self, key: Key | None = None) -> int:
+        """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
+        return self._partitioner.partition_for(key)

@@ -18,7 +18,7 @@ from .. import limits, wire
 from ..address import parse_address
 from ..connection import check_wait_fits_timeout
 from ..errors import BrokerError, ConnectionClosedError, ProtocolError
-from ..partitioner import Key, Partitioner
+from ..partitioner import Key, TopicRouting
 from ..wire import AckPolicy, FetchResult, ProduceResult
 
 
@@ -269,21 +269,8 @@ class _Connecting:
         return self._cls(reader, writer, self._address, self._timeout)
 
 
-class Topic:
+class Topic(TopicRouting):
     """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them."""
-
-    def __init__(self, connection: Connection, name: str, partitions: Iterable[int]) -> None:
-        self.connection = connection
-        self.name = name
-        self._partitioner = Partitioner(partitions)
-
-    @property
-    def partitions(self) -> tuple:
-        return self._partitioner.partitions
-
-    def partition_for(self, key: Key | None = None) -> int:
-        """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
-        return self._partitioner.partition_for(key)
 
     async def send(
         self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN
