@@ -108,8 +108,11 @@ export class Broker {
       for (const report of this.registry.addTopic(topic)) this.logRecovery(report);
     }
 
-    const registry = createPrometheusRegistry(this.metrics, this.registry);
-    if (c.httpPort >= 0) this.http = await startHttp(c.httpPort, c.bindAddress, registry, () => this.ready);
+    // The Prometheus registry (with its event-loop monitor) only exists when something can scrape it.
+    if (c.httpPort >= 0) {
+      const registry = createPrometheusRegistry(this.metrics, this.registry);
+      this.http = await startHttp(c.httpPort, c.bindAddress, registry, () => this.ready);
+    }
 
     this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
     await new Promise<void>((resolve, reject) => {

@@ -103,10 +103,6 @@ export class PartitionWriter {
     return this.blocked.length;
   }
 
-  get queuedBatches(): number {
-    return this.queue.length;
-  }
-
   /**
    * Appends a batch. Resolves when the batch is in the log (WRITTEN, NONE) or on stable storage
    * (FORCED). Rejects with RecordTooLargeError (nothing written), StorageError or LogClosedError.

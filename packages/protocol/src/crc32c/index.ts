@@ -36,8 +36,3 @@ export const crc32c: (buf: Uint8Array, start?: number, end?: number) => number =
 
 /** The @node-rs/crc32 implementation alone, or null (for benchmarks and vector tests). */
 export const crc32cNative = nodeRs;
-
-/** booblik's own native CRC-32C alone, or null. */
-export const crc32cOwnNative = nativeAddon
-  ? (buf: Uint8Array) => nativeAddon!.crc32c(buf, 0, buf.length)
-  : null;
