@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -121,26 +122,25 @@ func (d *durability) currentEntries(dir string) (map[string]entry, error) {
 
 // syncFile makes the file open as `fd` durable as it is now: content and size.
 func (d *durability) syncFile(fd int) syscall.Errno {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return err.(syscall.Errno)
+	// Read through a descriptor of our own: `fd` may be open for writing only, and the file may be
+	// unlinked already (an open file keeps its /proc/self/fd link).
+	f, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		return syscall.EIO
 	}
-	content := make([]byte, st.Size)
-	n := 0
-	for n < len(content) { // pread, not an *os.File: that would close the descriptor it does not own
-		got, err := syscall.Pread(fd, content[n:], int64(n))
-		if err != nil {
-			return err.(syscall.Errno)
-		}
-		if got == 0 {
-			break
-		}
-		n += got
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return syscall.EIO
+	}
+	content, err := io.ReadAll(f)
+	if err != nil {
+		return syscall.EIO
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stats.FileSyncs++
-	d.files[d.identity(st.Ino)] = content[:n]
+	d.files[d.identity(inodeOf(info))] = content
 	return 0
 }
 
