@@ -206,7 +206,7 @@ export function powerCutCheck(): void {
         assert.ok(outcome.report.fileSyncs > 0, 'the broker synced through the filesystem');
         assert.equal(outcome.lost.length, 0, describeLoss(outcome));
         t.diagnostic(
-          `${outcome.acked.size} FORCED-acknowledged records all served after the power cut, in ${outcome.report.filesAfter} segment file(s); ` +
+          `${outcome.acked.size} FORCED-acknowledged records all served after the power cut (${outcome.report.filesAfter} file(s) left on the disk); ` +
             `${outcome.report.bytesBefore - outcome.report.bytesAfter} unsynced bytes dropped`,
         );
       });
