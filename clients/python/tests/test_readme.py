@@ -1,4 +1,5 @@
-"""The README's examples run, in order, against the fake broker (its address swapped in)."""
+"""The README's examples run, in order, against the fake broker (its address swapped in), which has
+the topics of the broker `npm start` runs with no flags: "default", one partition."""
 
 import contextlib
 import io
@@ -20,7 +21,7 @@ class ReadmeExamplesTest(unittest.TestCase):
         with open(README, encoding="utf-8") as file:
             blocks = python_blocks(file.read())
         self.assertGreaterEqual(len(blocks), 6)
-        with FakeBroker({"orders": 3}) as broker:
+        with FakeBroker({"default": 1}) as broker:
             for index, block in enumerate(blocks):
                 with self.subTest(block=index, first_line=block.splitlines()[0]):
                     code = block.replace("localhost:9092", broker.address)
