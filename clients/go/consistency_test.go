@@ -74,16 +74,19 @@ func TestZeroProducerConfigMeansTheDefaults(t *testing.T) {
 	for i := range deliveries {
 		deliveries[i] = p.Send("t", 0, []byte{byte(i)})
 	}
-	// The full batch goes at once; the last record goes when the default linger runs out.
+	// Real offsets (AckWritten, not AckNone's -1), and without a Flush: the default linger ends.
 	for i, d := range deliveries {
 		if off, err := d.Await(testContext(t)); err != nil || off != int64(i) {
 			t.Fatalf("record %d: offset %d, %v", i, off, err)
 		}
 	}
+	// No request holds more than the default batch (a slow machine may cut one early, never late).
 	reqs := b.RequestsOf(fakebroker.APIProduce)
-	if len(reqs) != 2 || len(reqs[0].Records) != booblik.DefaultMaxBatchSize || reqs[0].Ack != 1 {
-		t.Fatalf("%d requests, the first of %d records with ack %d; want %d records acked WRITTEN (1)",
-			len(reqs), len(reqs[0].Records), reqs[0].Ack, booblik.DefaultMaxBatchSize)
+	for i, r := range reqs {
+		if len(r.Records) > booblik.DefaultMaxBatchSize || r.Ack != 1 {
+			t.Fatalf("request %d of %d: %d records with ack %d; want at most %d, acked WRITTEN (1)",
+				i, len(reqs), len(r.Records), r.Ack, booblik.DefaultMaxBatchSize)
+		}
 	}
 }
 
