@@ -23,6 +23,9 @@ from .connection import Connection
 
 _OPEN, _CLOSING, _CLOSED, _FAILED = "open", "closing", "closed", "failed"
 
+# A send not yet in a batch; partition None means its key (or its turn) picks one.
+_Waiting = collections.namedtuple("_Waiting", "topic payload key partition future")
+
 
 class Producer:
     """``send()`` queues a record and returns an awaitable (an ``asyncio.Future``) of its offset.
@@ -80,7 +83,7 @@ class Producer:
         future = self._loop.create_future()
         self._unfinished.add(future)
         future.add_done_callback(self._unfinished.discard)
-        self._waiting.append((topic, payload, key, partition, future))
+        self._waiting.append(_Waiting(topic, payload, key, partition, future))
         self._admit_waiting()
         return future
 
@@ -88,11 +91,6 @@ class Producer:
         """Move waiting sends into batches, in call order, while the head's partition is known."""
         while self._waiting:
             topic, payload, key, partition, future = self._waiting[0]
-            if self._state == _FAILED:
-                self._waiting.popleft()
-                if not future.done():
-                    future.set_exception(ProducerClosedError("producer failed: cannot send"))
-                continue
             if partition is None:
                 routing = self._routes.get(topic)
                 if routing is None:
@@ -116,9 +114,9 @@ class Producer:
             # Only the records that needed this topic's partitions fail; the rest keep their turn.
             kept = collections.deque()
             for waiting in self._waiting:
-                if waiting[0] == topic and waiting[3] is None:
-                    if not waiting[4].done():
-                        waiting[4].set_exception(error)
+                if waiting.topic == topic and waiting.partition is None:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(error)
                 else:
                     kept.append(waiting)
             self._waiting = kept
@@ -245,9 +243,9 @@ class Producer:
         self._failure = error
         self._state = _FAILED
         waiting, self._waiting = self._waiting, collections.deque()
-        for *_, future in waiting:
-            if not future.done():
-                future.set_exception(error)
+        for send in waiting:
+            if not send.future.done():
+                send.future.set_exception(error)
         for batch in self._accumulator.ready(self._clock(), everything=True):
             for future in batch.waiters:
                 if not future.done():
