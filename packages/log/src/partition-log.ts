@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
-import { OffsetOutOfRangeError, StorageError } from './errors.js';
+import { LogClosedError, OffsetOutOfRangeError, StorageError } from './errors.js';
 import { fdatasync, fsyncDir, pwriteFully } from './fs-util.js';
 import { HighWatermark } from './high-watermark.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -89,6 +89,8 @@ export class PartitionLog {
   private readonly unsynced = new Set<Segment>();
   /** Groups written but not yet published, in order, with where each left the segments it touched. */
   private unpublished: { chunk: TailChunk; endOffset: number; segmentEnds: [Segment, number][] }[] = [];
+  /** Closed or removed: reads are refused rather than touching a closed descriptor. */
+  private isClosed = false;
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
 
@@ -429,6 +431,7 @@ export class PartitionLog {
    * then a hop over record headers to the exact position). Stops at a segment's end.
    */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    if (this.isClosed) throw new LogClosedError(this.name);
     const highWatermark = this.highWatermark.value;
     if (offset < this.logStartOffset || offset > highWatermark) {
       throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
@@ -507,8 +510,21 @@ export class PartitionLog {
 
   /** Closes every segment file. Call after the writer has drained and synced. */
   close(): void {
+    this.isClosed = true;
     for (const s of this.segments) s.close();
     this.tail.clear();
+  }
+
+  /**
+   * Deletes the partition's files (its topic was deleted). Each segment is unlinked now and its file
+   * closed when the last read in flight lets go, as retention does; later reads are refused with
+   * LogClosedError. Call after the writer has drained.
+   */
+  removeFiles(): void {
+    this.isClosed = true;
+    for (const s of this.segments) s.remove();
+    this.tail.clear();
+    fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

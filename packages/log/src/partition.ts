@@ -110,6 +110,15 @@ export class Partition {
     return this.log.enforceRetention(nowMs);
   }
 
+  /**
+   * Deletes the partition (its topic was deleted): lets queued writes finish (their callers are
+   * answered), then removes the files, each once no read in flight holds it.
+   */
+  async remove(): Promise<void> {
+    await this.writer.close();
+    this.log.removeFiles();
+  }
+
   /** Lets queued writes finish, makes them durable, closes the files. */
   async close(): Promise<void> {
     await this.writer.close();

@@ -1,6 +1,7 @@
-import { OffsetOutOfRangeError, type Partition, type ReadResult } from '@booblik/log';
+import { OffsetOutOfRangeError, type ReadResult } from '@booblik/log';
 import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
+import type { ServedPartition } from '../partitions.js';
 import type { ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
 
@@ -61,11 +62,12 @@ class HeldFetch {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private unscope: (() => void) | undefined;
+  private unretire: (() => void) | undefined;
   private rereading = false;
   private readonly need: number;
 
   constructor(
-    private readonly partition: Partition,
+    private readonly partition: ServedPartition,
     private readonly req: FetchRequest,
     private readonly correlationId: number,
     private readonly ctx: ApiContext,
@@ -95,6 +97,10 @@ class HeldFetch {
         return this.finish(error);
       }
       if (this.state === HoldState.Done) return;
+      if (this.ctx.registry.isRetired(this.partition)) {
+        result.release?.();
+        return this.finish();
+      }
       if (result.bytes >= this.need) return this.respond(result);
     }
     if (this.state === HoldState.Checking) this.wait(hw);
@@ -108,6 +114,8 @@ class HeldFetch {
       if (reason === 'shutdown') void this.finish();
       else this.drop();
     });
+    // The topic deleted under the wait: answered (UNKNOWN_TOPIC_OR_PARTITION by readAnswer), never dropped.
+    this.unretire = this.ctx.registry.onRetire(this.partition, () => void this.finish());
     this.unsubscribe = this.partition.highWatermark.subscribe(seenHighWatermark, (hw) => {
       if (this.state !== HoldState.Waiting || hw <= this.req.fetchOffset) return;
       if (this.need === 1) {
@@ -129,6 +137,7 @@ class HeldFetch {
     clearTimeout(this.timer);
     this.unsubscribe?.();
     this.unscope?.();
+    this.unretire?.();
   }
 
   /** The client left: nobody to answer. */
@@ -158,7 +167,9 @@ class HeldFetch {
   }
 
   private settle(error: unknown): void {
-    if (error instanceof OffsetOutOfRangeError)
+    if (this.ctx.registry.isRetired(this.partition))
+      this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+    else if (error instanceof OffsetOutOfRangeError)
       this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
     else this.reject(error);
   }
@@ -166,7 +177,7 @@ class HeldFetch {
 
 /** The answer after any wait: out of range, empty at the high watermark, or bytes from the log. */
 async function readAnswer(
-  partition: Partition,
+  partition: ServedPartition,
   req: FetchRequest,
   correlationId: number,
   ctx: ApiContext,
