@@ -182,9 +182,15 @@ async function readAnswer(
   correlationId: number,
   ctx: ApiContext,
 ): Promise<Reply> {
+  const deleted = () => refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (ctx.registry.isRetired(partition)) return deleted();
   try {
-    return encodeReply(correlationId, await partition.read(req.fetchOffset, req.maxBytes), ctx);
+    const result = await partition.read(req.fetchOffset, req.maxBytes);
+    if (!ctx.registry.isRetired(partition)) return encodeReply(correlationId, result, ctx);
+    result.release?.();
+    return deleted();
   } catch (error) {
+    if (ctx.registry.isRetired(partition)) return deleted();
     if (error instanceof OffsetOutOfRangeError)
       return refuse(ctx, correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
     throw error;

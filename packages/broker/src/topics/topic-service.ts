@@ -27,7 +27,7 @@ export class TopicService {
   private sorted: TopicSpec[] | null = null;
   private currentRevision = 0;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly watchers = new Set<(revision: number) => void>();
+  private readonly watcherSet = new Set<(revision: number) => void>();
 
   constructor(
     private readonly store: SpecStore,
@@ -35,6 +35,11 @@ export class TopicService {
     private readonly brokerLogConfig: Readonly<LogConfig>,
     private readonly logger: Logger,
   ) {}
+
+  /** Watches waiting for the next change (held LISTs). */
+  get watchers(): number {
+    return this.watcherSet.size;
+  }
 
   get revision(): number {
     return this.currentRevision;
@@ -52,8 +57,8 @@ export class TopicService {
 
   /** Calls `listener` after every change with the new revision; returns the unsubscribe function. */
   onChange(listener: (revision: number) => void): () => void {
-    this.watchers.add(listener);
-    return () => this.watchers.delete(listener);
+    this.watcherSet.add(listener);
+    return () => this.watcherSet.delete(listener);
   }
 
   /** The log settings of a topic's partitions: the broker's, with what its spec sets. */
@@ -147,7 +152,7 @@ export class TopicService {
       this.registry.setReadOnly(spec.name, isReadOnly(spec));
     }
     this.logger.info(`topics: revision ${revision}: ${describeChanges(plan.upserts, plan.deletes, before)}`);
-    for (const w of [...this.watchers]) w(revision);
+    for (const w of [...this.watcherSet]) w(revision);
     return { code: ErrorCode.NONE, revision };
   }
 }
