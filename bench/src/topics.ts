@@ -140,11 +140,11 @@ try {
   // The baseline: PRODUCE and FETCH on a broker with one topic.
   const base = await startBroker(baselineDir, 'bench:1');
   const baseConn = await Connection.connect(base.address);
+  const baseRss = rssMiB(base.child.pid!);
+  const baseFds = openFiles(base.child.pid!);
   await produceFetchRound(baseConn, 'bench'); // warm up
   const baseline = await produceFetch(baseConn, 'bench');
   await baseConn.close();
-  const baseRss = rssMiB(base.child.pid!);
-  const baseFds = openFiles(base.child.pid!);
   await stopBroker(base);
 
   const first = await startBroker(dataDir, 'bench:1');
@@ -192,7 +192,7 @@ try {
   const idleRss = rssMiB(first.child.pid!);
   const idleFds = openFiles(first.child.pid!);
   line(`broker RSS with ${topicCount + 1} idle partitions`, `${idleRss.toFixed(0)} MiB`, '512 MiB');
-  line('  with 1 partition (baseline broker)', `${baseRss.toFixed(0)} MiB`);
+  line('  with 1 partition (a fresh broker, idle too)', `${baseRss.toFixed(0)} MiB`);
   line(`  per idle partition`, `${(((idleRss - baseRss) * 1024) / topicCount).toFixed(1)} KiB`);
   line(`open files: ${topicCount + 1} partitions / 1`, `${idleFds} / ${baseFds}`);
 
