@@ -205,7 +205,10 @@ describe('APPLY', () => {
     await first.broker.close();
     const second = await startBroker(t, {
       dataDir: first.dataDir,
-      topics: [{ name: 'other', partitions: 1 }],
+      topics: [
+        { name: 'other', partitions: 1 },
+        { name: 'configured', partitions: 4 },
+      ],
     });
     const c2 = await RawClient.connect(second.port);
     t.after(() => c2.close());
@@ -213,11 +216,21 @@ describe('APPLY', () => {
       x.spec.name,
       x.spec.partitions,
     ]);
-    assert.deepEqual(listed, [
-      ['applied', 2],
-      ['configured', 1],
-      ['other', 1],
-    ]);
+    assert.deepEqual(
+      listed,
+      [
+        ['applied', 2],
+        ['configured', 1],
+        ['other', 1],
+      ],
+      'the stored spec is served',
+    );
+    assert.ok(
+      second.lines.some((l) =>
+        /WARN booblik.topics names configured:4, its stored spec has 1 partition/.test(l),
+      ),
+      'the difference is logged',
+    );
     fs.rmSync(first.dataDir, { recursive: true, force: true });
   });
 });

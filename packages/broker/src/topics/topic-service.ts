@@ -83,6 +83,14 @@ export class TopicService {
     this.currentRevision = stored?.revision ?? 0;
     for (const spec of stored?.specs ?? []) this.specs.set(spec.name, spec);
     const missing = configured.filter((t) => !this.specs.has(t.name));
+    for (const t of configured) {
+      const stored = this.specs.get(t.name);
+      if (stored !== undefined && stored.partitions !== t.partitions) {
+        this.logger.warn(
+          `booblik.topics names ${t.name}:${t.partitions}, its stored spec has ${stored.partitions} partition(s) (revision ${stored.revision}): the stored spec is served; change it with booblik topics apply`,
+        );
+      }
+    }
     if (missing.length > 0) {
       const revision = this.currentRevision + 1;
       const next = new Map(this.specs);
