@@ -27,8 +27,12 @@ export function handleFetch(
   ctx: ApiContext,
   scope: HoldScope,
 ): Reply | Promise<Reply> {
-  const partition = ctx.registry.get(req.topic, req.partition);
-  if (partition === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const where = ctx.registry.resolve(req.topic, req.partition);
+  if (where.kind !== 'local') {
+    const code = where.kind === 'remote' ? ErrorCode.NOT_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    return refuse(ctx, correlationId, code);
+  }
+  const partition = where.partition;
   if (req.maxBytes > fetchPayloadBytesMax) {
     // One answer is one frame: serve at most what fits it. minBytes is capped with it, or a long poll
     // for more than a frame could never be satisfied and would always run to its deadline.

@@ -22,13 +22,14 @@ export function handleProduce(
   onUnansweredSettled?: (settled: Promise<unknown>) => void,
 ): Reply | Promise<Reply> | null {
   const silent = req.ack === AckPolicy.NONE;
-  const partition = ctx.registry.get(req.topic, req.partition);
-  if (partition === undefined) {
-    const what = `${req.topic}-${req.partition}: no such topic or partition`;
-    return silent
-      ? refuseSilently(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, what)
-      : refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const where = ctx.registry.resolve(req.topic, req.partition);
+  if (where.kind !== 'local') {
+    // Served elsewhere (the cluster fills that in) or nowhere.
+    const code = where.kind === 'remote' ? ErrorCode.NOT_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const what = `${req.topic}-${req.partition}: ${where.kind === 'remote' ? 'served by another broker' : 'no such topic or partition'}`;
+    return silent ? refuseSilently(ctx, code, what) : refuse(ctx, correlationId, code);
   }
+  const partition = where.partition;
   if (ctx.registry.isReadOnly(req.topic)) {
     return silent
       ? refuseSilently(ctx, ErrorCode.TOPIC_READ_ONLY, `${req.topic}: read-only`)
