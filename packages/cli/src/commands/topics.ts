@@ -36,12 +36,11 @@ export async function topicsCommand(args: string[], io: Io): Promise<number> {
   });
   const out = new Output(io.stdout);
   const [sub] = parsed.positionals;
-  if (parsed.flag('help') || sub === undefined) {
+  if (parsed.flag('help')) {
     await out.write(helpFor('topics'));
-    if (sub === undefined && !parsed.flag('help'))
-      throw new UsageError('topics: expected list, apply, edit, delete or watch');
     return ExitCode.OK;
   }
+  if (sub === undefined) throw new UsageError('topics: expected list, apply, edit, delete or watch');
   const run = subcommands[sub];
   if (!run)
     throw new UsageError(`topics: unknown subcommand "${sub}", expected list, apply, edit, delete or watch`);
