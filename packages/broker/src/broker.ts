@@ -199,6 +199,7 @@ export class Broker {
     clearTimeout(graceTimer);
     for (const s of this.sessions) s.destroy();
     await listenerClosed;
+    await this.topicService.settled(); // an APPLY still opening partitions finishes first
     await this.registry.closeAll();
     if (this.http) {
       this.http.server.closeAllConnections();

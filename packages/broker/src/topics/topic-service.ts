@@ -117,6 +117,11 @@ export class TopicService {
     return reports;
   }
 
+  /** Resolves once no APPLY is under way (shutdown waits for it before closing partitions). */
+  settled(): Promise<void> {
+    return this.queue.then(() => {});
+  }
+
   /** Applies every change or none, one APPLY at a time. */
   apply(req: ApplyRequest): Promise<ApplyOutcome> {
     const outcome = this.queue.then(() => this.applyNow(req));
