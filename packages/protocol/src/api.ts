@@ -4,16 +4,46 @@ export const ApiKey = {
   PRODUCE: 1,
   FETCH: 2,
   METADATA: 3,
+  /** Additions after v1: topics at runtime and capability discovery (docs/protocol.md). */
+  APPLY: 4,
+  LIST: 5,
+  API_VERSIONS: 6,
 } as const;
 
 export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];
 
 /** Versions each API has; anything else is UNSUPPORTED_VERSION. */
 export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
-  [ApiKey.PRODUCE]: [1],
+  [ApiKey.PRODUCE]: [1, 2],
   [ApiKey.FETCH]: [1, 2],
-  [ApiKey.METADATA]: [1],
+  [ApiKey.METADATA]: [1, 2],
+  [ApiKey.APPLY]: [1],
+  [ApiKey.LIST]: [1],
+  [ApiKey.API_VERSIONS]: [1],
 };
+
+/** What API_VERSIONS answers; a broker that predates it refuses it with UNSUPPORTED_VERSION. */
+export interface ApiVersionRange {
+  apiKey: number;
+  minVersion: number;
+  maxVersion: number;
+}
+
+/** The versions of a broker that predates API_VERSIONS (it answers that request UNSUPPORTED_VERSION). */
+export const apiVersionsBeforeDiscovery: readonly ApiVersionRange[] = [
+  { apiKey: ApiKey.PRODUCE, minVersion: 1, maxVersion: 1 },
+  { apiKey: ApiKey.FETCH, minVersion: 1, maxVersion: 2 },
+  { apiKey: ApiKey.METADATA, minVersion: 1, maxVersion: 1 },
+];
+
+/** This package's versions as API_VERSIONS ranges, by key. */
+export function supportedApiVersions(): ApiVersionRange[] {
+  return Object.entries(apiVersions).map(([key, versions]) => ({
+    apiKey: Number(key),
+    minVersion: Math.min(...versions),
+    maxVersion: Math.max(...versions),
+  }));
+}
 
 export const AckPolicy = {
   /** No answer at all, ever: not even a refusal. */

@@ -12,6 +12,19 @@ export const ErrorCode = {
   CORRUPT_REQUEST: 5,
   /** An addition to the spec's table: clients that predate it show it as UNKNOWN(6), as the spec requires. */
   STORAGE_ERROR: 6,
+  // Additions after v1 (docs/protocol.md). Codes 7, 8 and 11 carry a body; the others do not.
+  /** APPLY: a change's expected revision is not the topic's; body names the topic and both revisions. */
+  REVISION_MISMATCH: 7,
+  /** PRODUCE v2: the partition's end is not the expected offset; body carries the actual end. */
+  OFFSET_MISMATCH: 8,
+  /** Reserved for the cluster: this broker is not the partition's primary. */
+  NOT_PRIMARY: 9,
+  /** Reserved for the cluster: the partition has no primary right now. */
+  NO_PRIMARY: 10,
+  /** A field decodes but its value is not allowed (a spec, a selector); body says which and why. */
+  INVALID_ARGUMENT: 11,
+  /** PRODUCE to a topic whose spec has the read-only flag. */
+  TOPIC_READ_ONLY: 12,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -56,6 +69,42 @@ export const errorTable: readonly ErrorInfo[] = [
     name: 'STORAGE_ERROR',
     retriable: true,
     description: 'the broker could not write to its disk (full or failing); nothing of the batch was stored',
+  },
+  {
+    code: 7,
+    name: 'REVISION_MISMATCH',
+    retriable: false,
+    description: 'an APPLY change expected another revision of its topic; nothing of the APPLY was applied',
+  },
+  {
+    code: 8,
+    name: 'OFFSET_MISMATCH',
+    retriable: false,
+    description: "the partition's end is not the batch's expected offset; nothing of the batch was written",
+  },
+  {
+    code: 9,
+    name: 'NOT_PRIMARY',
+    retriable: true,
+    description: "this broker does not serve the partition's primary (reserved for the cluster)",
+  },
+  {
+    code: 10,
+    name: 'NO_PRIMARY',
+    retriable: true,
+    description: 'the partition has no primary at the moment (reserved for the cluster)',
+  },
+  {
+    code: 11,
+    name: 'INVALID_ARGUMENT',
+    retriable: false,
+    description: 'a value is not allowed (a topic spec, a selector); the answer says which and why',
+  },
+  {
+    code: 12,
+    name: 'TOPIC_READ_ONLY',
+    retriable: false,
+    description: 'the topic is read-only: its spec refuses appends',
   },
 ];
 

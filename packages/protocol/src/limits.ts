@@ -41,6 +41,36 @@ export const offsetMax = Number.MAX_SAFE_INTEGER;
 /** Sentinel a producer reports for a record sent with ack NONE: no offset exists until the broker writes it. */
 export const OFFSET_UNKNOWN = -1;
 
+/** Partitions of one topic: the `booblik.topics` bound, far past what one node serves well. */
+export const topicPartitionsMax = 10_000;
+
+/** Labels on one topic: enough to describe it, few enough that matching stays cheap. */
+export const topicLabelsMax = 64;
+
+/** A label key: short, like Kubernetes' label names (63). */
+export const labelKeyCharsMax = 63;
+
+/** A label value: room for a DNS name or a path (253, Kubernetes' DNS name length). */
+export const labelValueCharsMax = 253;
+
+/** A fragment store URL (for the cluster): room for a bucket, a prefix and a query. */
+export const storeUrlCharsMax = 2048;
+
+/** A LIST selector: far beyond any hand-written one, small enough to parse without a second thought. */
+export const selectorCharsMax = 4096;
+
+/** Changes in one APPLY: all of them are one transaction on the spec store, and the answer one frame. */
+export const applyChangesMax = 10_000;
+
+/** A LIST watch is held like a long FETCH, with the same cap (a longer wait gets an earlier answer). */
+export const listWaitMsMax = fetchWaitMsMax;
+
+/** The smallest segment: one record of one byte (8-byte header + 1), as the log allows. */
+export const segmentBytesMin = recordHeaderBytes + 1;
+
+/** Segment positions are uint32 in the index; int32 on the wire keeps every one well inside it. */
+export const segmentBytesLimit = 2 ** 31 - 1;
+
 function assert(condition: boolean, message: string): void {
   if (!condition) throw new Error(`protocol limits: ${message}`);
 }
@@ -52,3 +82,7 @@ assert(
   'a frame must fit one record',
 );
 assert(topicNameCharsMax * 4 <= 0xffff, 'a topic name in UTF-8 must fit a u16 string length');
+assert(applyChangesMax <= topicPartitionsMax * 10, 'an APPLY fits in reason');
+assert(labelKeyCharsMax * 4 + labelValueCharsMax * 4 <= 0xffff, 'a label fits u16 strings');
+assert(selectorCharsMax * 4 <= 0xffff, 'a selector in UTF-8 must fit a u16 string length');
+assert(storeUrlCharsMax * 4 <= 0xffff, 'a store URL in UTF-8 must fit a u16 string length');

@@ -3,15 +3,21 @@ import { DecodeError } from '../codec/reader.js';
 import { ErrorCode, RequestError } from '../errors.js';
 import { readRequestHeader } from '../frame/header.js';
 import { requestHeaderBytes } from '../limits.js';
+import { type ApplyRequest, decodeApplyRequest } from './apply/v1.js';
 import { decodeFetchRequestV1, type FetchRequest } from './fetch/v1.js';
 import { decodeFetchRequestV2 } from './fetch/v2.js';
+import { decodeListRequest, type ListRequest } from './list/v1.js';
 import { decodeMetadataRequest, type MetadataRequest } from './metadata/v1.js';
 import { decodeProduceRequest, ProduceDecodeError, type ProduceRequest } from './produce/v1.js';
+import { decodeProduceRequestV2 } from './produce/v2.js';
 
 export type Request =
   | { apiKey: typeof ApiKey.PRODUCE; apiVersion: number; correlationId: number; body: ProduceRequest }
   | { apiKey: typeof ApiKey.FETCH; apiVersion: number; correlationId: number; body: FetchRequest }
-  | { apiKey: typeof ApiKey.METADATA; apiVersion: number; correlationId: number; body: MetadataRequest };
+  | { apiKey: typeof ApiKey.METADATA; apiVersion: number; correlationId: number; body: MetadataRequest }
+  | { apiKey: typeof ApiKey.APPLY; apiVersion: number; correlationId: number; body: ApplyRequest }
+  | { apiKey: typeof ApiKey.LIST; apiVersion: number; correlationId: number; body: ListRequest }
+  | { apiKey: typeof ApiKey.API_VERSIONS; apiVersion: number; correlationId: number; body: null };
 
 /**
  * A request frame the broker must refuse. `silent` is set for a PRODUCE with ack NONE: such a
@@ -43,8 +49,18 @@ export function decodeRequest(frame: Buffer): Request {
   try {
     switch (apiKey) {
       case ApiKey.PRODUCE:
-        if (apiVersion !== 1) break;
-        return { apiKey, apiVersion, correlationId, body: decodeProduceRequest(frame, requestHeaderBytes) };
+        if (apiVersion === 1) {
+          return { apiKey, apiVersion, correlationId, body: decodeProduceRequest(frame, requestHeaderBytes) };
+        }
+        if (apiVersion === 2) {
+          return {
+            apiKey,
+            apiVersion,
+            correlationId,
+            body: decodeProduceRequestV2(frame, requestHeaderBytes),
+          };
+        }
+        break;
       case ApiKey.FETCH:
         if (apiVersion === 1) {
           return { apiKey, apiVersion, correlationId, body: decodeFetchRequestV1(frame, requestHeaderBytes) };
@@ -54,12 +70,22 @@ export function decodeRequest(frame: Buffer): Request {
         }
         break;
       case ApiKey.METADATA:
-        if (apiVersion !== 1) break;
+        // v2 asks the same question as v1; only the answer differs.
+        if (apiVersion !== 1 && apiVersion !== 2) break;
         return { apiKey, apiVersion, correlationId, body: decodeMetadataRequest(frame, requestHeaderBytes) };
+      case ApiKey.APPLY:
+        if (apiVersion !== 1) break;
+        return { apiKey, apiVersion, correlationId, body: decodeApplyRequest(frame, requestHeaderBytes) };
+      case ApiKey.LIST:
+        if (apiVersion !== 1) break;
+        return { apiKey, apiVersion, correlationId, body: decodeListRequest(frame, requestHeaderBytes) };
+      case ApiKey.API_VERSIONS:
+        if (apiVersion !== 1) break;
+        return { apiKey, apiVersion, correlationId, body: null };
       default:
         return refuse(
           ErrorCode.UNSUPPORTED_VERSION,
-          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH) or 3 (METADATA)`,
+          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST) or 6 (API_VERSIONS)`,
         );
     }
   } catch (error) {

@@ -21,7 +21,12 @@ export interface ProduceRequest {
    * inside the frame. A view into the frame; the log turns it into stored records without parsing twice.
    */
   records: Buffer;
+  /** PRODUCE v2: the offset the batch must land at, or -1 (always -1 for v1). */
+  expectedOffset: number;
 }
+
+/** No expected offset: the batch lands wherever the log ends (v1, and v2 with -1). */
+export const EXPECTED_OFFSET_NONE = -1;
 
 export interface ProduceResult {
   baseOffset: number;
@@ -39,6 +44,15 @@ export class ProduceDecodeError extends DecodeError {
 }
 
 export function decodeProduceRequest(frame: Buffer, payloadStart: number): ProduceRequest {
+  return decodeProduceFields(frame, payloadStart, false);
+}
+
+/** v1's fields, and for v2 `expectedOffset` between ackPolicy and recordCount. */
+export function decodeProduceFields(
+  frame: Buffer,
+  payloadStart: number,
+  hasExpectedOffset: boolean,
+): ProduceRequest {
   const reader = new WireReader(frame, payloadStart);
   // Topic, partition and ack are read before any rule is checked: the ack decides whether a refusal
   // may be answered at all.
@@ -54,6 +68,13 @@ export function decodeProduceRequest(frame: Buffer, payloadStart: number): Produ
     const topic = checkTopicName(topicBytes);
     if (partition < 0) fail(fieldError('partition', partition, '>= 0'));
     if (ack === undefined) fail(fieldError('ackPolicy', ackByte, '0 (NONE), 1 (WRITTEN) or 2 (FORCED)'));
+    let expectedOffset = EXPECTED_OFFSET_NONE;
+    if (hasExpectedOffset) {
+      expectedOffset = reader.int64('expectedOffset');
+      if (expectedOffset < EXPECTED_OFFSET_NONE || expectedOffset > Number.MAX_SAFE_INTEGER) {
+        fail(fieldError('expectedOffset', expectedOffset, '-1 (none) or 0..2^53-1'));
+      }
+    }
     const recordCount = reader.int32('recordCount');
     if (recordCount <= 0) fail(fieldError('recordCount', recordCount, '> 0'));
     if (recordCount * 4 > reader.remaining) {
@@ -79,6 +100,7 @@ export function decodeProduceRequest(frame: Buffer, payloadStart: number): Produ
       ack: ack as AckPolicyValue,
       recordCount,
       records: buf.subarray(start, pos),
+      expectedOffset,
     };
   } catch (error) {
     if (error instanceof ProduceDecodeError) throw error;
