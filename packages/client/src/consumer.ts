@@ -11,7 +11,7 @@
 import { RecordExceedsMaxBytesError } from '@booblik/protocol';
 import { checkCount, checkInt32, checkOffset } from './checks.js';
 import { type Clock, delay, systemClock } from './clock.js';
-import type { Connection, FetchResult } from './connection.js';
+import type { Connection, FetchedRecord, FetchResult } from './connection.js';
 import { AbortError, ConsumerStateError, isConnectionLoss } from './errors.js';
 import {
   DEFAULT_MAX_BYTES,
@@ -83,8 +83,12 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private seen: number | undefined;
   /** Bumped by seek(): a fetch started before it is dropped when it returns. */
   private generation = 0;
-  /** Records fetched and not yet handed out by the iterator. */
-  private buffered: ConsumerRecord[] = [];
+  /**
+   * The last fetch's records, handed out by the iterator from `next` on. An index, not shift(): a
+   * shift moves every record behind it, which made a 1 MiB fetch of small records quadratic.
+   */
+  private buffered: readonly FetchedRecord[] = [];
+  private next = 0;
   private iterating = false;
 
   constructor(
@@ -141,7 +145,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   /** Moves the position; records already fetched and not handed out are dropped. */
   seek(offset: number): void {
     this.offset = checkOffset('offset', offset);
-    this.buffered = [];
+    this.dropBuffered();
     this.generation++;
   }
 
@@ -150,10 +154,10 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
    * records, possibly none, and moves the position past them.
    */
   async poll(): Promise<ConsumerRecord[]> {
-    this.buffered = [];
+    this.dropBuffered();
     const fetched = await this.fetchAtPosition();
     if (fetched.length > 0) this.offset = fetched[fetched.length - 1]!.offset + 1;
-    return fetched;
+    return fetched.map((r) => this.toConsumerRecord(r));
   }
 
   /** Records one at a time, forever; the position moves past each as it is handed out. */
@@ -162,22 +166,24 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     this.iterating = true;
     try {
       while (!this.signal.aborted) {
-        if (this.buffered.length === 0) {
+        if (this.next >= this.buffered.length) {
           try {
-            this.buffered = await this.fetchAtPosition();
+            const fetched = await this.fetchAtPosition();
+            this.buffered = fetched;
+            this.next = 0;
           } catch (error) {
             if (this.signal.aborted) return;
             throw error;
           }
           continue;
         }
-        const record = this.buffered.shift()!;
+        const record = this.buffered[this.next++]!;
         this.offset = record.offset + 1;
-        yield record;
+        yield this.toConsumerRecord(record);
       }
     } finally {
       this.iterating = false;
-      this.buffered = [];
+      this.dropBuffered();
     }
   }
 
@@ -191,13 +197,22 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     await this.owned?.close();
   }
 
+  private dropBuffered(): void {
+    this.buffered = [];
+    this.next = 0;
+  }
+
+  private toConsumerRecord(r: FetchedRecord): ConsumerRecord {
+    return { topic: this.topic, partition: this.partition, offset: r.offset, payload: r.payload };
+  }
+
   private shutdown(): void {
     if (!this.machine.is('closed')) this.machine.to('closed');
     void this.owned?.close();
   }
 
   /** Fetches at the position until whole records come back, a caught-up wait ends, or an error says why not. */
-  private async fetchAtPosition(): Promise<ConsumerRecord[]> {
+  private async fetchAtPosition(): Promise<readonly FetchedRecord[]> {
     if (this.machine.is('closed')) throw new AbortError(`consumer of ${this.topic}/${this.partition}`);
     if (!this.machine.is('idle')) throw new ConsumerStateError('a fetch is already in progress');
     const generation = this.generation;
@@ -211,12 +226,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
         throw new RecordExceedsMaxBytesError(offset, result.truncatedRecordBytes, this.maxBytes);
       }
       // A truncated tail was dropped by the decoder; the next fetch asks for it again from its start.
-      return result.records.map((r) => ({
-        topic: this.topic,
-        partition: this.partition,
-        offset: r.offset,
-        payload: r.payload,
-      }));
+      return result.records;
     } finally {
       if (!this.machine.is('closed')) this.machine.to('idle');
     }
