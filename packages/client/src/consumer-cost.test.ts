@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Connection, FetchedRecord, FetchOptions, FetchResult } from './connection.js';
+import type { Connection, FetchOptions, FetchResult } from './connection.js';
 import { Consumer } from './consumer.js';
 
 const PAYLOAD = Buffer.alloc(16, 1);
@@ -16,13 +16,16 @@ function connectionServing(perFetch: number): Connection {
     options: {},
     state: 'open',
     async fetch(request: FetchOptions): Promise<FetchResult> {
-      const records: FetchedRecord[] = new Array(perFetch);
-      for (let i = 0; i < perFetch; i++) records[i] = { offset: request.offset + i, payload: PAYLOAD };
       // Frozen: a consumer that takes records out of the batch in place throws instead of slowing down.
-      Object.freeze(records);
+      const records = Object.freeze(
+        Array.from({ length: perFetch }, (_, i) => ({ offset: request.offset + i, payload: PAYLOAD })),
+      );
       return {
         highWatermark: request.offset + perFetch,
-        records,
+        fetchOffset: request.offset,
+        records: records as FetchResult['records'],
+        count: perFetch,
+        payloadAt: (i) => records[i]!.payload,
         nextOffset: request.offset + perFetch,
         truncatedBytes: 0,
         truncatedRecordBytes: -1,

@@ -11,7 +11,7 @@
 import { RecordExceedsMaxBytesError } from '@booblik/protocol';
 import { checkCount, checkInt32, checkOffset } from './checks.js';
 import { type Clock, delay, systemClock } from './clock.js';
-import type { Connection, FetchedRecord, FetchResult } from './connection.js';
+import type { Connection, FetchResult } from './connection.js';
 import { AbortError, ConsumerStateError, isConnectionLoss } from './errors.js';
 import {
   DEFAULT_MAX_BYTES,
@@ -53,6 +53,12 @@ export interface ConsumerRecord {
   payload: Buffer;
 }
 
+/** What records() returns: `for await` over it, or next() and return() by hand. */
+export interface RecordIterator extends AsyncIterableIterator<ConsumerRecord> {
+  /** Stops the iteration (what break does): no further fetch. */
+  return(): Promise<IteratorResult<ConsumerRecord>>;
+}
+
 type ConsumerState = 'idle' | 'fetching' | 'reconnecting' | 'closed';
 
 export class Consumer implements AsyncIterable<ConsumerRecord> {
@@ -87,7 +93,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
    * The last fetch's records, handed out by the iterator from `next` on. An index, not shift(): a
    * shift moves every record behind it, which made a 1 MiB fetch of small records quadratic.
    */
-  private buffered: readonly FetchedRecord[] = [];
+  private buffered: FetchResult | undefined;
   private next = 0;
   private iterating = false;
 
@@ -156,38 +162,78 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   async poll(): Promise<ConsumerRecord[]> {
     this.dropBuffered();
     const fetched = await this.fetchAtPosition();
-    if (fetched.length > 0) this.offset = fetched[fetched.length - 1]!.offset + 1;
-    return fetched.map((r) => this.toConsumerRecord(r));
+    if (!fetched) return [];
+    this.offset = fetched.fetchOffset + fetched.count;
+    const records = new Array<ConsumerRecord>(fetched.count);
+    for (let i = 0; i < fetched.count; i++) {
+      records[i] = this.toConsumerRecord(fetched.fetchOffset + i, fetched.payloadAt(i));
+    }
+    return records;
   }
 
-  /** Records one at a time, forever; the position moves past each as it is handed out. */
-  async *records(): AsyncGenerator<ConsumerRecord, void, undefined> {
-    if (this.iterating) throw new ConsumerStateError('the consumer is already being iterated');
+  /**
+   * Records one at a time, forever; the position moves past each as it is handed out. Written by hand
+   * rather than as an async generator: a generator's yield costs ~0.3 µs a record in extra promise
+   * turns, more than the rest of the read path, while a record already fetched is handed out here in
+   * one resolved promise.
+   */
+  records(): RecordIterator {
+    if (this.iterating) {
+      const refusal = new ConsumerStateError('the consumer is already being iterated');
+      const refused: RecordIterator = {
+        next: () => Promise.reject(refusal),
+        return: () => Promise.resolve({ done: true, value: undefined }),
+        [Symbol.asyncIterator]: () => refused,
+      };
+      return refused;
+    }
     this.iterating = true;
-    try {
-      while (!this.signal.aborted) {
-        if (this.next >= this.buffered.length) {
-          try {
-            const fetched = await this.fetchAtPosition();
+    let finished = false;
+    /** A fetch under way: a next() called meanwhile waits for it instead of fetching twice. */
+    let fetching: Promise<IteratorResult<ConsumerRecord>> | undefined;
+    const finish = (): IteratorResult<ConsumerRecord> => {
+      if (!finished) {
+        finished = true;
+        this.iterating = false;
+        this.dropBuffered();
+      }
+      return { done: true, value: undefined };
+    };
+    const fetchThenTake = async (): Promise<IteratorResult<ConsumerRecord>> => {
+      while (!finished && !this.signal.aborted) {
+        if (this.hasBuffered()) return this.take();
+        try {
+          const fetched = await this.fetchAtPosition();
+          if (fetched) {
             this.buffered = fetched;
             this.next = 0;
-          } catch (error) {
-            if (this.signal.aborted) return;
-            throw error;
           }
-          continue;
+        } catch (error) {
+          finish();
+          if (this.signal.aborted) return { done: true, value: undefined };
+          throw error;
         }
-        const record = this.buffered[this.next++]!;
-        this.offset = record.offset + 1;
-        yield this.toConsumerRecord(record);
       }
-    } finally {
-      this.iterating = false;
-      this.dropBuffered();
-    }
+      return finish();
+    };
+    const iterator: RecordIterator = {
+      next: () => {
+        if (fetching) return fetching.then(() => iterator.next());
+        if (!finished && !this.signal.aborted && this.hasBuffered()) {
+          return Promise.resolve(this.take());
+        }
+        fetching = fetchThenTake().finally(() => {
+          fetching = undefined;
+        });
+        return fetching;
+      },
+      return: () => Promise.resolve(finish()),
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
   }
 
-  [Symbol.asyncIterator](): AsyncGenerator<ConsumerRecord, void, undefined> {
+  [Symbol.asyncIterator](): RecordIterator {
     return this.records();
   }
 
@@ -197,13 +243,26 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     await this.owned?.close();
   }
 
+  /** The next buffered record, handed out: the position moves past it. */
+  private take(): IteratorResult<ConsumerRecord> {
+    const fetched = this.buffered!;
+    const offset = fetched.fetchOffset + this.next;
+    const payload = fetched.payloadAt(this.next++);
+    this.offset = offset + 1;
+    return { done: false, value: this.toConsumerRecord(offset, payload) };
+  }
+
+  private hasBuffered(): boolean {
+    return this.buffered !== undefined && this.next < this.buffered.count;
+  }
+
   private dropBuffered(): void {
-    this.buffered = [];
+    this.buffered = undefined;
     this.next = 0;
   }
 
-  private toConsumerRecord(r: FetchedRecord): ConsumerRecord {
-    return { topic: this.topic, partition: this.partition, offset: r.offset, payload: r.payload };
+  private toConsumerRecord(offset: number, payload: Buffer): ConsumerRecord {
+    return { topic: this.topic, partition: this.partition, offset, payload };
   }
 
   private shutdown(): void {
@@ -212,7 +271,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   }
 
   /** Fetches at the position until whole records come back, a caught-up wait ends, or an error says why not. */
-  private async fetchAtPosition(): Promise<readonly FetchedRecord[]> {
+  /** Undefined when seek() moved the position while the fetch was out: its records are not wanted. */
+  private async fetchAtPosition(): Promise<FetchResult | undefined> {
     if (this.machine.is('closed')) throw new AbortError(`consumer of ${this.topic}/${this.partition}`);
     if (!this.machine.is('idle')) throw new ConsumerStateError('a fetch is already in progress');
     const generation = this.generation;
@@ -220,13 +280,13 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     this.machine.to('fetching');
     try {
       const result = await this.fetchWithReconnect(offset);
-      if (generation !== this.generation) return []; // seek() moved the position meanwhile
+      if (generation !== this.generation) return undefined;
       this.seen = result.highWatermark;
       if (result.recordExceedsMaxBytes) {
         throw new RecordExceedsMaxBytesError(offset, result.truncatedRecordBytes, this.maxBytes);
       }
       // A truncated tail was dropped by the decoder; the next fetch asks for it again from its start.
-      return result.records;
+      return result;
     } finally {
       if (!this.machine.is('closed')) this.machine.to('idle');
     }
