@@ -12,7 +12,6 @@ import {
   AckPolicy,
   type AckPolicyValue,
   CorruptRecordError,
-  decodeFetchPayload,
   decodeFetchResponse,
   decodeMetadataResponse,
   decodeProduceResponse,
@@ -22,6 +21,7 @@ import {
   FrameSplitter,
   fetchWaitMsMax,
   frameBytesMax,
+  indexFetchPayload,
   lengthPrefixBytes,
   type ProduceResult,
   ProtocolError,
@@ -30,7 +30,7 @@ import {
   type TopicMetadata,
 } from '@booblik/protocol';
 import { formatAddress, parseAddress } from './address.js';
-import { checkCount, checkInt32, checkOffset } from './checks.js';
+import { checkCount, checkInt32, checkOffset, checkPayload } from './checks.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
 import {
@@ -39,17 +39,23 @@ import {
   ConnectError,
   ConnectionClosedError,
   InvalidArgumentError,
+  type RequestSubject,
   RequestTooLargeError,
   TimeoutError,
+  WrongPortError,
 } from './errors.js';
+import { DecodedFetch, type FetchResult } from './fetch-result.js';
 import {
   CLOSE_WAIT_MS,
   CORRELATION_ID_MAX,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  HTTP_AS_FRAME_LENGTH,
 } from './limits.js';
 import { StateMachine } from './state-machine.js';
 import { Topic } from './topic.js';
+
+export type { FetchedRecord, FetchResult } from './fetch-result.js';
 
 export interface ConnectOptions {
   /** Give up connecting after this long (default 10 s). */
@@ -78,26 +84,6 @@ export interface FetchOptions {
   minBytes?: number;
 }
 
-export interface FetchedRecord {
-  offset: number;
-  /** A view into the response frame; copy it to keep a few bytes without keeping the whole frame. */
-  payload: Buffer;
-}
-
-export interface FetchResult {
-  highWatermark: number;
-  /** Whole records only, each checked against its CRC-32C. */
-  records: FetchedRecord[];
-  /** Where the next fetch starts: the fetch offset plus the whole records returned. */
-  nextOffset: number;
-  /** Bytes of a record cut off at the end: dropped, to be fetched again from its start. */
-  truncatedBytes: number;
-  /** The cut record's size from its header, or -1 when its size field did not arrive. */
-  truncatedRecordBytes: number;
-  /** No whole record came back and the next one can never fit in maxBytes. */
-  recordExceedsMaxBytes: boolean;
-}
-
 export interface RequestOptions {
   /** Stop waiting for the answer. The answer is still read when it comes (to keep the order) and dropped. */
   signal?: AbortSignal;
@@ -109,6 +95,8 @@ interface Pending {
   correlationId: number;
   /** What is asked, for errors: `FETCH orders/0 at 12`. */
   what: string;
+  /** The topics and partition asked about, named again in a refusal. */
+  subject: RequestSubject;
   decode(body: Buffer): unknown;
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -134,6 +122,8 @@ export class Connection {
   private readonly clock: Clock;
   private readonly requestTimeoutMs: number;
   private nextCorrelationId = 1;
+  /** Whether any answer arrived: an HTTP reply can only be the very first bytes. */
+  private answered = false;
   private closeReason: Error | undefined;
   private markClosed!: (reason: Error | undefined) => void;
 
@@ -198,9 +188,11 @@ export class Connection {
       shortFrame: (length: number) => this.fail(new ProtocolError(`response frame of ${length} bytes`)),
       invalidLength: (length: number) =>
         this.fail(
-          new ProtocolError(
-            `response frame length ${length}, expected ${responseFrameLimits.frameBytesMin}..${frameBytesMax}`,
-          ),
+          !this.answered && length === HTTP_AS_FRAME_LENGTH
+            ? new WrongPortError(this.address)
+            : new ProtocolError(
+                `response frame length ${length}, expected ${responseFrameLimits.frameBytesMin}..${frameBytesMax}`,
+              ),
         ),
     };
     socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, sink));
@@ -236,6 +228,7 @@ export class Connection {
     const what = topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`;
     return this.request(
       what,
+      { topics },
       (id) => encodeMetadataRequest(id, { topics }),
       (body) => decodeMetadataResponse(body),
       this.requestTimeoutMs,
@@ -257,6 +250,9 @@ export class Connection {
     const what = `PRODUCE ${topic}/${partition}`;
     try {
       checkInt32('partition', partition, 0);
+      for (let i = 0; i < records.length; i++) {
+        if (records[i]!.length === 0) checkPayload(`records[${i}]`, records[i]!);
+      }
       if (ack !== AckPolicy.NONE && ack !== AckPolicy.WRITTEN && ack !== AckPolicy.FORCED) {
         throw new InvalidArgumentError(`ack: ${ack}, expected AckPolicy.NONE, WRITTEN or FORCED`);
       }
@@ -265,7 +261,13 @@ export class Connection {
     }
     const build = (id: number) => encodeProduceRequest(id, { topic, partition, ack, records });
     if (ack === AckPolicy.NONE) return this.sendUnanswered(what, build).then(() => null);
-    return this.request(what, build, (body) => decodeProduceResponse(body), this.requestTimeoutMs);
+    return this.request(
+      what,
+      { topics: [topic], partition },
+      build,
+      (body) => decodeProduceResponse(body),
+      this.requestTimeoutMs,
+    );
   }
 
   /** One FETCH (always version 2): whole records with their offsets, the high watermark, and what was cut. */
@@ -287,19 +289,13 @@ export class Connection {
     const timeoutMs = this.requestTimeoutMs + Math.min(maxWaitMs, fetchWaitMsMax);
     return this.request(
       what,
+      { topics: [topic], partition },
       (id) =>
         encodeFetchRequestV2(id, { topic, partition, fetchOffset: offset, maxBytes, maxWaitMs, minBytes }),
       (body): FetchResult => {
         const { highWatermark, payload } = decodeFetchResponse(body);
-        const decoded = decodeFetchPayload(payload, { fetchOffset: offset, maxBytes });
-        return {
-          highWatermark,
-          records: decoded.records.map((p, i) => ({ offset: offset + i, payload: p })),
-          nextOffset: decoded.nextOffset,
-          truncatedBytes: decoded.truncatedBytes,
-          truncatedRecordBytes: decoded.truncatedRecordBytes,
-          recordExceedsMaxBytes: decoded.recordExceedsMaxBytes,
-        };
+        const index = indexFetchPayload(payload, { fetchOffset: offset, maxBytes });
+        return new DecodedFetch(highWatermark, offset, payload, index);
       },
       timeoutMs,
       options.signal,
@@ -342,6 +338,7 @@ export class Connection {
 
   private request<T>(
     what: string,
+    subject: RequestSubject,
     build: (correlationId: number) => Buffer,
     decode: (body: Buffer) => T,
     timeoutMs: number,
@@ -362,6 +359,7 @@ export class Connection {
       const entry: Pending = {
         correlationId,
         what,
+        subject,
         decode,
         resolve: resolve as (value: unknown) => void,
         reject,
@@ -430,6 +428,7 @@ export class Connection {
 
   private onFrame(frame: Buffer): void {
     if (this.machine.is('closed')) return;
+    this.answered = true;
     const head = this.pending.shift();
     if (!head) {
       this.fail(new ProtocolError('an answer arrived with no request waiting for it'));
@@ -448,7 +447,7 @@ export class Connection {
       return;
     }
     if (response.errorCode !== 0) {
-      if (!head.abandoned) head.reject(new BrokerError(response.errorCode, head.what));
+      if (!head.abandoned) head.reject(new BrokerError(response.errorCode, head.what, head.subject));
     } else {
       let value: unknown;
       try {
