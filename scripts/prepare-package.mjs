@@ -16,7 +16,12 @@ const startedIn = path.resolve(process.env.INIT_CWD ?? packageDir);
 const insideClone = startedIn === root || startedIn.startsWith(`${root}${path.sep}`);
 if (insideClone || process.env.BOOBLIK_PREPARING === '1') process.exit(0);
 
+// The outer install's own settings would steer the clone's install: `npm install -g` passes
+// npm_config_global and npm_config_prefix down, and `npm ci` refuses to run globally.
 const env = { ...process.env, BOOBLIK_PREPARING: '1' };
+for (const key of Object.keys(env)) {
+  if (/^npm_config_(global|location|prefix|local_prefix)$/i.test(key)) delete env[key];
+}
 const run = (command, args) => {
   const result = spawnSync(command, args, { cwd: root, stdio: ['ignore', 2, 2], env });
   if (result.status !== 0) {
