@@ -112,6 +112,14 @@ describe('install story (TypeScript)', () => {
     tryRoundTrip(project, 'hello from a folder install');
   });
 
+  it('npm install -g <clone>/packages/cli gives a booblik command that reaches the broker', () => {
+    // --prefix: a global install into a folder of the test's own, not the machine's.
+    const prefix = path.join(work, 'global');
+    run('npm', ['install', '-g', '--prefix', prefix, path.join(clone, 'packages', 'cli')], work);
+    const out = run(path.join(prefix, 'bin', 'booblik'), ['metadata', '--broker', brokerAddress], work);
+    assert.match(out, /^TOPIC +PARTITION +LOG_START +HIGH_WATERMARK\ndefault +0 /);
+  });
+
   it('npm pack of the client lists no test files, and bundles the protocol package', () => {
     const [packed] = JSON.parse(
       run('npm', ['pack', '--dry-run', '--json'], path.join(clone, 'packages', 'client')),
