@@ -118,7 +118,8 @@ export class Connection {
     closed: [],
   });
   private readonly pending: Pending[] = [];
-  private readonly splitter = new FrameSplitter(responseFrameLimits);
+  /** A socket's 'data' chunks are fresh buffers, never reused: a large answer is copied once. */
+  private readonly splitter = new FrameSplitter(responseFrameLimits, { chunksOwned: true });
   private readonly clock: Clock;
   private readonly requestTimeoutMs: number;
   private nextCorrelationId = 1;
