@@ -59,6 +59,15 @@ export interface RecordIterator extends AsyncIterableIterator<ConsumerRecord> {
   return(): Promise<IteratorResult<ConsumerRecord>>;
 }
 
+/** A fetch sent ahead of need, for the offset after the records being handed out. */
+interface ReadAhead {
+  offset: number;
+  generation: number;
+  /** Undefined when it failed: the fetch is then made again, with the usual handling of errors. */
+  result: Promise<FetchResult | undefined>;
+  stop: AbortController;
+}
+
 type ConsumerState = 'idle' | 'fetching' | 'reconnecting' | 'closed';
 
 export class Consumer implements AsyncIterable<ConsumerRecord> {
@@ -95,6 +104,13 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
    */
   private buffered: FetchResult | undefined;
   private next = 0;
+  /**
+   * While the iterator hands out one fetch's records, the next fetch is already out when the last
+   * answer showed more records waiting (its high watermark past its last record): the broker reads
+   * and sends while the caller works, instead of both taking turns. Only then, and with no wait, so
+   * it is never a long poll held on the connection.
+   */
+  private readAhead: ReadAhead | undefined;
   private iterating = false;
 
   constructor(
@@ -203,10 +219,12 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
       while (!finished && !this.signal.aborted) {
         if (this.hasBuffered()) return this.take();
         try {
-          const fetched = await this.fetchAtPosition();
+          const fetched = (await this.takeReadAhead()) ?? (await this.fetchAtPosition());
+          if (finished || this.signal.aborted) break;
           if (fetched) {
             this.buffered = fetched;
             this.next = 0;
+            this.startReadAhead(fetched);
           }
         } catch (error) {
           finish();
@@ -259,6 +277,36 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private dropBuffered(): void {
     this.buffered = undefined;
     this.next = 0;
+    this.readAhead?.stop.abort();
+    this.readAhead = undefined;
+  }
+
+  private startReadAhead(fetched: FetchResult): void {
+    const offset = fetched.fetchOffset + fetched.count;
+    const connection = this.connection;
+    if (fetched.count === 0 || fetched.highWatermark <= offset || connection?.state !== 'open') return;
+    const stop = new AbortController();
+    const request = { topic: this.topic, partition: this.partition, offset, maxBytes: this.maxBytes };
+    const result = connection.fetch({ ...request, maxWaitMs: 0, minBytes: 0 }, { signal: stop.signal }).then(
+      (r) => r,
+      () => undefined,
+    );
+    this.readAhead = { offset, generation: this.generation, result, stop };
+  }
+
+  /** The read-ahead's answer if it is for the position and brought records; else undefined. */
+  private async takeReadAhead(): Promise<FetchResult | undefined> {
+    const ahead = this.readAhead;
+    this.readAhead = undefined;
+    if (!ahead) return undefined;
+    if (ahead.offset !== this.offset || ahead.generation !== this.generation) {
+      ahead.stop.abort();
+      return undefined;
+    }
+    const result = await ahead.result;
+    if (!result || ahead.generation !== this.generation || result.count === 0) return undefined;
+    this.seen = result.highWatermark;
+    return result;
   }
 
   private toConsumerRecord(offset: number, payload: Buffer): ConsumerRecord {
@@ -267,6 +315,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
 
   private shutdown(): void {
     if (!this.machine.is('closed')) this.machine.to('closed');
+    this.readAhead?.stop.abort();
     void this.owned?.close();
   }
 
