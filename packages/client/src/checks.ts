@@ -1,8 +1,9 @@
 /**
  * Checks on what the caller hands the client, made before anything is encoded: a value the wire
  * cannot carry fails here, naming the field, instead of as a RangeError deep inside a buffer write.
- * Names are the broker's to judge, so that refusal has one source. An empty record is refused here:
- * the broker refuses it as CORRUPT_REQUEST, and with it every other record of the request.
+ * Names are the broker's to judge, so that refusal has one source. An empty record is refused at
+ * send (producer and topic): the broker refuses it as CORRUPT_REQUEST, and with it every other record
+ * of the request. `Connection.produce` still sends exactly what it is given, refusal included.
  */
 import { InvalidArgumentError } from './errors.js';
 import { INT32_MAX } from './limits.js';

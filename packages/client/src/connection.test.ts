@@ -322,21 +322,6 @@ describe('connection: produce and metadata', () => {
     await conn.close();
   });
 
-  it('a request with an empty record is refused before sending, naming the record', async () => {
-    const broker = await fake();
-    const conn = await Connection.connect(broker.address);
-    await assert.rejects(
-      conn.produce('t', 0, [Buffer.from('a'), Buffer.alloc(0), Buffer.from('c')]),
-      (e: unknown) => e instanceof InvalidArgumentError && /^records\[1\]: empty/.test(e.message),
-    );
-    const m = conn.metadata();
-    const got = await broker.nextRequest();
-    assert.equal(got.request.apiKey, ApiKey.METADATA, 'nothing was sent for the refused request');
-    got.reply(meta(got.request.correlationId));
-    await m;
-    await conn.close();
-  });
-
   it('an offset beyond 2^53 in an answer is a protocol error, never a rounded offset', async () => {
     const broker = await fake();
     const conn = await Connection.connect(broker.address);

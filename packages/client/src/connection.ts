@@ -30,7 +30,7 @@ import {
   type TopicMetadata,
 } from '@booblik/protocol';
 import { formatAddress, parseAddress } from './address.js';
-import { checkCount, checkInt32, checkOffset, checkPayload } from './checks.js';
+import { checkCount, checkInt32, checkOffset } from './checks.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
 import {
@@ -251,9 +251,6 @@ export class Connection {
     const what = `PRODUCE ${topic}/${partition}`;
     try {
       checkInt32('partition', partition, 0);
-      for (let i = 0; i < records.length; i++) {
-        if (records[i]!.length === 0) checkPayload(`records[${i}]`, records[i]!);
-      }
       if (ack !== AckPolicy.NONE && ack !== AckPolicy.WRITTEN && ack !== AckPolicy.FORCED) {
         throw new InvalidArgumentError(`ack: ${ack}, expected AckPolicy.NONE, WRITTEN or FORCED`);
       }
