@@ -1,12 +1,22 @@
 #!/usr/bin/env node
 /**
  * booblik-broker: `node packages/broker/dist/main.js [config.properties] [--key=value ...]`.
- * Configuration errors stop startup with exit code 2 and a line naming the key.
+ * Configuration errors, a port in use and a data directory in use stop startup with exit code 2 and
+ * a line naming the key or the directory, before anything in the data directory is touched.
  */
 import { Broker } from './broker.js';
 import { ConfigError } from './config/keys.js';
 import { configHelp, loadConfig } from './config/load.js';
+import { DataDirInUseError } from './data-dir-lock.js';
+import { ListenError } from './listen.js';
 import { createLogger } from './logger.js';
+
+/**
+ * A repeat of the same signal this soon after the first is the same request delivered twice: under
+ * `npm start` one Ctrl-C reaches the broker from the terminal and again forwarded by npm, within a
+ * millisecond or so. A person asking again to exit at once does so after reading the shutdown line.
+ */
+const REPEATED_SIGNAL_IGNORED_MS = 500;
 
 // Disk reads for FETCH and fdatasync barriers share libuv's thread pool (4 threads by default); up to
 // three barriers per partition may run at once, so give reads room beside them. Read by libuv when
@@ -35,16 +45,18 @@ try {
   broker = await Broker.start(loaded.config, { logger, origins: loaded.origins });
 } catch (error) {
   logger.error(`booblik failed to start: ${(error as Error).message}`);
-  process.exit(1);
+  const refused = error instanceof DataDirInUseError || error instanceof ListenError;
+  process.exit(refused ? 2 : 1);
 }
 
-let stopping = false;
+let stopping: { signal: string; atMs: number } | undefined;
 const stop = (signal: string) => {
   if (stopping) {
+    if (signal === stopping.signal && performance.now() - stopping.atMs < REPEATED_SIGNAL_IGNORED_MS) return;
     logger.warn(`${signal} again: exiting at once`);
     process.exit(1);
   }
-  stopping = true;
+  stopping = { signal, atMs: performance.now() };
   logger.info(`${signal}: shutting down (send it again to exit at once)`);
   broker.close().then(
     () => process.exit(0),
