@@ -40,31 +40,40 @@ try {
 }
 for (const w of loaded.warnings) logger.warn(w);
 
-let broker: Broker;
-try {
-  broker = await Broker.start(loaded.config, { logger, origins: loaded.origins });
-} catch (error) {
-  logger.error(`booblik failed to start: ${(error as Error).message}`);
-  const refused = error instanceof DataDirInUseError || error instanceof ListenError;
-  process.exit(refused ? 2 : 1);
-}
+// Signals are handled from before the start: a supervisor may signal as soon as it sees
+// `booblik listening on`, and one that came during recovery stops the broker once it is up.
+const starting = Broker.start(loaded.config, { logger, origins: loaded.origins });
 
 let stopping: { signal: string; atMs: number } | undefined;
 const stop = (signal: string) => {
   if (stopping) {
-    if (signal === stopping.signal && performance.now() - stopping.atMs < REPEATED_SIGNAL_IGNORED_MS) return;
+    if (signal === stopping.signal && performance.now() - stopping.atMs < REPEATED_SIGNAL_IGNORED_MS) {
+      logger.info(`${signal} repeated at once: taken as the same request (npm forwards the terminal's)`);
+      return;
+    }
     logger.warn(`${signal} again: exiting at once`);
     process.exit(1);
   }
   stopping = { signal, atMs: performance.now() };
   logger.info(`${signal}: shutting down (send it again to exit at once)`);
-  broker.close().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      logger.error(`shutdown failed: ${String(error)}`);
-      process.exit(1);
-    },
-  );
+  starting
+    .then((broker) => broker.close())
+    .then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error(`shutdown failed: ${String(error)}`);
+        process.exit(1);
+      },
+    );
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
+
+try {
+  await starting;
+} catch (error) {
+  // Runs before a pending stop's reaction (registered later on the same promise): the exit code says why.
+  logger.error(`booblik failed to start: ${(error as Error).message}`);
+  const refused = error instanceof DataDirInUseError || error instanceof ListenError;
+  process.exit(refused ? 2 : 1);
+}

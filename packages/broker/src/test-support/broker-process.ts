@@ -17,7 +17,7 @@ export function startProcess(args: string[], env: Record<string, string> = {}) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   let stderr = '';
   proc.stderr.on('data', (d) => {
     stderr += d;
