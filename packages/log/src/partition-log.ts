@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
-import { OffsetOutOfRangeError, StorageError } from './errors.js';
+import { LogClosedError, OffsetOutOfRangeError, StorageError } from './errors.js';
 import { fdatasync, fsyncDir, pwriteFully } from './fs-util.js';
 import { HighWatermark } from './high-watermark.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -78,6 +78,7 @@ export class PartitionLog {
   private unpublished: { chunk: TailChunk; endOffset: number; segmentEnds: [Segment, number][] }[] = [];
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
+  private closed = false;
 
   private constructor(
     readonly dir: string,
@@ -354,6 +355,7 @@ export class PartitionLog {
    * then a hop over record headers to the exact position). Stops at a segment's end.
    */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    if (this.closed) throw new LogClosedError(this.name);
     const highWatermark = this.highWatermark.value;
     if (offset < this.logStartOffset || offset > highWatermark) {
       throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
@@ -432,6 +434,7 @@ export class PartitionLog {
 
   /** Closes every segment file. Call after the writer has drained and synced. */
   close(): void {
+    this.closed = true;
     for (const s of this.segments) s.close();
     this.tail.clear();
   }

@@ -1,4 +1,10 @@
-import { OffsetOutOfRangeError, type Partition, type ReadResult } from '@booblik/log';
+import {
+  LogClosedError,
+  OffsetOutOfRangeError,
+  type Partition,
+  type ReadResult,
+  StorageError,
+} from '@booblik/log';
 import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
 import type { ApiContext, Reply } from './context.js';
@@ -158,9 +164,11 @@ class HeldFetch {
   }
 
   private settle(error: unknown): void {
-    if (error instanceof OffsetOutOfRangeError)
-      this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
-    else this.reject(error);
+    try {
+      this.resolve(refuseRead(error, this.partition, this.req, this.correlationId, this.ctx));
+    } catch (e) {
+      this.reject(e);
+    }
   }
 }
 
@@ -174,10 +182,31 @@ async function readAnswer(
   try {
     return encodeReply(correlationId, await partition.read(req.fetchOffset, req.maxBytes), ctx);
   } catch (error) {
-    if (error instanceof OffsetOutOfRangeError)
-      return refuse(ctx, correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
-    throw error;
+    return refuseRead(error, partition, req, correlationId, ctx);
   }
+}
+
+/**
+ * The answer to a read the log refused. Each is the world's doing, not a bug, so it gets a code and
+ * the connection lives: a disk that fails the read (EIO) or a partition closed under the read is
+ * STORAGE_ERROR (retriable), or UNKNOWN_TOPIC_OR_PARTITION once the partition is no longer served.
+ * Anything else is our bug and is thrown.
+ */
+function refuseRead(
+  error: unknown,
+  partition: Partition,
+  req: FetchRequest,
+  correlationId: number,
+  ctx: ApiContext,
+): Reply {
+  if (error instanceof OffsetOutOfRangeError)
+    return refuse(ctx, correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
+  if (!(error instanceof StorageError || error instanceof LogClosedError)) throw error;
+  if (ctx.registry.get(req.topic, req.partition) !== partition)
+    return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (error instanceof StorageError) ctx.metrics.storageErrors++;
+  ctx.noisyLog.warn(`FETCH ${partition.name} at offset ${req.fetchOffset} refused: ${error.message}`);
+  return refuse(ctx, correlationId, ErrorCode.STORAGE_ERROR);
 }
 
 function encodeReply(correlationId: number, result: ReadResult, ctx: ApiContext): Reply {
