@@ -38,8 +38,9 @@ interface Owner {
  * The file is created complete or not at all: written under a unique name, then hard-linked to
  * `booblik.lock`, which fails if the name exists (the same guarantee as O_CREAT|O_EXCL, without a
  * window where another broker reads an empty file). A stale file is removed only if it still holds
- * what was judged stale, and the new claim is read back, so two brokers racing for a stale lock do
- * not both win.
+ * what was judged stale, and a new claim is read back. That leaves one window, two system calls wide:
+ * two brokers started at the same instant on a directory whose owner died could both win (a kernel
+ * lock would close it; starting brokers one at a time, as a supervisor does, never meets it).
  */
 export class DataDirLock {
   private released = false;
