@@ -59,6 +59,20 @@ describe('booblik-broker process', () => {
     assert.match(p.lines.at(-1)!, /booblik stopped/);
   });
 
+  it('SIGTERM during startup (at its first log line) stops it cleanly once it is up, not by the signal', async (t) => {
+    const dir = tempDir(t);
+    const p = startProcess(['--port=0', '--http.port=-1', `--data.dir=${dir}`, '--topics=t:64']);
+    t.after(() => p.proc.kill('SIGKILL'));
+    await new Promise<void>((resolve) => {
+      const check = () =>
+        p.lines.some((l) => l.includes('booblik starting')) ? resolve() : setTimeout(check, 1);
+      check();
+    });
+    p.proc.kill('SIGTERM');
+    assert.equal(await p.exitCode(), 0, p.output());
+    assert.match(p.lines.at(-1)!, /booblik stopped/);
+  });
+
   it('environment variables configure it, and a flag wins over them', async (t) => {
     const dir = tempDir(t);
     const p = startProcess(['--port=0', '--topics=flagged:2'], {

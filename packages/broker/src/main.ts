@@ -41,9 +41,8 @@ try {
 for (const w of loaded.warnings) logger.warn(w);
 
 // Signals are handled from before the start: a supervisor may signal as soon as it sees
-// `booblik listening on`, and one that came during recovery stops the broker once it is up.
-const starting = Broker.start(loaded.config, { logger, origins: loaded.origins });
-
+// `booblik listening on` (the broker used to die of a SIGINT sent then, its handler not yet there),
+// and one that comes during recovery stops the broker once it is up.
 let stopping: { signal: string; atMs: number } | undefined;
 const stop = (signal: string) => {
   if (stopping) {
@@ -68,6 +67,7 @@ const stop = (signal: string) => {
 };
 process.on('SIGTERM', () => stop('SIGTERM'));
 process.on('SIGINT', () => stop('SIGINT'));
+const starting = Broker.start(loaded.config, { logger, origins: loaded.origins });
 
 try {
   await starting;
