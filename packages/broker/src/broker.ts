@@ -121,6 +121,9 @@ export class Broker {
         const registry = createPrometheusRegistry(this.metrics, this.registry);
         this.http = await startHttp(c.httpPort, c.bindAddress, registry, () => this.ready);
       }
+      // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
+      this.server.on('error', (error) => this.ctx.noisyLog.warn(`protocol listener: ${error.message}`));
+      this.http?.server.on('error', (error) => this.ctx.noisyLog.warn(`http listener: ${error.message}`));
       this.lock = DataDirLock.acquire(c.dataDir);
       for (const topic of c.topics) {
         for (const report of this.registry.addTopic(topic)) this.logRecovery(report);
