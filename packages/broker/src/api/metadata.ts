@@ -10,26 +10,34 @@ import {
 import type { ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
 
+/** The partitions of the topics a METADATA asks for, or null when a named one does not exist. */
+function describe<P>(
+  req: MetadataRequest,
+  ctx: ApiContext,
+  partitionOf: (p: { id: number; logStartOffset: number; highWatermark: { value: number } }) => P,
+): { name: string; partitions: P[] }[] | null {
+  const names = req.topics.length === 0 ? ctx.registry.topicNames() : [...new Set(req.topics)].sort();
+  const topics: { name: string; partitions: P[] }[] = [];
+  for (const name of names) {
+    const partitions = ctx.registry.partitionsOf(name);
+    if (partitions === undefined) return null;
+    topics.push({ name, partitions: partitions.map(partitionOf) });
+  }
+  return topics;
+}
+
 /**
  * METADATA v1: every topic when none is named; otherwise the named ones, duplicates collapsed. A
  * named topic that does not exist fails the whole request, so "missing" never looks like "empty".
  * Sorted by name, partitions by id: the same state always gives the same bytes.
  */
 export function handleMetadata(req: MetadataRequest, correlationId: number, ctx: ApiContext): Reply {
-  const names = req.topics.length === 0 ? ctx.registry.topicNames() : [...new Set(req.topics)].sort();
-  const topics: TopicMetadata[] = [];
-  for (const name of names) {
-    const partitions = ctx.registry.partitionsOf(name);
-    if (partitions === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    topics.push({
-      name,
-      partitions: partitions.map((p) => ({
-        partition: p.id,
-        logStartOffset: p.logStartOffset,
-        highWatermark: p.highWatermark.value,
-      })),
-    });
-  }
+  const topics: TopicMetadata[] | null = describe(req, ctx, (p) => ({
+    partition: p.id,
+    logStartOffset: p.logStartOffset,
+    highWatermark: p.highWatermark.value,
+  }));
+  if (topics === null) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   return encodeMetadataResponse(correlationId, topics);
 }
 
@@ -43,21 +51,13 @@ export function handleMetadataV2(
   ctx: ApiContext,
   endpoint: string,
 ): Reply {
-  const names = req.topics.length === 0 ? ctx.registry.topicNames() : [...new Set(req.topics)].sort();
   const route: Route = { primary: endpoint, replicas: [] };
-  const topics: TopicMetadataV2[] = [];
-  for (const name of names) {
-    const partitions = ctx.registry.partitionsOf(name);
-    if (partitions === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    topics.push({
-      name,
-      partitions: partitions.map((p) => ({
-        partition: p.id,
-        logStartOffset: p.logStartOffset,
-        highWatermark: p.highWatermark.value,
-        route,
-      })),
-    });
-  }
+  const topics: TopicMetadataV2[] | null = describe(req, ctx, (p) => ({
+    partition: p.id,
+    logStartOffset: p.logStartOffset,
+    highWatermark: p.highWatermark.value,
+    route,
+  }));
+  if (topics === null) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   return encodeMetadataResponseV2(correlationId, { revision: ctx.topics.revision, topics });
 }
