@@ -4,8 +4,8 @@
 // its output streamed; the last line is the summary CI reads: "N passed, M failed".
 //
 //   npm test                   everything
-//   npm test -- ts go          only the named steps (lint, build, ts, ts-fallback, python, go, conformance-selftest,
-//                              conformance)
+//   npm test -- ts go          only the named steps (lint, build, ts, ts-fallback, python, go,
+//                              install-story-pygo, conformance-selftest, conformance)
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -109,6 +109,16 @@ const steps = [
     ],
     cwd: 'clients/go',
     parse: parse.go,
+  },
+  {
+    // The Python and Go READMEs' install recipes, tried from this clone (pip into a fresh venv, a Go
+    // module with a replace), leaving no file behind in it.
+    name: 'install-story-pygo',
+    when: () =>
+      existsSync(path.join(root, 'clients/python/pyproject.toml')) &&
+      existsSync(path.join(root, 'clients/go/go.mod')),
+    cmd: ['node', '--test', '--test-reporter=spec', 'scripts/install-story-pygo.test.mjs'],
+    parse: parse.node,
   },
   {
     name: 'conformance-selftest',

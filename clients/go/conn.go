@@ -24,6 +24,7 @@ import (
 // writing a request or reading an answer leaves the stream out of step; the Conn is then closed and
 // every later call returns an error matching ErrConnBroken.
 type Conn struct {
+	addr          string // as dialled, for errors that must say where
 	nc            net.Conn
 	rd            *bufio.Reader
 	correlationID int32
@@ -38,11 +39,11 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("booblik: dial %s: %w", addr, err)
 	}
-	return newConn(nc), nil
+	return newConn(nc, addr), nil
 }
 
-func newConn(nc net.Conn) *Conn {
-	return &Conn{nc: nc, rd: bufio.NewReaderSize(nc, 64<<10)}
+func newConn(nc net.Conn, addr string) *Conn {
+	return &Conn{addr: addr, nc: nc, rd: bufio.NewReaderSize(nc, 64<<10)}
 }
 
 // Close closes the connection. Calls after Close return ErrClosed.
@@ -58,12 +59,17 @@ func (c *Conn) Close() error {
 	return c.nc.Close()
 }
 
+// httpAnswerPrefix is how an HTTP server's answer starts ("HTTP/1.1 400 ..."). Read as a frame
+// length it is 1213486160, which tells a user who dialled the HTTP port nothing.
+const httpAnswerPrefix = "HTTP"
+
 // aLongTimeAgo is a deadline in the past: setting it makes blocked reads and writes return now.
 var aLongTimeAgo = time.Unix(1, 0)
 
 // exchange sends one request frame (from beginFrame) and, when answered is true, returns the body
-// of its answer. A refusal comes back as a *BrokerError and leaves the connection usable.
-func (c *Conn) exchange(ctx context.Context, api apiKey, frame []byte, answered bool) ([]byte, error) {
+// of its answer. A refusal comes back as a *BrokerError naming the request ("PRODUCE orders/2")
+// and leaves the connection usable.
+func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame []byte, answered bool) ([]byte, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -119,7 +125,7 @@ func (c *Conn) exchange(ctx context.Context, api apiKey, frame []byte, answered 
 			continue // the answer to an abandoned call: nobody is waiting for it
 		}
 		if code != CodeNone {
-			return nil, &BrokerError{Code: code, API: api.String()}
+			return nil, &BrokerError{Code: code, API: api.String(), Request: request}
 		}
 		return body, nil
 	}
@@ -137,6 +143,9 @@ func (c *Conn) readAnswer(ctx context.Context, api apiKey, id int32) (ErrorCode,
 	var lengthBytes [4]byte
 	if _, err := io.ReadFull(c.rd, lengthBytes[:]); err != nil {
 		return 0, nil, c.broke(api, fmt.Errorf("reading the answer's length: %w", noEOF(err)))
+	}
+	if string(lengthBytes[:]) == httpAnswerPrefix {
+		return 0, nil, c.broke(api, &HTTPAnswerError{Addr: c.addr})
 	}
 	// Capped before anything is allocated: a length from the wire is a claim, not a fact.
 	n := int32(binary.BigEndian.Uint32(lengthBytes[:]))
@@ -159,7 +168,8 @@ func (c *Conn) readAnswer(ctx context.Context, api apiKey, id int32) (ErrorCode,
 // broke marks the Conn unusable, closes the socket and returns the cause for this call.
 func (c *Conn) broke(api apiKey, cause error) error {
 	var pe *ProtocolError
-	if !errors.As(cause, &pe) {
+	var he *HTTPAnswerError
+	if !errors.As(cause, &pe) && !errors.As(cause, &he) {
 		cause = fmt.Errorf("booblik: %s: %w", api, cause)
 	}
 	c.err = &brokenError{cause: cause}

@@ -11,7 +11,7 @@ import (
 func TestConnGivesUpAfterTooManyUnansweredRequests(t *testing.T) {
 	client, server := net.Pipe()
 	defer server.Close()
-	c := newConn(client)
+	c := newConn(client, "pipe")
 	for i := int32(1); i <= owedAnswersMax; i++ {
 		c.owed = append(c.owed, i)
 	}

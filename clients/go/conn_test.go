@@ -242,7 +242,7 @@ func TestAnswersSplitAtEveryByteAreReassembled(t *testing.T) {
 		t.Fatalf("metadata: %v, %v", md, err)
 	}
 	res, err := c.Fetch(ctx, booblik.FetchRequest{Topic: "t"})
-	if err != nil || len(res.Records) != 2 || string(res.Records[1]) != "two" {
+	if err != nil || len(res.Records) != 2 || string(res.Records[1].Payload) != "two" {
 		t.Fatalf("fetch: %+v, %v", res, err)
 	}
 }

@@ -82,7 +82,7 @@ func (c *Consumer) fetch(ctx context.Context) (*FetchResult, error) {
 // records and no error means caught up: the broker waited MaxWait and nothing came. When whole
 // records precede a corrupt one, Poll returns those; the next Poll starts at the corrupt record and
 // returns its error.
-func (c *Consumer) Poll(ctx context.Context) ([][]byte, error) {
+func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
 	res, err := c.fetch(ctx)
 	if res != nil && len(res.Records) > 0 {
 		c.position = res.NextOffset
@@ -96,13 +96,14 @@ func (c *Consumer) Poll(ctx context.Context) ([][]byte, error) {
 //
 //	for record, err := range consumer.Records(ctx) {
 //		if err != nil { ... }
+//		fmt.Println(record.Offset, record.Payload)
 //	}
 //
 // It never ends on its own: at the high watermark it waits for more. Cancelling ctx ends it without
 // an error. Any other error is yielded once and ends it. The position advances one record at a
 // time, before that record is yielded, so breaking out of the loop loses nothing and repeats nothing.
-func (c *Consumer) Records(ctx context.Context) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
+func (c *Consumer) Records(ctx context.Context) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
 		for {
 			res, err := c.fetch(ctx)
 			if ctx.Err() != nil {
@@ -110,7 +111,7 @@ func (c *Consumer) Records(ctx context.Context) iter.Seq2[[]byte, error] {
 			}
 			if res == nil || len(res.Records) == 0 {
 				if err != nil {
-					yield(nil, err)
+					yield(Record{}, err)
 					return
 				}
 				continue // caught up: the wait ended empty, which is not the end

@@ -44,7 +44,7 @@ func TestRecordsWaitsAtTheHighWatermarkInsteadOfEnding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, string(record))
+		got = append(got, string(record.Payload))
 		if len(got) == 2 {
 			break
 		}
@@ -104,7 +104,7 @@ func TestRecordsYieldsGoodRecordsBeforeACorruptOneThenItsError(t *testing.T) {
 			last = err
 			continue
 		}
-		got = append(got, string(record))
+		got = append(got, string(record.Payload))
 	}
 	var ce *booblik.CorruptRecordError
 	if fmt.Sprint(got) != "[a b]" || !errors.As(last, &ce) || ce.Offset != 2 {
@@ -127,7 +127,7 @@ func TestBreakingOutOfRecordsLosesNothingAndRepeatsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, record...)
+		got = append(got, record.Payload...)
 		if len(got) == 2 {
 			break // the fetch brought all five; three are not yet delivered
 		}
@@ -140,7 +140,7 @@ func TestBreakingOutOfRecordsLosesNothingAndRepeatsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rest {
-		got = append(got, r...)
+		got = append(got, r.Payload...)
 	}
 	if string(got) != "01234" {
 		t.Fatalf("read %q, want 01234", got)
@@ -164,7 +164,7 @@ func TestLagIsUnknownUntilTheFirstAnswer(t *testing.T) {
 	}
 	cons.SeekTo(0)
 	batch, err := cons.Poll(testContext(t))
-	if err != nil || len(batch) != 1 || batch[0][0] != 'a' || cons.Position() != 1 {
+	if err != nil || len(batch) != 1 || batch[0].Payload[0] != 'a' || cons.Position() != 1 {
 		t.Fatalf("after SeekTo(0): %d records, %v, position %d", len(batch), err, cons.Position())
 	}
 }

@@ -15,24 +15,57 @@ const (
 	CodeRecordTooLarge          ErrorCode = 3
 	CodeUnsupportedVersion      ErrorCode = 4
 	CodeCorruptRequest          ErrorCode = 5
+	// CodeStorageError is an addition to the protocol's table: the broker could not write to its
+	// disk. Clients that predate it show it as UNKNOWN(6).
+	CodeStorageError ErrorCode = 6
 )
 
-var codeNames = [...]string{
-	CodeNone:                    "NONE",
-	CodeUnknownTopicOrPartition: "UNKNOWN_TOPIC_OR_PARTITION",
-	CodeOffsetOutOfRange:        "OFFSET_OUT_OF_RANGE",
-	CodeRecordTooLarge:          "RECORD_TOO_LARGE",
-	CodeUnsupportedVersion:      "UNSUPPORTED_VERSION",
-	CodeCorruptRequest:          "CORRUPT_REQUEST",
+// codeInfo is one row of the error table, the same in every booblik client (the TypeScript
+// client's @booblik/protocol errorTable).
+type codeInfo struct {
+	name        string
+	retriable   bool // repeating the same request later can succeed without changing it
+	description string
+}
+
+var codeTable = [...]codeInfo{
+	CodeNone:                    {"NONE", false, "success"},
+	CodeUnknownTopicOrPartition: {"UNKNOWN_TOPIC_OR_PARTITION", false, "no such topic or partition"},
+	CodeOffsetOutOfRange:        {"OFFSET_OUT_OF_RANGE", false, "fetchOffset outside [logStartOffset, highWatermark]"},
+	CodeRecordTooLarge:          {"RECORD_TOO_LARGE", false, "a record cannot fit in a segment"},
+	CodeUnsupportedVersion:      {"UNSUPPORTED_VERSION", false, "unknown apiKey, or a version that API does not have"},
+	CodeCorruptRequest:          {"CORRUPT_REQUEST", false, "the frame does not decode or breaks a rule of the protocol"},
+	CodeStorageError: {"STORAGE_ERROR", true,
+		"the broker could not write to its disk (full or failing); nothing of the batch was stored"},
+}
+
+func (c ErrorCode) info() (codeInfo, bool) {
+	if c >= 0 && int(c) < len(codeTable) {
+		return codeTable[c], true
+	}
+	return codeInfo{}, false
 }
 
 // String returns the code's wire name, or UNKNOWN(n) for a code this client does not know: a newer
 // broker may send one, and showing it beats failing on it.
 func (c ErrorCode) String() string {
-	if c >= 0 && int(c) < len(codeNames) {
-		return codeNames[c]
+	if info, ok := c.info(); ok {
+		return info.name
 	}
 	return fmt.Sprintf("UNKNOWN(%d)", int16(c))
+}
+
+// Retriable says whether repeating the same request later can succeed without changing it
+// (STORAGE_ERROR: the disk may have room again). False for a code this client does not know.
+func (c ErrorCode) Retriable() bool {
+	info, _ := c.info()
+	return info.retriable
+}
+
+// Description says what the code means, or "" for a code this client does not know.
+func (c ErrorCode) Description() string {
+	info, _ := c.info()
+	return info.description
 }
 
 // BrokerError is a refusal from the broker. The connection stays usable after one: the framing was
@@ -40,16 +73,29 @@ func (c ErrorCode) String() string {
 type BrokerError struct {
 	Code ErrorCode
 	API  string // the refused request: PRODUCE, FETCH or METADATA; empty in the sentinels
+	// Request names what was refused, topic included: "PRODUCE orders/2", "METADATA orders".
+	Request string
 }
 
 // Name is the code's wire name, for example UNKNOWN_TOPIC_OR_PARTITION.
 func (e *BrokerError) Name() string { return e.Code.String() }
 
+// Retriable says whether the same request may succeed later unchanged (see ErrorCode.Retriable).
+func (e *BrokerError) Retriable() bool { return e.Code.Retriable() }
+
 func (e *BrokerError) Error() string {
-	if e.API == "" {
-		return "booblik: broker refused: " + e.Code.String()
+	what := e.Request
+	if what == "" {
+		what = e.API
 	}
-	return "booblik: broker refused " + e.API + ": " + e.Code.String()
+	detail := ""
+	if d := e.Code.Description(); d != "" {
+		detail = " (" + d + ")"
+	}
+	if what == "" {
+		return "booblik: broker refused: " + e.Code.String() + detail
+	}
+	return "booblik: " + what + " refused: " + e.Code.String() + detail
 }
 
 // Is makes errors.Is(err, ErrOffsetOutOfRange) true for any refusal with that code.
@@ -65,6 +111,7 @@ var (
 	ErrRecordTooLarge          error = &BrokerError{Code: CodeRecordTooLarge}
 	ErrUnsupportedVersion      error = &BrokerError{Code: CodeUnsupportedVersion}
 	ErrCorruptRequest          error = &BrokerError{Code: CodeCorruptRequest}
+	ErrStorageError            error = &BrokerError{Code: CodeStorageError}
 )
 
 var (
@@ -103,6 +150,18 @@ func (e *ProtocolError) Error() string {
 }
 
 func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+// HTTPAnswerError is an HTTP server's answer where a booblik frame was expected: the address is
+// the broker's HTTP port (metrics, health), not its booblik port. It matches ErrProtocol.
+type HTTPAnswerError struct {
+	Addr string // the address dialled
+}
+
+func (e *HTTPAnswerError) Error() string {
+	return "booblik: " + e.Addr + " speaks HTTP; the booblik port is set by booblik.port"
+}
+
+func (e *HTTPAnswerError) Is(target error) bool { return target == ErrProtocol }
 
 // InvalidArgumentError is a request the client refused to send; it says which field and why.
 type InvalidArgumentError struct {

@@ -10,46 +10,48 @@ import (
 	booblik "github.com/youndie/booblik/clients/go"
 )
 
-// The examples that talk to a broker expect one on localhost:9092 with a topic "orders"; go test
-// compiles them but does not run them.
+// The examples that talk to a broker expect the one `npm start` runs with no flags: localhost:9092,
+// topic "default" with one partition. go test compiles them without running them against it;
+// TestExamplesWorkAgainstTheDefaultTopics runs them against a fake broker with that topic set.
+var exampleBroker = "localhost:9092"
 
 func Example() {
 	ctx := context.Background()
-	conn, err := booblik.Dial(ctx, "localhost:9092")
+	conn, err := booblik.Dial(ctx, exampleBroker)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close()
 
-	res, err := conn.Produce(ctx, "orders", 0, [][]byte{[]byte("first"), []byte("second")}, booblik.AckWritten)
+	res, err := conn.Produce(ctx, "default", 0, [][]byte{[]byte("first"), []byte("second")}, booblik.AckWritten)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("written at offsets", res.BaseOffset, "and", res.BaseOffset+1)
 
-	got, err := conn.Fetch(ctx, booblik.FetchRequest{Topic: "orders", Partition: 0, Offset: res.BaseOffset})
+	got, err := conn.Fetch(ctx, booblik.FetchRequest{Topic: "default", Partition: 0, Offset: res.BaseOffset})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for i, record := range got.Records {
-		fmt.Printf("%d: %s\n", res.BaseOffset+int64(i), record)
+	for _, record := range got.Records {
+		fmt.Printf("%d: %s\n", record.Offset, record.Payload)
 	}
 }
 
 func ExampleTopic_Send() {
 	ctx := context.Background()
-	conn, err := booblik.Dial(ctx, "localhost:9092")
+	conn, err := booblik.Dial(ctx, exampleBroker)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close()
 
-	orders, err := conn.Topic(ctx, "orders")
+	topic, err := conn.Topic(ctx, "default")
 	if err != nil {
 		log.Fatal(err)
 	}
 	// Every record of customer-42 lands in the same partition, in every booblik client.
-	res, err := orders.Send(ctx, []byte("customer-42"), []byte(`{"total": 12}`), booblik.AckWritten)
+	res, err := topic.Send(ctx, []byte("customer-42"), []byte(`{"total": 12}`), booblik.AckWritten)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,32 +61,32 @@ func ExampleTopic_Send() {
 func ExampleConsumer_Records() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	conn, err := booblik.Dial(ctx, "localhost:9092")
+	conn, err := booblik.Dial(ctx, exampleBroker)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close()
 
-	consumer := conn.Consumer("orders", 0, 0)
+	consumer := conn.Consumer("default", 0, 0)
 	for record, err := range consumer.Records(ctx) {
 		if err != nil {
 			// The loop ends after an error; Position() is where a new loop would resume.
 			log.Fatal(err)
 		}
-		fmt.Printf("%d: %s\n", consumer.Position()-1, record)
+		fmt.Printf("%d: %s\n", record.Offset, record.Payload)
 	}
 	// Reached only when ctx is cancelled: at the high watermark the loop waits for more.
 }
 
 func ExampleConsumer_Poll() {
 	ctx := context.Background()
-	conn, err := booblik.Dial(ctx, "localhost:9092")
+	conn, err := booblik.Dial(ctx, exampleBroker)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer conn.Close()
 
-	consumer := conn.Consumer("orders", 0, 0)
+	consumer := conn.Consumer("default", 0, 0)
 	consumer.MaxWait = time.Second
 	for consumer.Lag() != 0 { // -1 until the first answer, 0 once caught up
 		records, err := consumer.Poll(ctx)
@@ -102,15 +104,15 @@ func ExampleConsumer_Poll() {
 
 func ExampleProducer() {
 	ctx := context.Background()
-	conn, err := booblik.Dial(ctx, "localhost:9092")
+	conn, err := booblik.Dial(ctx, exampleBroker)
 	if err != nil {
 		log.Fatal(err)
 	}
-	orders, err := conn.Topic(ctx, "orders") // read routing before the producer takes the Conn
+	topic, err := conn.Topic(ctx, "default") // read routing before the producer takes the Conn
 	if err != nil {
 		log.Fatal(err)
 	}
-	producer, err := booblik.NewProducer(conn, booblik.DefaultProducerConfig())
+	producer, err := booblik.NewProducer(conn, booblik.ProducerConfig{}) // the zero value: the defaults
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func ExampleProducer() {
 	var deliveries []*booblik.Delivery
 	for i := 0; i < 1000; i++ {
 		key := []byte(fmt.Sprintf("customer-%d", i%10))
-		deliveries = append(deliveries, producer.Send("orders", orders.PartitionFor(key), []byte(fmt.Sprint(i))))
+		deliveries = append(deliveries, producer.Send("default", topic.PartitionFor(key), []byte(fmt.Sprint(i))))
 	}
 	if err := producer.Close(); err != nil { // sends what is queued, then closes the Conn
 		log.Print(err)
@@ -141,7 +143,7 @@ func ExampleBrokerError() {
 	}
 	// Output:
 	// true
-	// booblik: broker refused FETCH: OFFSET_OUT_OF_RANGE
+	// booblik: FETCH refused: OFFSET_OUT_OF_RANGE (fetchOffset outside [logStartOffset, highWatermark])
 	// UNKNOWN(42)
 }
 

@@ -28,10 +28,16 @@ type FetchRequest struct {
 	MinBytes int32
 }
 
+// Record is one stored record and where it is in its partition.
+type Record struct {
+	Offset  int64
+	Payload []byte
+}
+
 // FetchResult is one fetch answer.
 type FetchResult struct {
 	HighWatermark int64    // the partition's end when the broker answered
-	Records       [][]byte // whole, checksum-verified records at Offset, Offset+1, ...
+	Records       []Record // whole, checksum-verified records at Offset, Offset+1, ...
 	NextOffset    int64    // Offset + len(Records): where the next fetch starts
 }
 
@@ -50,7 +56,7 @@ func (c *Conn) Fetch(ctx context.Context, req FetchRequest) (*FetchResult, error
 		return nil, err
 	}
 	frame := appendFetchRequest(beginFrame(apiFetch, fetchVersion), req)
-	body, err := c.exchange(ctx, apiFetch, frame, true)
+	body, err := c.exchange(ctx, apiFetch, fmt.Sprintf("FETCH %s/%d", req.Topic, req.Partition), frame, true)
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +127,8 @@ func decodeFetchResponse(body []byte, offset int64, maxBytes int32) (*FetchResul
 
 // splitRecords cuts a FETCH payload into whole, verified records. A cut tail is dropped (the next
 // fetch asks for it again from its start); only a tail with nothing whole before it is an error.
-func splitRecords(payload []byte, offset int64, maxBytes int32) ([][]byte, error) {
-	var records [][]byte
+func splitRecords(payload []byte, offset int64, maxBytes int32) ([]Record, error) {
+	var records []Record
 	for pos := 0; pos < len(payload); {
 		next := offset + int64(len(records))
 		left := len(payload) - pos
@@ -146,7 +152,7 @@ func splitRecords(payload []byte, offset int64, maxBytes int32) ([][]byte, error
 			return records, &CorruptRecordError{Offset: next,
 				Detail: fmt.Sprintf("crc32c %#08x, stored %#08x", got, stored)}
 		}
-		records = append(records, record)
+		records = append(records, Record{Offset: next, Payload: record})
 		pos = end
 	}
 	return records, nil

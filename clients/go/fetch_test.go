@@ -32,8 +32,8 @@ func TestFetchReturnsRecordsInOrderFromTheOffset(t *testing.T) {
 		t.Fatalf("%d records, hw %d, next %d", len(res.Records), res.HighWatermark, res.NextOffset)
 	}
 	for i, r := range res.Records {
-		if !bytes.Equal(r, records[i+1]) {
-			t.Fatalf("record %d: %x, want %x", i+1, r, records[i+1])
+		if r.Offset != int64(i+1) || !bytes.Equal(r.Payload, records[i+1]) {
+			t.Fatalf("record %d: offset %d, %x; want offset %d, %x", i+1, r.Offset, r.Payload, i+1, records[i+1])
 		}
 	}
 }
@@ -91,7 +91,7 @@ func TestTruncatedTailIsDroppedAndFetchedAgainFromItsStart(t *testing.T) {
 	c := dial(t, b)
 	cons := c.Consumer("t", 0, 0)
 	cons.MaxBytes = 150 // one whole record and 42 bytes of the next
-	var got [][]byte
+	var got []booblik.Record
 	for len(got) < 3 {
 		batch, err := cons.Poll(testContext(t))
 		if err != nil {
@@ -103,8 +103,8 @@ func TestTruncatedTailIsDroppedAndFetchedAgainFromItsStart(t *testing.T) {
 		got = append(got, batch...)
 	}
 	for i := range records {
-		if !bytes.Equal(got[i], records[i]) {
-			t.Fatalf("record %d out of order or damaged", i)
+		if got[i].Offset != int64(i) || !bytes.Equal(got[i].Payload, records[i]) {
+			t.Fatalf("record %d out of order or damaged (offset %d)", i, got[i].Offset)
 		}
 	}
 	for i, r := range b.RequestsOf(fakebroker.APIFetch) {
@@ -185,7 +185,7 @@ func TestCorruptRecordIsRejectedNeverReturned(t *testing.T) {
 	if !errors.Is(err, booblik.ErrCorruptRecord) || !errors.As(err, &ce) || ce.Offset != 1 {
 		t.Fatalf("corrupt record: %v", err)
 	}
-	if len(res.Records) != 1 || string(res.Records[0]) != "good" || res.NextOffset != 1 {
+	if len(res.Records) != 1 || string(res.Records[0].Payload) != "good" || res.NextOffset != 1 {
 		t.Fatalf("records before the corrupt one: %q", res.Records)
 	}
 }
@@ -247,8 +247,8 @@ func TestRecordsMayBeAppendedToWithoutDamagingTheNext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = append(res.Records[0], "XXXXXXXX"...)
-	if string(res.Records[1]) != "two" {
+	_ = append(res.Records[0].Payload, "XXXXXXXX"...)
+	if string(res.Records[1].Payload) != "two" {
 		t.Fatalf("appending to one record overwrote the next: %q", res.Records[1])
 	}
 }

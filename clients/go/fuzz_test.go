@@ -29,8 +29,8 @@ func FuzzFetchAnswer(f *testing.F) {
 			t.Fatalf("NextOffset %d after %d records", res.NextOffset, len(res.Records))
 		}
 		for i, r := range res.Records {
-			if len(r) == 0 {
-				t.Fatalf("record %d is empty", i)
+			if len(r.Payload) == 0 || r.Offset != int64(i) {
+				t.Fatalf("record %d: offset %d, %d bytes", i, r.Offset, len(r.Payload))
 			}
 		}
 	})

@@ -102,7 +102,8 @@ func TestFetchAnswerIsDecodedFromLiteralBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.HighWatermark != 9 || res.NextOffset != 9 || len(res.Records) != 1 || string(res.Records[0]) != "123456789" {
+	if res.HighWatermark != 9 || res.NextOffset != 9 || len(res.Records) != 1 || string(res.Records[0].Payload) != "123456789" ||
+		res.Records[0].Offset != 8 {
 		t.Fatalf("%+v", res)
 	}
 }

@@ -56,13 +56,14 @@ const (
 	// round trip, and well under the frame limit.
 	DefaultFetchMaxBytes = 1 << 20
 
-	// DefaultMaxBatchSize is how many records a Producer puts in one PRODUCE request: large enough
-	// that the per-request cost disappears, small enough that one request stays a few MiB for
-	// records of a few KiB.
-	DefaultMaxBatchSize = 1000
+	// DefaultMaxBatchSize is how many records a Producer puts in one PRODUCE request, the same in
+	// every booblik client: enough that the per-request cost is shared a hundred ways, few enough
+	// that a request of records of a few KiB stays well under the frame limit.
+	DefaultMaxBatchSize = 100
 
-	// DefaultLinger is how long the first record of a batch waits for company: short next to a
-	// network round trip, long enough to gather a burst from many goroutines.
+	// DefaultLinger is how long the first record of a batch waits for company, the same in every
+	// booblik client: short next to a network round trip, long enough to gather a burst from many
+	// goroutines.
 	DefaultLinger = 5 * time.Millisecond
 
 	// DefaultRequestTimeout bounds one PRODUCE exchange of a Producer, FORCED acks included (a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // METADATA request v1  => topicCount [topic]
@@ -29,11 +30,19 @@ func (c *Conn) Metadata(ctx context.Context, topics ...string) (map[string][]Par
 		}
 	}
 	frame := appendMetadataRequest(beginFrame(apiMetadata, metadataVersion), topics)
-	body, err := c.exchange(ctx, apiMetadata, frame, true)
+	body, err := c.exchange(ctx, apiMetadata, metadataRequestLabel(topics), frame, true)
 	if err != nil {
 		return nil, err
 	}
 	return decodeMetadataResponse(body)
+}
+
+// metadataRequestLabel names a METADATA request in errors, so a refusal names the topics asked for.
+func metadataRequestLabel(topics []string) string {
+	if len(topics) == 0 {
+		return "METADATA (every topic)"
+	}
+	return "METADATA " + strings.Join(topics, ", ")
 }
 
 func appendMetadataRequest(b []byte, topics []string) []byte {

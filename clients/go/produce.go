@@ -10,18 +10,32 @@ import (
 
 const produceVersion = 1
 
-// AckPolicy says how long the broker waits before answering a write.
+// AckPolicy says how long the broker waits before answering a write. Its zero value is AckWritten,
+// so a zero ProducerConfig never loses records silently. The constants are not the wire's numbers
+// (AckNone is 0 there); use them by name.
 type AckPolicy int8
 
 const (
+	// AckWritten: answered once the batch is in the log (readable by fetches, in the page cache).
+	// The zero value.
+	AckWritten AckPolicy = iota
 	// AckNone: the broker never answers, not even a refusal. The only mode in which an accepted
 	// record may be lost without anyone being told; use it when losing some is fine.
-	AckNone AckPolicy = 0
-	// AckWritten: answered once the batch is in the log (readable by fetches, in the page cache).
-	AckWritten AckPolicy = 1
+	AckNone
 	// AckForced: answered once the batch is on stable storage.
-	AckForced AckPolicy = 2
+	AckForced
 )
+
+// wire is the ackPolicy byte of a PRODUCE request (protocol section 4).
+func (a AckPolicy) wire() int8 {
+	switch a {
+	case AckNone:
+		return 0
+	case AckWritten:
+		return 1
+	}
+	return 2 // AckForced; validAck has refused anything else
+}
 
 func (a AckPolicy) String() string {
 	switch a {
@@ -36,7 +50,7 @@ func (a AckPolicy) String() string {
 }
 
 func validAck(field string, a AckPolicy) error {
-	if a < AckNone || a > AckForced {
+	if a < AckWritten || a > AckForced {
 		return &InvalidArgumentError{Field: field, Got: fmt.Sprint(int8(a)), Want: "AckNone, AckWritten or AckForced"}
 	}
 	return nil
@@ -74,7 +88,7 @@ func (c *Conn) Produce(ctx context.Context, topic string, partition int32, recor
 			Want: fmt.Sprintf("<= %d (the broker drops a connection that sends a larger frame)", frameBytesMax)}
 	}
 	frame := appendProduceRequest(beginFrame(apiProduce, produceVersion), topic, partition, ack, records)
-	body, err := c.exchange(ctx, apiProduce, frame, ack != AckNone)
+	body, err := c.exchange(ctx, apiProduce, fmt.Sprintf("PRODUCE %s/%d", topic, partition), frame, ack != AckNone)
 	if err != nil || ack == AckNone {
 		return nil, err
 	}
@@ -96,7 +110,7 @@ func produceFixedBytes(topic string) int { return 2 + len(topic) + 4 + 1 + 4 }
 func appendProduceRequest(b []byte, topic string, partition int32, ack AckPolicy, records [][]byte) []byte {
 	b = appendString(b, topic)
 	b = appendInt32(b, partition)
-	b = appendInt8(b, int8(ack))
+	b = appendInt8(b, ack.wire())
 	b = appendInt32(b, int32(len(records)))
 	for _, r := range records {
 		b = appendInt32(b, int32(len(r)))

@@ -7,21 +7,27 @@ import (
 	"time"
 )
 
-// ProducerConfig tunes a Producer. Start from DefaultProducerConfig.
+// ProducerConfig tunes a Producer. The zero value is the defaults: every field left at zero takes
+// its default (ProducerConfig{} is DefaultProducerConfig()).
 type ProducerConfig struct {
 	// MaxBatchSize is the most records in one PRODUCE request; a batch this full is sent at once.
+	// 0 means DefaultMaxBatchSize.
 	MaxBatchSize int
-	// Linger is how long a batch's first record waits for more before the batch is sent. 0 sends
-	// as soon as the connection is free; records arriving meanwhile still share a request.
+	// Linger is how long a batch's first record waits for more before the batch is sent. 0 means
+	// DefaultLinger; NoLinger sends as soon as the connection is free (records arriving meanwhile
+	// still share a request).
 	Linger time.Duration
-	// Ack is the acknowledgement asked for every batch.
+	// Ack is the acknowledgement asked for every batch; the zero value is AckWritten.
 	Ack AckPolicy
-	// RequestTimeout bounds each PRODUCE exchange.
+	// RequestTimeout bounds each PRODUCE exchange. 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
 }
 
+// NoLinger, as ProducerConfig.Linger, sends each batch without waiting for company.
+const NoLinger time.Duration = -1
+
 // DefaultProducerConfig returns the defaults: DefaultMaxBatchSize, DefaultLinger, AckWritten and
-// DefaultRequestTimeout.
+// DefaultRequestTimeout. The zero ProducerConfig means the same.
 func DefaultProducerConfig() ProducerConfig {
 	return ProducerConfig{
 		MaxBatchSize:   DefaultMaxBatchSize,
@@ -31,15 +37,34 @@ func DefaultProducerConfig() ProducerConfig {
 	}
 }
 
+// withDefaults fills the fields left at zero, and turns NoLinger into a wait of nothing.
+func (cfg ProducerConfig) withDefaults() ProducerConfig {
+	if cfg.MaxBatchSize == 0 {
+		cfg.MaxBatchSize = DefaultMaxBatchSize
+	}
+	switch {
+	case cfg.Linger == 0:
+		cfg.Linger = DefaultLinger
+	case cfg.Linger == NoLinger:
+		cfg.Linger = 0
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	return cfg
+}
+
 func (cfg ProducerConfig) validate() error {
 	switch {
 	case cfg.MaxBatchSize < 1:
-		return &InvalidArgumentError{Field: "ProducerConfig.MaxBatchSize", Got: fmt.Sprint(cfg.MaxBatchSize), Want: ">= 1"}
+		return &InvalidArgumentError{Field: "ProducerConfig.MaxBatchSize", Got: fmt.Sprint(cfg.MaxBatchSize),
+			Want: ">= 1, or 0 for the default"}
 	case cfg.Linger < 0:
-		return &InvalidArgumentError{Field: "ProducerConfig.Linger", Got: cfg.Linger.String(), Want: ">= 0"}
-	case cfg.RequestTimeout <= 0:
+		return &InvalidArgumentError{Field: "ProducerConfig.Linger", Got: cfg.Linger.String(),
+			Want: ">= 0 (0 for the default), or NoLinger"}
+	case cfg.RequestTimeout < 0:
 		return &InvalidArgumentError{Field: "ProducerConfig.RequestTimeout", Got: cfg.RequestTimeout.String(),
-			Want: "> 0 (without one, a silent broker stalls the producer for good)"}
+			Want: "> 0, or 0 for the default (without one, a silent broker stalls the producer for good)"}
 	}
 	return validAck("ProducerConfig.Ack", cfg.Ack)
 }
@@ -87,6 +112,7 @@ type work struct {
 
 // NewProducer starts a Producer on conn, which it owns from now on.
 func NewProducer(conn *Conn, cfg ProducerConfig) (*Producer, error) {
+	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -150,7 +176,7 @@ func (p *Producer) Send(topic string, partition int32, record []byte) *Delivery 
 		return resolved(OffsetUnknown, err)
 	}
 	if len(record) == 0 {
-		return resolved(OffsetUnknown, &InvalidArgumentError{Field: "record", Got: "0 bytes", Want: "at least 1"})
+		return resolved(OffsetUnknown, emptyRecordError())
 	}
 	fixed := requestHeaderBytes + produceFixedBytes(topic)
 	size := 4 + len(record)
@@ -191,6 +217,13 @@ func (p *Producer) Send(topic string, partition int32, record []byte) *Delivery 
 	// Always wake the writer: a new batch may be due before whatever it is waiting for.
 	p.signal()
 	return d
+}
+
+// emptyRecordError refuses a record of no bytes before it is sent: the broker refuses one with
+// CORRUPT_REQUEST, and with it every record that shares its request.
+func emptyRecordError() error {
+	return &InvalidArgumentError{Field: "record", Got: "0 bytes",
+		Want: "at least 1 (the broker refuses an empty record, and every record of its request with it)"}
 }
 
 // ship moves an open batch to the send queue. Called with mu held.

@@ -51,7 +51,7 @@ func awaitAll(t *testing.T, ds []*booblik.Delivery) []int64 {
 
 func TestDefaultProducerConfig(t *testing.T) {
 	cfg := booblik.DefaultProducerConfig()
-	if cfg.MaxBatchSize != 1000 || cfg.Linger != 5*time.Millisecond || cfg.Ack != booblik.AckWritten ||
+	if cfg.MaxBatchSize != 100 || cfg.Linger != 5*time.Millisecond || cfg.Ack != booblik.AckWritten ||
 		cfg.RequestTimeout != 30*time.Second {
 		t.Fatalf("%+v", cfg)
 	}
@@ -155,7 +155,7 @@ func TestCloseFlushesWhatIsQueued(t *testing.T) {
 
 func TestAckNoneDeliveryHasAnUnknownOffset(t *testing.T) {
 	b := startBroker(t, map[string]int{"t": 1})
-	p := newProducer(t, b, config(1000, 0, booblik.AckNone))
+	p := newProducer(t, b, config(1000, booblik.NoLinger, booblik.AckNone))
 	off, err := p.Send("t", 0, []byte("a")).Await(testContext(t))
 	if off != -1 || err != nil {
 		t.Fatalf("AckNone delivery: %d, %v", off, err)
@@ -165,7 +165,7 @@ func TestAckNoneDeliveryHasAnUnknownOffset(t *testing.T) {
 
 func TestSendRacingCloseNeverPanicsAndNeverLosesSilently(t *testing.T) {
 	b := startBroker(t, map[string]int{"t": 4})
-	p := newProducer(t, b, config(7, 0, booblik.AckWritten))
+	p := newProducer(t, b, config(7, booblik.NoLinger, booblik.AckWritten))
 	const senders, each = 8, 200
 	var wg sync.WaitGroup
 	results := make([][]*booblik.Delivery, senders)
@@ -292,10 +292,10 @@ func TestProducerConfigIsValidatedAndSaysWhere(t *testing.T) {
 	b := startBroker(t, map[string]int{"t": 1})
 	c := dial(t, b)
 	for field, cfg := range map[string]booblik.ProducerConfig{
-		"ProducerConfig.MaxBatchSize":   {MaxBatchSize: 0, Ack: booblik.AckWritten, RequestTimeout: time.Second},
-		"ProducerConfig.Linger":         {MaxBatchSize: 1, Linger: -1, Ack: booblik.AckWritten, RequestTimeout: time.Second},
-		"ProducerConfig.Ack":            {MaxBatchSize: 1, Ack: 9, RequestTimeout: time.Second},
-		"ProducerConfig.RequestTimeout": {MaxBatchSize: 1, Ack: booblik.AckWritten},
+		"ProducerConfig.MaxBatchSize":   {MaxBatchSize: -1},
+		"ProducerConfig.Linger":         {Linger: -2 * time.Millisecond},
+		"ProducerConfig.Ack":            {Ack: 9},
+		"ProducerConfig.RequestTimeout": {RequestTimeout: -time.Second},
 	} {
 		_, err := booblik.NewProducer(c, cfg)
 		var ie *booblik.InvalidArgumentError
@@ -307,7 +307,7 @@ func TestProducerConfigIsValidatedAndSaysWhere(t *testing.T) {
 
 func TestProducerRequestTimeoutFailsTheBatchNotTheCaller(t *testing.T) {
 	b := startBroker(t, map[string]int{"t": 1})
-	cfg := config(1000, 0, booblik.AckWritten)
+	cfg := config(1000, booblik.NoLinger, booblik.AckWritten)
 	cfg.RequestTimeout = 10 * time.Millisecond
 	p := newProducer(t, b, cfg)
 	release := b.Hold()

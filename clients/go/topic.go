@@ -56,6 +56,11 @@ func (t *Topic) PartitionFor(key []byte) int32 {
 
 // Send writes one record to the partition PartitionFor(key) picks. Like Conn.Produce, it returns
 // (nil, nil) with AckNone. It uses the Topic's Conn, so it is not safe for concurrent use either.
+// An empty payload is refused before anything is sent (ErrInvalidArgument): the broker refuses an
+// empty record.
 func (t *Topic) Send(ctx context.Context, key, payload []byte, ack AckPolicy) (*ProduceResult, error) {
+	if len(payload) == 0 {
+		return nil, emptyRecordError()
+	}
 	return t.conn.Produce(ctx, t.name, t.PartitionFor(key), [][]byte{payload}, ack)
 }

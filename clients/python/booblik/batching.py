@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import limits, wire
+from .partitioner import key_bytes
 
 _RECORD_SIZE_BYTES = 4  # the int32 size in front of each record in a PRODUCE request
 
@@ -109,10 +110,15 @@ class ProducerConfig:
         object.__setattr__(self, "ack", wire.AckPolicy(self.ack))
 
 
-def check_send(topic: str, partition: int, payload: bytes) -> bytes:
-    """What a send is checked for before it is queued, so a bad one fails alone and at once."""
+def check_send(topic: str, payload: bytes, key, partition: int | None) -> bytes:
+    """What a send is checked for before it is queued, so a bad one fails alone and at once.
+
+    An empty payload is refused here: in a batch, the broker's refusal of it would fail every
+    record that shares its request.
+    """
     wire.encode_string("topic", topic)
-    wire.check_int("partition", partition, 0, limits.INT32_MAX)
-    if not isinstance(payload, (bytes, bytearray, memoryview)):
-        raise TypeError(f"payload: expected bytes, got {type(payload).__name__}")
-    return bytes(payload)
+    if partition is not None:
+        wire.check_int("partition", partition, 0, limits.INT32_MAX)
+    if key is not None:
+        key_bytes(key)  # a key of the wrong type fails now, not when its topic's partitions arrive
+    return wire.check_payload(payload)

@@ -76,7 +76,8 @@ class Connection:
 
         Naming a topic that does not exist is a BrokerError (UNKNOWN_TOPIC_OR_PARTITION).
         """
-        body = self._call(wire.API_METADATA, wire.METADATA_VERSION, wire.encode_metadata_request(topics), "METADATA")
+        request = wire.encode_metadata_request(topics)
+        body = self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))
         return wire.decode_metadata_response(body)
 
     def produce(
@@ -166,7 +167,7 @@ class Connection:
         """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock."""
         self._check_open()
         try:
-            length = wire.response_frame_length(self._read_exactly(4, "a response frame length"))
+            length = wire.response_frame_length(self._read_exactly(4, "a response frame length"), self.address)
             frame = self._read_exactly(length, f"a {length}-byte response frame")
             answered_id, error_code, body = wire.split_response(frame)
             if answered_id != correlation_id:
@@ -219,4 +220,5 @@ class Topic(TopicRouting):
 
     def send(self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN) -> ProduceResult | None:
         """Send one record to the partition its key picks. One record per request: batch when you can."""
+        wire.check_payload(payload)
         return self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)

@@ -6,6 +6,7 @@ The wire's error codes live in one table; an unknown code is shown as ``UNKNOWN(
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 
 class ErrorCode(enum.IntEnum):
@@ -17,14 +18,46 @@ class ErrorCode(enum.IntEnum):
     RECORD_TOO_LARGE = 3
     UNSUPPORTED_VERSION = 4
     CORRUPT_REQUEST = 5
+    # An addition to the protocol's table: clients that predate it show it as UNKNOWN(6).
+    STORAGE_ERROR = 6
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    code: int
+    name: str
+    retriable: bool  # whether repeating the same request later can succeed without changing it
+    description: str
+
+
+# The same table as every other booblik client (the TypeScript client's @booblik/protocol errorTable).
+ERROR_TABLE = (
+    ErrorInfo(0, "NONE", False, "success"),
+    ErrorInfo(1, "UNKNOWN_TOPIC_OR_PARTITION", False, "no such topic or partition"),
+    ErrorInfo(2, "OFFSET_OUT_OF_RANGE", False, "fetchOffset outside [logStartOffset, highWatermark]"),
+    ErrorInfo(3, "RECORD_TOO_LARGE", False, "a record cannot fit in a segment"),
+    ErrorInfo(4, "UNSUPPORTED_VERSION", False, "unknown apiKey, or a version that API does not have"),
+    ErrorInfo(5, "CORRUPT_REQUEST", False, "the frame does not decode or breaks a rule of the protocol"),
+    ErrorInfo(
+        6,
+        "STORAGE_ERROR",
+        True,
+        "the broker could not write to its disk (full or failing); nothing of the batch was stored",
+    ),
+)
+
+_BY_CODE = {info.code: info for info in ERROR_TABLE}
+
+
+def error_info(code: int) -> ErrorInfo | None:
+    """The table's row for a wire error code, or None for a code this client does not know."""
+    return _BY_CODE.get(code)
 
 
 def error_name(code: int) -> str:
     """The name of a wire error code, or ``UNKNOWN(n)`` for a code this client does not know."""
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return f"UNKNOWN({code})"
+    info = _BY_CODE.get(code)
+    return info.name if info is not None else f"UNKNOWN({code})"
 
 
 class BooblikError(Exception):
@@ -38,11 +71,14 @@ class BrokerError(BooblikError):
     """
 
     def __init__(self, code: int, request: str = "") -> None:
+        info = error_info(code)
         self.code = code
         self.name = error_name(code)
-        self.request = request
-        where = f" ({request})" if request else ""
-        super().__init__(f"broker refused the request: {self.name}{where}")
+        self.request = request  # what was refused, for example ``PRODUCE orders/2`` or ``METADATA orders``
+        # Whether repeating the same request later can succeed without changing it (STORAGE_ERROR).
+        self.retriable = info.retriable if info is not None else False
+        detail = f" ({info.description})" if info is not None else ""
+        super().__init__(f"{request or 'request'} refused: {self.name}{detail}")
 
     def __reduce__(self):
         return (type(self), (self.code, self.request))

@@ -1,6 +1,7 @@
 """Every limit and default of the client, in one place, each with its reason.
 
-Relations between them are asserted at the bottom, at import time.
+Relations between them are checked at the bottom, at import time: with ``if``, not ``assert``, so
+``python -O`` (which strips asserts) still refuses a change that breaks one.
 """
 
 # The protocol's frame cap (both directions). A length prefix outside it is a protocol error.
@@ -43,7 +44,14 @@ DEFAULT_MAX_BATCH_SIZE = 100
 # Correlation ids count up from 1 and wrap before leaving int32.
 CORRELATION_ID_FIRST = 1
 
-assert DEFAULT_MAX_WAIT_MILLIS / 1000 < DEFAULT_TIMEOUT, "the default wait must be shorter than the default timeout"
-assert 0 < DEFAULT_MAX_BYTES <= FETCH_MAX_BYTES_MAX
-assert DEFAULT_MIN_BYTES <= DEFAULT_MAX_BYTES
-assert FETCH_MAX_BYTES_MAX > RECORD_HEADER_BYTES
+
+def _check(relation_holds: bool, what: str) -> None:
+    if not relation_holds:
+        raise RuntimeError(f"booblik limits: {what}")
+
+
+_check(DEFAULT_MAX_WAIT_MILLIS / 1000 < DEFAULT_TIMEOUT, "the default wait must be shorter than the default timeout")
+_check(0 < DEFAULT_MAX_BYTES <= FETCH_MAX_BYTES_MAX, "the default max_bytes must be one a fetch may ask for")
+_check(DEFAULT_MIN_BYTES <= DEFAULT_MAX_BYTES, "min_bytes > max_bytes is a refused request")
+_check(FETCH_MAX_BYTES_MAX > RECORD_HEADER_BYTES, "a fetch must be able to carry a record header")
+_check(1 <= DEFAULT_MAX_BATCH_SIZE <= INT32_MAX, "a batch holds at least one record")

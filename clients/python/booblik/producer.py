@@ -18,6 +18,7 @@ from . import wire
 from .batching import Accumulator, ProducerConfig, check_send
 from .connection import Connection
 from .errors import BooblikError, ProducerClosedError
+from .partitioner import Key, TopicRouting
 from .wire import AckPolicy
 
 _OPEN, _CLOSING, _CLOSED, _FAILED = "open", "closing", "closed", "failed"
@@ -42,6 +43,7 @@ class Producer:
         self._failure: BaseException | None = None
         self._flush_requested = False
         self._unfinished: set = set()
+        self._routes: dict = {}  # topic -> Topic (its partitions), for sends without a partition
         self._thread = threading.Thread(target=self._run, name="booblik-producer", daemon=True)
         self._thread.start()
 
@@ -51,24 +53,46 @@ class Producer:
     def __exit__(self, *exc_info) -> None:
         self.close()
 
-    def send(self, topic: str, partition: int, payload: bytes) -> concurrent.futures.Future:
+    def send(
+        self, topic: str, payload: bytes, *, key: Key | None = None, partition: int | None = None
+    ) -> concurrent.futures.Future:
         """Queue one record. The future gives its offset, ``OFFSET_UNKNOWN`` under AckPolicy.NONE,
-        or the error that stopped its batch (a BrokerError reaches every record of the batch)."""
-        payload = check_send(topic, partition, payload)
+        or the error that stopped its batch (a BrokerError reaches every record of the batch).
+
+        ``partition`` sends there; otherwise ``key`` picks the partition (FNV-1a, as every booblik
+        client does) and no key takes the next partition in turn. The first such send to a topic
+        asks the broker for its partitions, once; an unknown topic is refused here, naming it.
+        """
+        payload = check_send(topic, payload, key, partition)
+        self._accumulator.check_fits(topic, payload)
+        self._check_open()
+        if partition is None:
+            partition = self._routing(topic).partition_for(key)
         future: concurrent.futures.Future = concurrent.futures.Future()
         with self._cond:
-            if self._state != _OPEN:
-                error = ProducerClosedError(f"producer is {self._state}: cannot send")
-                raise error from self._failure
-            if self.connection.closed:  # learnt now rather than when this record's batch is due
-                error = ProducerClosedError("producer's connection is closed: cannot send")
-                raise error from self.connection._closed_because
+            self._check_open()
             full = self._accumulator.append(topic, partition, payload, future, self._clock())
             self._unfinished.add(future)
             if full or len(self._accumulator) == 1:
                 self._cond.notify_all()  # a full batch goes now; a first record sets the deadline
         future.add_done_callback(self._finished)
         return future
+
+    def _check_open(self) -> None:
+        if self._state != _OPEN:
+            error = ProducerClosedError(f"producer is {self._state}: cannot send")
+            raise error from self._failure
+        if self.connection.closed:  # learnt now rather than when this record's batch is due
+            error = ProducerClosedError("producer's connection is closed: cannot send")
+            raise error from self.connection._closed_because
+
+    def _routing(self, topic: str) -> TopicRouting:
+        """The topic's partitioner, from one METADATA the first time. The exchange takes the
+        connection's lock, so it never interleaves with the batches the producer's thread sends."""
+        routing = self._routes.get(topic)
+        if routing is None:
+            routing = self._routes.setdefault(topic, self.connection.topic(topic))
+        return routing
 
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now, and wait until each of those records is answered."""

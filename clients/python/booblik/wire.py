@@ -96,6 +96,19 @@ def check_int(name: str, value: int, low: int, high: int) -> int:
     return value
 
 
+def check_payload(payload) -> bytes:
+    """One record to send on its own or in a batch the client forms: bytes, and not empty.
+
+    The broker refuses an empty record with CORRUPT_REQUEST, and with it every record that shares
+    its request; refused here, it fails alone and before anything is sent.
+    """
+    if not isinstance(payload, (bytes, bytearray, memoryview)):
+        raise TypeError(f"payload: expected bytes, got {type(payload).__name__}")
+    if len(payload) == 0:
+        raise ValueError("payload: empty, expected at least 1 byte (the broker refuses an empty record)")
+    return bytes(payload)
+
+
 def encode_string(name: str, value: str) -> bytes:
     if not isinstance(value, str):
         raise TypeError(f"{name}: expected str, got {type(value).__name__}")
@@ -118,8 +131,18 @@ def encode_request(api_key: int, api_version: int, correlation_id: int, payload:
     return _REQUEST_HEADER.pack(frame_length, api_key, api_version, correlation_id) + payload
 
 
-def response_frame_length(prefix: bytes) -> int:
-    """The frameLength of a response from its 4-byte prefix, refused when outside 6 .. 8 MiB."""
+# What an HTTP server's answer starts with ("HTTP/1.1 400 ..."). Read as a length prefix it is
+# 1213486160, which says nothing to a user who dialled the broker's HTTP port by mistake.
+HTTP_ANSWER_PREFIX = b"HTTP"
+
+
+def response_frame_length(prefix: bytes, address: str = "the broker") -> int:
+    """The frameLength of a response from its 4-byte prefix, refused when outside 6 .. 8 MiB.
+
+    An HTTP answer is named as such, with where the booblik port is set.
+    """
+    if prefix == HTTP_ANSWER_PREFIX:
+        raise ProtocolError(f"{address} speaks HTTP; the booblik port is set by booblik.port")
     (length,) = _I32.unpack(prefix)
     if not limits.RESPONSE_HEADER_BYTES <= length <= limits.FRAME_BYTES_MAX:
         raise ProtocolError(
@@ -200,7 +223,8 @@ def encode_produce_request(topic: str, partition: int, ack: AckPolicy, records: 
     for index, record in enumerate(records):
         if not isinstance(record, (bytes, bytearray, memoryview)):
             raise TypeError(f"records[{index}]: expected bytes, got {type(record).__name__}")
-        # A zero-length record is not refused here: the broker refuses it, and says so.
+        # A zero-length record is not refused here: the broker refuses it (and its whole batch), and
+        # says so. The producers and Topic.send refuse one themselves, before it can share a batch.
         parts.append(_I32.pack(len(record)))
         parts.append(bytes(record))
     return b"".join(parts)
@@ -334,6 +358,11 @@ def only_topic(topics: list, name: str) -> TopicMetadata:
     if len(topics) != 1 or topics[0].name != name:
         raise ProtocolError(f"METADATA response: asked for topic {name!r}, got {[t.name for t in topics]}")
     return topics[0]
+
+
+def describe_metadata(topics) -> str:
+    """The label of a METADATA request: ``METADATA orders, payments``, so a refusal names the topics."""
+    return "METADATA " + ", ".join(topics) if topics else "METADATA (every topic)"
 
 
 def describe(api_key: int, topic: str | None = None, partition: int | None = None) -> str:

@@ -34,6 +34,12 @@ class AioConnectionTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(self.broker.payloads("orders", 2), [b"fire"])
             self.assertEqual((await quick.produce("orders", 2, [b"then"])).base_offset, 1)
 
+    async def test_topic_send_refuses_an_empty_record_before_sending(self):
+        topic = await self.connection.topic("single")
+        with self.assertRaisesRegex(ValueError, "payload: empty"):
+            await topic.send(b"")
+        self.assertEqual([r.api_key for r in self.broker.requests], [3])  # only the METADATA went out
+
     async def test_refusal_keeps_the_connection(self):
         with self.assertRaises(BrokerError) as caught:
             await self.connection.produce("nope", 0, [b"x"])

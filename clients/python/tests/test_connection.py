@@ -92,6 +92,12 @@ class ConnectionTest(unittest.TestCase):
                 topic.send(payload, key=key)
                 self.assertEqual(self.broker.payloads("orders", int(row["p3"]))[-1], payload)
 
+    def test_topic_send_refuses_an_empty_record_before_sending(self):
+        topic = self.connection.topic("single")
+        with self.assertRaisesRegex(ValueError, "payload: empty"):
+            topic.send(b"")
+        self.assertEqual([r.api_key for r in self.broker.requests], [3])  # only the METADATA went out
+
     def test_round_robin_turns_on_every_call_and_every_send(self):
         topic = self.connection.topic("orders")
         self.assertEqual([topic.partition_for() for _ in range(3)], [0, 1, 2])

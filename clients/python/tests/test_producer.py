@@ -37,7 +37,7 @@ class ProducerTest(unittest.TestCase):
         producer = self.producer(linger=0.001, max_batch_size=7)
         futures = []
         for burst in range(10):
-            futures += [producer.send("single", 0, f"{burst}-{i}".encode()) for i in range(25)]
+            futures += [producer.send("single", f"{burst}-{i}".encode(), partition=0) for i in range(25)]
             futures[-1].result(TIMEOUT)  # let this burst's lingers expire before the next one
         offsets = [f.result(TIMEOUT) for f in futures]
         self.assertEqual(offsets, list(range(250)))
@@ -46,11 +46,11 @@ class ProducerTest(unittest.TestCase):
 
     def test_batch_goes_out_after_its_linger_without_a_flush(self):
         producer = self.producer(linger=0.01)
-        self.assertEqual(producer.send("single", 0, b"alone").result(TIMEOUT), 0)
+        self.assertEqual(producer.send("single", b"alone", partition=0).result(TIMEOUT), 0)
 
     def test_full_batch_flushes_at_once(self):
         producer = self.producer(linger=LONG_LINGER, max_batch_size=3)
-        futures = [producer.send("single", 0, bytes([i])) for i in range(4)]
+        futures = [producer.send("single", bytes([i]), partition=0) for i in range(4)]
         self.assertEqual([f.result(TIMEOUT) for f in futures[:3]], [0, 1, 2])
         self.assertFalse(futures[3].done())  # the fourth opened a new batch, still lingering
         self.assertEqual([len(r.fields["records"]) for r in self.produce_requests()], [3])
@@ -60,7 +60,7 @@ class ProducerTest(unittest.TestCase):
     def test_partitions_batch_separately(self):
         producer = self.producer(linger=LONG_LINGER)
         sends = [(0, b"a"), (1, b"b"), (0, b"c"), (2, b"d"), (1, b"e")]
-        futures = [producer.send("orders", p, payload) for p, payload in sends]
+        futures = [producer.send("orders", payload, partition=p) for p, payload in sends]
         producer.flush(TIMEOUT)
         self.assertEqual([f.result() for f in futures], [0, 0, 1, 0, 1])
         batches = {r.fields["partition"]: r.fields["records"] for r in self.produce_requests()}
@@ -68,7 +68,7 @@ class ProducerTest(unittest.TestCase):
 
     def test_close_flushes(self):
         producer = self.producer(linger=LONG_LINGER)
-        futures = [producer.send("single", 0, bytes([i])) for i in range(5)]
+        futures = [producer.send("single", bytes([i]), partition=0) for i in range(5)]
         producer.close()
         self.assertEqual([f.result(0) for f in futures], [0, 1, 2, 3, 4])
         self.assertEqual(len(self.broker.payloads("single", 0)), 5)
@@ -76,12 +76,12 @@ class ProducerTest(unittest.TestCase):
 
     def test_context_manager_closes_and_flushes(self):
         with self.producer(linger=LONG_LINGER) as producer:
-            future = producer.send("single", 0, b"x")
+            future = producer.send("single", b"x", partition=0)
         self.assertEqual(future.result(0), 0)
 
     def test_ack_none_gives_offset_unknown(self):
         producer = self.producer(linger=LONG_LINGER, ack=AckPolicy.NONE)
-        futures = [producer.send("single", 0, b"n1"), producer.send("single", 0, b"n2")]
+        futures = [producer.send("single", b"n1", partition=0), producer.send("single", b"n2", partition=0)]
         producer.flush(TIMEOUT)
         self.assertEqual([f.result() for f in futures], [OFFSET_UNKNOWN, OFFSET_UNKNOWN])
         self.broker.wait_for_requests(1)
@@ -90,30 +90,30 @@ class ProducerTest(unittest.TestCase):
 
     def test_broker_refusal_reaches_every_future_of_the_batch(self):
         producer = self.producer(linger=LONG_LINGER)
-        doomed = [producer.send("orders", 9, bytes([i])) for i in range(3)]
-        fine = producer.send("orders", 0, b"ok")
+        doomed = [producer.send("orders", bytes([i]), partition=9) for i in range(3)]
+        fine = producer.send("orders", b"ok", partition=0)
         producer.flush(TIMEOUT)
         for future in doomed:
             self.assertIsInstance(future.exception(), BrokerError)
             self.assertEqual(future.exception().name, "UNKNOWN_TOPIC_OR_PARTITION")
         self.assertEqual(fine.result(), 0)
-        after = producer.send("orders", 0, b"after")
+        after = producer.send("orders", b"after", partition=0)
         producer.flush(TIMEOUT)
         self.assertEqual(after.result(), 1)  # the refusal did not cost the connection
 
     def test_connection_failure_reaches_every_future_and_later_sends_fail(self):
         self.broker.respond = lambda r: Reply(b"\x00\x00", close=True)
         producer = self.producer(linger=LONG_LINGER)
-        futures = [producer.send("orders", p, b"x") for p in (0, 1, 2, 0)]
+        futures = [producer.send("orders", b"x", partition=p) for p in (0, 1, 2, 0)]
         producer.flush(TIMEOUT)  # answered, if only by the failure
         for future in futures:
             self.assertIsInstance(future.exception(0), ConnectionClosedError)
         with self.assertRaises(ProducerClosedError):
-            producer.send("orders", 0, b"y")
+            producer.send("orders", b"y", partition=0)
 
     def test_record_lingering_when_the_broker_goes_away_fails_rather_than_hangs(self):
         producer = self.producer(linger=0.2)
-        future = producer.send("single", 0, b"orphan")
+        future = producer.send("single", b"orphan", partition=0)
         self.broker.close()
         self.assertIsInstance(future.exception(TIMEOUT), ConnectionClosedError)
 
@@ -121,12 +121,12 @@ class ProducerTest(unittest.TestCase):
         producer = self.producer()
         producer.close()
         with self.assertRaises(ProducerClosedError):
-            producer.send("single", 0, b"late")
+            producer.send("single", b"late", partition=0)
 
     def test_future_cancelled_before_sending_is_not_sent(self):
         producer = self.producer(linger=LONG_LINGER)
-        kept = producer.send("single", 0, b"kept")
-        dropped = producer.send("single", 0, b"dropped")
+        kept = producer.send("single", b"kept", partition=0)
+        dropped = producer.send("single", b"dropped", partition=0)
         self.assertTrue(dropped.cancel())
         producer.flush(TIMEOUT)
         self.assertEqual(kept.result(), 0)
@@ -135,16 +135,16 @@ class ProducerTest(unittest.TestCase):
     def test_bad_send_fails_alone_and_at_once(self):
         producer = self.producer(linger=LONG_LINGER)
         with self.assertRaises(TypeError):
-            producer.send("single", 0, "text is not bytes")
+            producer.send("single", "text is not bytes", partition=0)
         with self.assertRaisesRegex(ValueError, "partition: -1"):
-            producer.send("single", -1, b"x")
-        good = producer.send("single", 0, b"x")
+            producer.send("single", b"x", partition=-1)
+        good = producer.send("single", b"x", partition=0)
         producer.flush(TIMEOUT)
         self.assertEqual(good.result(), 0)
 
     def test_futures_are_concurrent_futures(self):
         producer = self.producer()
-        future = producer.send("single", 0, b"x")
+        future = producer.send("single", b"x", partition=0)
         self.assertIsInstance(future, concurrent.futures.Future)
         done, _ = concurrent.futures.wait([future], TIMEOUT)
         self.assertEqual(done, {future})

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 
 /** fsync a directory, so a segment file created or removed in it survives a crash. */
 export function fsyncDir(dir: string): void {
@@ -8,6 +9,25 @@ export function fsyncDir(dir: string): void {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * `mkdir -p` whose result survives a power cut: an fsync of a file makes its bytes durable but not
+ * its name, nor the names of the directories above it, so the parent of every directory created
+ * here is synced. The parent of `dir` is synced even when `dir` already existed: a run that crashed
+ * between its mkdir and that sync left the name in memory only.
+ */
+export function mkdirDurable(dir: string): void {
+  const target = path.resolve(dir);
+  const firstCreated = fs.mkdirSync(target, { recursive: true });
+  const parents = [path.dirname(target)];
+  if (firstCreated !== undefined) {
+    // Every ancestor of `target` as long as `firstCreated` (or longer) was created here too.
+    for (let d = path.dirname(target); d.length >= firstCreated.length; d = path.dirname(d)) {
+      parents.push(path.dirname(d));
+    }
+  }
+  for (const parent of parents) fsyncDir(parent);
 }
 
 /** pwrite until every byte is written (a short write is retried, an error thrown). */

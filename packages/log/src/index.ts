@@ -1,5 +1,7 @@
 export * from './config.js';
 export * from './errors.js';
+/** For every other file or directory the broker creates: its name must survive a power cut too. */
+export { fsyncDir, mkdirDurable } from './fs-util.js';
 export { HighWatermark } from './high-watermark.js';
 export { type Logger, silentLogger } from './logger.js';
 export { Partition } from './partition.js';

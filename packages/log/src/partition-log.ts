@@ -3,7 +3,7 @@ import path from 'node:path';
 import { writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
 import { OffsetOutOfRangeError, StorageError } from './errors.js';
-import { fdatasync, fsyncDir, pwriteFully } from './fs-util.js';
+import { fdatasync, fsyncDir, mkdirDurable, pwriteFully } from './fs-util.js';
 import { HighWatermark } from './high-watermark.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type ReadBufferPool, sharedReadBuffers } from './read-buffers.js';
@@ -107,7 +107,7 @@ export class PartitionLog {
     checkConfig(config);
     const started = performance.now();
     const logger = options.logger ?? silentLogger;
-    fs.mkdirSync(dir, { recursive: true });
+    mkdirDurable(dir);
     const bases = fs
       .readdirSync(dir)
       .map(parseSegmentFileName)
@@ -156,8 +156,10 @@ export class PartitionLog {
       );
       expectedBase = base + scan.records;
     }
-    if (cuts.length > 0) fsyncDir(dir);
     if (segments.length === 0) segments.push(createSegment(dir, 0, config, options.now ?? Date.now));
+    // Before anything is acknowledged: the first segment's name (without it a power cut loses every
+    // record of a new partition, however many fdatasyncs its file had) and the removals of recovery.
+    fsyncDir(dir);
     const log = new PartitionLog(dir, name, config, segments, options);
     const report: OpenReport = {
       segments: segments.length,

@@ -28,6 +28,8 @@ export const budget = {
   overloadProbes: count('BOOBLIK_RELIABILITY_OVERLOAD_PROBES', 300, 6_000),
   /** Fill-the-disk, free-it cycles of the full-disk check. */
   fullDiskCycles: count('BOOBLIK_RELIABILITY_FULL_DISK_CYCLES', 3, 30),
+  /** FORCED records acknowledged before each power cut of the power-cut check. */
+  powerCutAcks: count('BOOBLIK_RELIABILITY_POWER_CUT_ACKS', 300, 10_000),
   /** Segments retention must remove while consumers read, before the retention check ends. */
   retentionRemovals: count('BOOBLIK_RELIABILITY_RETENTION_REMOVALS', 300, 20_000),
 };

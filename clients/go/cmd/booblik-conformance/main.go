@@ -207,7 +207,7 @@ func fetch(ctx context.Context, conn *booblik.Conn, args []string, out io.Writer
 	}
 	fmt.Fprintf(out, "highWatermark=%d\n", res.HighWatermark)
 	for _, r := range res.Records {
-		fmt.Fprintf(out, "record=%x\n", r)
+		fmt.Fprintf(out, "record=%x\n", r.Payload)
 	}
 	if tooLarge != nil {
 		fmt.Fprintf(out, "recordExceedsMaxBytes=%d\n", tooLarge.Size)

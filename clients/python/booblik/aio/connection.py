@@ -81,9 +81,8 @@ class Connection:
 
     async def metadata(self, *topics: str) -> list:
         """Partitions and offsets of the named topics, or of every topic when none is named."""
-        body = await self._call(
-            wire.API_METADATA, wire.METADATA_VERSION, wire.encode_metadata_request(topics), "METADATA"
-        )
+        request = wire.encode_metadata_request(topics)
+        body = await self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))
         return wire.decode_metadata_response(body)
 
     async def produce(
@@ -193,7 +192,7 @@ class Connection:
         try:
             while True:
                 prefix = await self._reader.readexactly(4)
-                frame = await self._reader.readexactly(wire.response_frame_length(prefix))
+                frame = await self._reader.readexactly(wire.response_frame_length(prefix, self.address))
                 correlation_id, error_code, body = wire.split_response(frame)
                 if not self._pending:
                     raise ProtocolError(f"response with correlation id {correlation_id} while no request was waiting")
@@ -275,4 +274,5 @@ class Topic(TopicRouting):
     async def send(
         self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN
     ) -> ProduceResult | None:
+        wire.check_payload(payload)
         return await self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)

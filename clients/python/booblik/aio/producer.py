@@ -11,15 +11,20 @@ broke, which fails every outstanding future with the cause.
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Callable
 
 from .. import wire
 from ..batching import Accumulator, ProducerConfig, check_send
 from ..errors import BrokerError, ConnectionClosedError, ProducerClosedError, ProtocolError
+from ..partitioner import Key
 from ..wire import AckPolicy
 from .connection import Connection
 
 _OPEN, _CLOSING, _CLOSED, _FAILED = "open", "closing", "closed", "failed"
+
+# A send not yet in a batch; partition None means its key (or its turn) picks one.
+_Waiting = collections.namedtuple("_Waiting", "topic payload key partition future")
 
 
 class Producer:
@@ -45,6 +50,9 @@ class Producer:
         self._failure: BaseException | None = None
         self._flush_requested = False
         self._unfinished: set = set()
+        # Sends in call order not yet in a batch: the head may wait for its topic's partitions.
+        self._waiting: collections.deque = collections.deque()
+        self._routes: dict = {}  # topic -> Topic, or the task reading its partitions
         self._task = self._loop.create_task(self._run())
 
     async def __aenter__(self) -> Producer:
@@ -53,10 +61,19 @@ class Producer:
     async def __aexit__(self, *exc_info) -> None:
         await self.close()
 
-    def send(self, topic: str, partition: int, payload: bytes) -> asyncio.Future:
+    def send(
+        self, topic: str, payload: bytes, *, key: Key | None = None, partition: int | None = None
+    ) -> asyncio.Future:
         """Queue one record. Await the result for its offset (``OFFSET_UNKNOWN`` under NONE), or
-        the error that stopped its batch (a BrokerError reaches every record of the batch)."""
-        payload = check_send(topic, partition, payload)
+        the error that stopped its batch (a BrokerError reaches every record of the batch).
+
+        ``partition`` sends there; otherwise ``key`` picks the partition (FNV-1a, as every booblik
+        client does) and no key takes the next partition in turn. The first such send to a topic
+        asks the broker for its partitions, once; the records behind it wait their turn, in order,
+        and an unknown topic fails the records that needed it, naming it.
+        """
+        payload = check_send(topic, payload, key, partition)
+        self._accumulator.check_fits(topic, payload)
         if self._state != _OPEN:
             error = ProducerClosedError(f"producer is {self._state}: cannot send")
             raise error from self._failure
@@ -64,16 +81,61 @@ class Producer:
             error = ProducerClosedError("producer's connection is closed: cannot send")
             raise error from self.connection._closed_because
         future = self._loop.create_future()
-        full = self._accumulator.append(topic, partition, payload, future, self._clock())
         self._unfinished.add(future)
         future.add_done_callback(self._unfinished.discard)
-        if full or len(self._accumulator) == 1:
-            self._wakeup.set()  # a full batch goes now; a first record sets the deadline
+        self._waiting.append(_Waiting(topic, payload, key, partition, future))
+        self._admit_waiting()
         return future
+
+    def _admit_waiting(self) -> None:
+        """Move waiting sends into batches, in call order, while the head's partition is known."""
+        while self._waiting:
+            topic, payload, key, partition, future = self._waiting[0]
+            if partition is None:
+                routing = self._routes.get(topic)
+                if routing is None:
+                    self._routes[topic] = self._loop.create_task(self._load_routing(topic))
+                    return
+                if isinstance(routing, asyncio.Task):
+                    return  # the head waits for its topic's partitions; the rest wait behind it
+                partition = routing.partition_for(key)
+            self._waiting.popleft()
+            if future.done():  # cancelled while it waited
+                continue
+            full = self._accumulator.append(topic, partition, payload, future, self._clock())
+            if full or len(self._accumulator) == 1:
+                self._wakeup.set()  # a full batch goes now; a first record sets the deadline
+
+    async def _load_routing(self, topic: str) -> None:
+        try:
+            routing = await self.connection.topic(topic)
+        except Exception as error:  # a BrokerError naming the topic, or the connection's failure
+            del self._routes[topic]
+            # Only the records that needed this topic's partitions fail; the rest keep their turn.
+            kept = collections.deque()
+            for waiting in self._waiting:
+                if waiting.topic == topic and waiting.partition is None:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(error)
+                else:
+                    kept.append(waiting)
+            self._waiting = kept
+        else:
+            self._routes[topic] = routing
+        self._admit_waiting()
+
+    async def _routes_settled(self) -> None:
+        """Wait until no send waits for a topic's partitions (loads started meanwhile included)."""
+        while True:
+            loading = [r for r in self._routes.values() if isinstance(r, asyncio.Task)]
+            if not loading:
+                return
+            await asyncio.wait(loading)
 
     async def flush(self) -> None:
         """Send everything queued now, and wait until each of those records is answered."""
         waiting = list(self._unfinished)
+        await self._routes_settled()
         self._flush_requested = True
         self._wakeup.set()
         if waiting:
@@ -81,6 +143,7 @@ class Producer:
 
     async def close(self) -> None:
         """Flush, stop and close the connection. Sends after this fail."""
+        await self._routes_settled()  # with no await after it, no send can start another load
         if self._state == _OPEN:
             self._state = _CLOSING
         self._wakeup.set()
@@ -179,6 +242,10 @@ class Producer:
     def _fail(self, error: BaseException) -> None:
         self._failure = error
         self._state = _FAILED
+        waiting, self._waiting = self._waiting, collections.deque()
+        for send in waiting:
+            if not send.future.done():
+                send.future.set_exception(error)
         for batch in self._accumulator.ready(self._clock(), everything=True):
             for future in batch.waiters:
                 if not future.done():
