@@ -106,6 +106,9 @@ export class MemoryLog {
         const payload = stored.subarray(0, Math.min(stored.length, maxBytes));
         return Buffer.concat([encodeFetchResponseHeader(id, p.records.length, payload.length), payload]);
       }
+      default:
+        // The topic APIs are tested against the real broker.
+        return encodeErrorResponse(id, ErrorCode.UNSUPPORTED_VERSION);
     }
   }
 }
