@@ -10,12 +10,29 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from . import limits, wire
 from .address import parse_address
-from .errors import BrokerError, ConnectionClosedError, ProtocolError
+from .errors import ConnectionClosedError, ProtocolError
 from .partitioner import Key, TopicRouting
+from .refusals import refusal
+from .topics import (
+    NO_WATCH,
+    Delete,
+    TopicListing,
+    Upsert,
+    decode_apply_response,
+    decode_list_response,
+    describe_apply,
+    describe_list,
+    encode_apply_request,
+    encode_list_request,
+)
 from .wire import AckPolicy, FetchResult, ProduceResult
+
+if TYPE_CHECKING:
+    from .watch import TopicWatch
 
 
 class Connection:
@@ -118,6 +135,44 @@ class Connection:
         body = self._call(wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition))
         return wire.decode_fetch_response(body, offset, max_bytes)
 
+    def apply_topics(self, changes, dry_run: bool = False) -> int:
+        """Create, change and delete topics: every change or none (APPLY). Returns the spec store's
+        new revision, which every upserted spec now carries.
+
+        ``changes`` is a list of ``Upsert(TopicSpec(...))`` and ``Delete(name)``, each with the
+        revision it expects (0 must not exist, -1 any, N exactly N). A stale one raises
+        RevisionMismatchError (topic, both revisions), a value the broker refuses
+        InvalidArgumentRefusal (its ``detail`` names the field). ``dry_run`` checks everything on the
+        broker and changes nothing; the answer is then the current revision.
+        """
+        changes = list(changes) if not isinstance(changes, (Upsert, Delete)) else changes
+        payload = encode_apply_request(changes, dry_run)
+        body = self._call(wire.API_APPLY, wire.APPLY_VERSION, payload, describe_apply(changes))
+        return decode_apply_response(body)
+
+    def list_topics(self, selector: str = "") -> TopicListing:
+        """The topics a label selector matches (``team=payments,env in (prod,dev)``; "" for all),
+        sorted by name, each with its spec, revision and one route per partition."""
+        return self._list(selector, NO_WATCH, 0)
+
+    def watch_topics(self, selector: str = "", max_wait_millis: int | None = None) -> TopicWatch:
+        """Follow the topics a selector matches: iterating yields the listing now, then a new one
+        each time the spec store changes. It holds its LIST on a connection of its own, so this one
+        stays free; ``close()`` it (from any thread) or use it in a ``with`` to stop.
+
+        ``max_wait_millis`` is how long each held LIST waits before asking again (default 20 s, or
+        half the timeout when that is shorter); it must be shorter than the timeout.
+        """
+        from .watch import TopicWatch, default_watch_wait_millis
+
+        wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
+        check_wait_fits_timeout(wait, self.timeout)
+        return TopicWatch(Connection.connect(self.address, self.timeout), selector, wait)
+
+    def _list(self, selector: str, watch_revision: int, max_wait_millis: int) -> TopicListing:
+        payload = encode_list_request(selector, watch_revision, max_wait_millis)
+        return decode_list_response(self._call(wire.API_LIST, wire.LIST_VERSION, payload, describe_list(selector)))
+
     def topic(self, name: str) -> Topic:
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""
         meta = wire.only_topic(self.metadata(name), name)
@@ -182,7 +237,7 @@ class Connection:
                 ) from error
             raise
         if error_code != 0:
-            raise BrokerError(error_code, what)
+            raise refusal(error_code, what, body)
         return body
 
     def _read_exactly(self, size: int, what: str) -> bytes:

@@ -21,14 +21,24 @@ from .errors import CorruptRecordError, ProtocolError, RecordExceedsMaxBytesErro
 API_PRODUCE = 1
 API_FETCH = 2
 API_METADATA = 3
+API_APPLY = 4
+API_LIST = 5
 
 PRODUCE_VERSION = 1
 # Always v2, also when nothing is waited for, so the waiting fields are exercised on every fetch
 # rather than only in the branch nobody debugs.
 FETCH_VERSION = 2
 METADATA_VERSION = 1
+APPLY_VERSION = 1
+LIST_VERSION = 1
 
-API_NAMES = {API_PRODUCE: "PRODUCE", API_FETCH: "FETCH", API_METADATA: "METADATA"}
+API_NAMES = {
+    API_PRODUCE: "PRODUCE",
+    API_FETCH: "FETCH",
+    API_METADATA: "METADATA",
+    API_APPLY: "APPLY",
+    API_LIST: "LIST",
+}
 
 # The offset a send under AckPolicy.NONE completes with: no offset exists until the writer reaches
 # the batch, and the broker never says which it was.
@@ -159,8 +169,9 @@ def split_response(frame: bytes) -> tuple[int, int, bytes]:
     return correlation_id, error_code, frame[limits.RESPONSE_HEADER_BYTES :]
 
 
-class _BodyReader:
-    """Reads fields from a response body; running past the end is a ProtocolError saying where."""
+class BodyReader:
+    """Reads fields from a response body; running past the end is a ProtocolError saying where.
+    Shared with the other codec modules of the package (booblik.topics, booblik.refusals)."""
 
     def __init__(self, what: str, body: bytes) -> None:
         self.what = what
@@ -173,6 +184,12 @@ class _BodyReader:
             raise ProtocolError(f"{self.what}: {field} needs {size} bytes at byte {start}, body has {len(self.body)}")
         self.pos = start + size
         return start
+
+    def i8(self, field: str) -> int:
+        return _I8.unpack_from(self.body, self._take(field, 1))[0]
+
+    def i16(self, field: str) -> int:
+        return _I16.unpack_from(self.body, self._take(field, 2))[0]
 
     def i32(self, field: str) -> int:
         return _I32.unpack_from(self.body, self._take(field, 4))[0]
@@ -231,7 +248,7 @@ def encode_produce_request(topic: str, partition: int, ack: AckPolicy, records: 
 
 
 def decode_produce_response(body: bytes) -> ProduceResult:
-    reader = _BodyReader("PRODUCE response", body)
+    reader = BodyReader("PRODUCE response", body)
     result = ProduceResult(reader.i64("baseOffset"), reader.i64("logEndOffset"))
     reader.end()
     return result
@@ -261,7 +278,7 @@ def encode_fetch_request(
 
 
 def decode_fetch_response(body: bytes, fetch_offset: int, max_bytes: int) -> FetchResult:
-    reader = _BodyReader("FETCH response", body)
+    reader = BodyReader("FETCH response", body)
     high_watermark = reader.i64("highWatermark")
     payload_bytes = reader.i32("payloadBytes")
     remaining = len(body) - reader.pos
@@ -330,7 +347,7 @@ def encode_metadata_request(topics: Iterable[str]) -> bytes:
 
 
 def decode_metadata_response(body: bytes) -> list:
-    reader = _BodyReader("METADATA response", body)
+    reader = BodyReader("METADATA response", body)
     topic_count = reader.i32("topicCount")
     if topic_count < 0:
         raise ProtocolError(f"METADATA response: topicCount {topic_count}, expected >= 0")
