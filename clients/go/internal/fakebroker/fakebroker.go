@@ -2,6 +2,7 @@
 // own code, not the client's, so an encoding mistake in the client fails a test instead of being
 // read back by the same mistake. It keeps records in memory, answers like the protocol says, and
 // can be told to misbehave: hold requests, split answers into pieces, or answer with raw bytes.
+// It keeps a spec store too, for APPLY and LIST (topics.go).
 package fakebroker
 
 import (
@@ -22,6 +23,8 @@ const (
 	APIProduce  = 1
 	APIFetch    = 2
 	APIMetadata = 3
+	APIApply    = 4
+	APIList     = 5
 
 	CodeNone                    = 0
 	CodeUnknownTopicOrPartition = 1
@@ -29,6 +32,8 @@ const (
 	CodeRecordTooLarge          = 3
 	CodeUnsupportedVersion      = 4
 	CodeCorruptRequest          = 5
+	CodeRevisionMismatch        = 7
+	CodeInvalidArgument         = 11
 
 	frameBytesMax = 8 << 20
 	fetchWaitMax  = 60 * time.Second
@@ -56,6 +61,11 @@ type Request struct {
 
 	Topics []string // METADATA
 
+	DryRun        bool     // APPLY
+	Changes       []Change // APPLY
+	Selector      string   // LIST
+	WatchRevision int64    // LIST; MaxWaitMillis too
+
 	DecodeErr string // why the fake answered CORRUPT_REQUEST; empty when the request decoded
 }
 
@@ -73,7 +83,9 @@ type Broker struct {
 	mu        sync.Mutex
 	logs      map[string][]*partitionLog
 	requests  []Request
-	waiting   int           // fetches holding for data right now
+	waiting   int // fetches and LISTs holding right now
+	specs     map[string]Spec
+	revision  int64
 	changed   chan struct{} // closed and replaced on every change: a broadcast
 	intercept func(Request) (Action, bool)
 	chunk     int
@@ -104,10 +116,13 @@ func Start(t testing.TB, topics map[string]int) *Broker {
 		conns:   make(map[net.Conn]struct{}),
 		closing: make(chan struct{}),
 	}
+	b.specs = make(map[string]Spec)
 	for name, n := range topics {
 		for i := 0; i < n; i++ {
 			b.logs[name] = append(b.logs[name], &partitionLog{})
 		}
+		b.revision = 1 // the startup topics are the store's first revision, like booblik.topics
+		b.specs[name] = storedSpec(Spec{Name: name, Partitions: int32(n), RetentionBytes: -2, RetentionMillis: -2}, 1)
 	}
 	b.wg.Add(1)
 	go b.accept()
@@ -370,7 +385,8 @@ func (b *Broker) handle(req Request) []byte {
 	}
 	supported := (req.APIKey == APIProduce && req.Version == 1) ||
 		(req.APIKey == APIFetch && (req.Version == 1 || req.Version == 2)) ||
-		(req.APIKey == APIMetadata && req.Version == 1)
+		(req.APIKey == APIMetadata && req.Version == 1) ||
+		((req.APIKey == APIApply || req.APIKey == APIList) && req.Version == 1)
 	if !supported {
 		return refuse(CodeUnsupportedVersion)
 	}
@@ -396,6 +412,10 @@ func (b *Broker) handle(req Request) []byte {
 		return Answer(id, CodeNone, body)
 	case APIFetch:
 		return b.fetch(req)
+	case APIApply:
+		return b.apply(req)
+	case APIList:
+		return b.list(req)
 	default:
 		return b.metadata(req)
 	}
@@ -642,6 +662,10 @@ func decodeRequest(frame []byte) Request {
 				return fail("topic name")
 			}
 			req.Topics = append(req.Topics, t)
+		}
+	case APIApply, APIList:
+		if why := decodeTopicsRequest(r, &req); why != "" {
+			return fail(why)
 		}
 	}
 	return req
