@@ -13,6 +13,8 @@ import { PartitionRegistry, type PartitionReport } from './partitions.js';
 import { createPrometheusRegistry } from './prometheus.js';
 import { RateLimitedLog } from './rate-limited-log.js';
 import { Session } from './session.js';
+import { FileSpecStore } from './topics/file-spec-store.js';
+import { TopicService } from './topics/topic-service.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -38,6 +40,7 @@ export class Broker {
   readonly metrics = new BrokerMetrics();
   private readonly sessions = new Set<Session>();
   private readonly registry: PartitionRegistry;
+  private readonly topicService: TopicService;
   private readonly ctx: ApiContext;
   private server: net.Server | undefined;
   private http: HttpEndpoints | undefined;
@@ -51,8 +54,15 @@ export class Broker {
     private readonly logger: Logger,
   ) {
     this.registry = new PartitionRegistry(config.dataDir, logConfigOf(config), logger);
+    this.topicService = new TopicService(
+      new FileSpecStore(path.resolve(config.dataDir)),
+      this.registry,
+      logConfigOf(config),
+      logger,
+    );
     this.ctx = {
       registry: this.registry,
+      topics: this.topicService,
       metrics: this.metrics,
       logger,
       noisyLog: new RateLimitedLog(logger),
@@ -81,6 +91,10 @@ export class Broker {
     return this.registry;
   }
 
+  get topics(): TopicService {
+    return this.topicService;
+  }
+
   get isReady(): boolean {
     return this.ready;
   }
@@ -104,9 +118,8 @@ export class Broker {
         `binding ${c.bindAddress}: booblik has no authentication yet; anyone who can reach this port can read and write`,
       );
     }
-    for (const topic of c.topics) {
-      for (const report of this.registry.addTopic(topic)) this.logRecovery(report);
-    }
+    // The stored specs, plus those of booblik.topics that are missing (created, never deleted).
+    for (const report of await this.topicService.start(c.topics)) this.logRecovery(report);
 
     // The Prometheus registry (with its event-loop monitor) only exists when something can scrape it.
     if (c.httpPort >= 0) {
@@ -186,6 +199,7 @@ export class Broker {
     clearTimeout(graceTimer);
     for (const s of this.sessions) s.destroy();
     await listenerClosed;
+    await this.topicService.settled(); // an APPLY still opening partitions finishes first
     await this.registry.closeAll();
     if (this.http) {
       this.http.server.closeAllConnections();

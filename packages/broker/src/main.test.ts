@@ -116,7 +116,7 @@ describe('booblik-broker process', () => {
     });
     t.after(() => p.proc.kill('SIGKILL'));
     await p.listening;
-    assert.deepEqual(fs.readdirSync(dir).sort(), ['flagged-0', 'flagged-1']);
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['flagged-0', 'flagged-1', 'topics.json']);
   });
 
   it('a bad value stops startup with exit code 2 and a line naming the key', async () => {

@@ -19,7 +19,7 @@ export class MetricsSummary {
       records: m.recordsIn,
       bytesIn: m.bytesIn,
       bytesOut: m.fetchBytesOut,
-      requests: m.requests.produce + m.requests.fetch + m.requests.metadata + m.requests.invalid,
+      requests: Object.values(m.requests).reduce((a, b) => a + b, 0),
       refusals: m.refusalsTotal,
       storageErrors: m.storageErrors,
     };

@@ -1,19 +1,70 @@
+import fs from 'node:fs';
 import path from 'node:path';
-import { type LogConfig, type Logger, type OpenReport, Partition } from '@booblik/log';
-import type { TopicSpec } from './config/keys.js';
+import {
+  type AppendBatch,
+  type AppendResult,
+  type HighWatermark,
+  type LogConfig,
+  type Logger,
+  type OpenReport,
+  Partition,
+  partitionDirName,
+  type ReadResult,
+  type WriterStats,
+} from '@booblik/log';
+import type { AckPolicyValue, Route } from '@booblik/protocol';
 
 export interface PartitionReport extends OpenReport {
   topic: string;
   partition: number;
 }
 
+/** What the handlers use of a partition served here (a replicated one will sit behind the same surface). */
+export interface ServedPartition {
+  readonly topic: string;
+  readonly id: number;
+  readonly name: string;
+  readonly highWatermark: HighWatermark;
+  readonly logStartOffset: number;
+  readonly sizeBytes: number;
+  readonly segmentCount: number;
+  readonly writerStats: Readonly<WriterStats>;
+  readonly blockedBatches: number;
+  append(batch: AppendBatch, ack: AckPolicyValue): Promise<AppendResult>;
+  read(offset: number, maxBytes: number): Promise<ReadResult>;
+}
+
+/** Where (topic, partition) is served: here, on another broker (the cluster fills this in), or nowhere. */
+export type Resolution =
+  | { kind: 'local'; partition: ServedPartition }
+  | { kind: 'remote'; route: Route }
+  | { kind: 'unknown' };
+
+/** The lookup every handler goes through. */
+export interface PartitionResolver {
+  resolve(topic: string, partition: number): Resolution;
+}
+
+interface TopicEntry {
+  partitions: Partition[];
+  readOnly: boolean;
+}
+
+const UNKNOWN: Resolution = { kind: 'unknown' };
+
 /**
- * The one place a partition is looked up by (topic, partition). Topics can be added at runtime
- * (`addTopic`); nothing else holds the topic set. Later, a lookup can answer with a partition whose
- * primary lives on another broker.
+ * The partitions served here, by (topic, partition). Topics are added, grown, reconfigured and
+ * removed at runtime by the topic service; handlers only resolve. A removed partition is *retired*:
+ * whoever still holds it (a held FETCH, a PRODUCE in the writer queue) is told, answers
+ * UNKNOWN_TOPIC_OR_PARTITION, and its files go once no read holds them.
  */
-export class PartitionRegistry {
-  private readonly topics = new Map<string, Partition[]>();
+export class PartitionRegistry implements PartitionResolver {
+  private readonly topics = new Map<string, TopicEntry>();
+  private sortedNames: string[] | null = null;
+  private readonly retired = new WeakSet<ServedPartition>();
+  private readonly retireCallbacks = new Map<ServedPartition, Set<() => void>>();
+  /** Directory removals under way: a topic created again under the same name waits for them. */
+  private readonly removals = new Map<string, Promise<void>>();
 
   constructor(
     private readonly dataDir: string,
@@ -21,57 +72,171 @@ export class PartitionRegistry {
     private readonly logger: Logger,
   ) {}
 
-  /** Opens (recovering) every partition of a topic and makes it servable. */
-  addTopic(spec: TopicSpec): PartitionReport[] {
-    if (this.topics.has(spec.name)) throw new Error(`topic ${spec.name} exists`);
-    const partitions: Partition[] = [];
-    const reports: PartitionReport[] = [];
-    for (let id = 0; id < spec.partitions; id++) {
-      const { partition, report } = Partition.open(
-        path.resolve(this.dataDir),
-        spec.name,
-        id,
-        this.logConfig,
-        {
-          logger: this.logger,
-        },
-      );
-      partitions.push(partition);
-      reports.push({ topic: spec.name, partition: id, ...report });
-    }
-    this.topics.set(spec.name, partitions);
-    return reports;
+  resolve(topic: string, id: number): Resolution {
+    const partition = this.topics.get(topic)?.partitions[id];
+    return partition === undefined ? UNKNOWN : { kind: 'local', partition };
   }
 
-  get(topic: string, id: number): Partition | undefined {
-    return this.topics.get(topic)?.[id];
+  /** The partition when it is served here. */
+  get(topic: string, id: number): ServedPartition | undefined {
+    return this.topics.get(topic)?.partitions[id];
   }
 
-  partitionsOf(topic: string): readonly Partition[] | undefined {
-    return this.topics.get(topic);
+  partitionsOf(topic: string): readonly ServedPartition[] | undefined {
+    return this.topics.get(topic)?.partitions;
+  }
+
+  isReadOnly(topic: string): boolean {
+    return this.topics.get(topic)?.readOnly ?? false;
   }
 
   /** Topic names, sorted: METADATA answers in this order. */
   topicNames(): string[] {
-    return [...this.topics.keys()].sort();
+    this.sortedNames ??= [...this.topics.keys()].sort();
+    return this.sortedNames;
   }
 
-  *all(): Iterable<Partition> {
-    for (const partitions of this.topics.values()) yield* partitions;
+  *all(): Iterable<ServedPartition> {
+    for (const t of this.topics.values()) yield* t.partitions;
+  }
+
+  /** Opens (recovering) every partition of a topic at startup, synchronously, with the broker's settings. */
+  addTopic(spec: { name: string; partitions: number }, logConfig = this.logConfig): PartitionReport[] {
+    if (this.topics.has(spec.name)) throw new Error(`topic ${spec.name} exists`);
+    const partitions: Partition[] = [];
+    const reports: PartitionReport[] = [];
+    for (let id = 0; id < spec.partitions; id++) {
+      const { partition, report } = Partition.open(path.resolve(this.dataDir), spec.name, id, logConfig, {
+        logger: this.logger,
+      });
+      partitions.push(partition);
+      reports.push({ topic: spec.name, partition: id, ...report });
+    }
+    this.topics.set(spec.name, { partitions, readOnly: false });
+    this.sortedNames = null;
+    return reports;
+  }
+
+  /**
+   * Opens partitions `[served .. count)` of a topic at runtime, the recovery scans in a worker thread.
+   * `fresh`: the topic or these partitions are new in the spec store, so files left by an earlier
+   * topic of the same name (a deletion cut short by a crash) are removed first: it starts empty.
+   */
+  async growTopic(
+    name: string,
+    count: number,
+    logConfig: Readonly<LogConfig>,
+    fresh: boolean,
+  ): Promise<PartitionReport[]> {
+    let entry = this.topics.get(name);
+    if (entry === undefined) {
+      entry = { partitions: [], readOnly: false };
+      this.topics.set(name, entry);
+      this.sortedNames = null;
+    }
+    const reports: PartitionReport[] = [];
+    const dataDir = path.resolve(this.dataDir);
+    // Partitions open one after another: each becomes servable as soon as it is open, in id order.
+    for (let id = entry.partitions.length; id < count; id++) {
+      const dirName = partitionDirName(name, id);
+      await this.removals.get(dirName);
+      if (fresh) this.removeLeftovers(path.join(dataDir, dirName));
+      const { partition, report } = await Partition.openAsync(dataDir, name, id, logConfig, {
+        logger: this.logger,
+      });
+      if (this.topics.get(name) !== entry) {
+        // Deleted while it opened: nothing may serve it.
+        void this.retire(partition);
+        break;
+      }
+      entry.partitions.push(partition);
+      reports.push({ topic: name, partition: id, ...report });
+    }
+    return reports;
+  }
+
+  private removeLeftovers(dir: string): void {
+    if (!fs.existsSync(dir)) return;
+    this.logger.warn(`${path.basename(dir)}: removing files left by a deleted topic of the same name`);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  setReadOnly(topic: string, readOnly: boolean): void {
+    const entry = this.topics.get(topic);
+    if (entry !== undefined) entry.readOnly = readOnly;
+  }
+
+  /** New settings for every partition of a topic (its spec changed). */
+  reconfigure(topic: string, logConfig: Readonly<LogConfig>): void {
+    for (const p of this.topics.get(topic)?.partitions ?? []) p.reconfigure(logConfig);
+  }
+
+  /**
+   * Stops serving a topic at once; its holders are told, its files removed once its writers have
+   * drained and no read holds them. Resolves when the files are gone.
+   */
+  removeTopic(topic: string): Promise<void> {
+    const entry = this.topics.get(topic);
+    if (entry === undefined) return Promise.resolve();
+    this.topics.delete(topic);
+    this.sortedNames = null;
+    return Promise.all(entry.partitions.map((p) => this.retire(p))).then(() => {});
+  }
+
+  private retire(partition: Partition): Promise<void> {
+    this.retired.add(partition);
+    const callbacks = this.retireCallbacks.get(partition);
+    this.retireCallbacks.delete(partition);
+    for (const callback of callbacks ?? []) callback();
+    const dirName = partitionDirName(partition.topic, partition.id);
+    const removal = partition
+      .remove()
+      .catch((error: unknown) =>
+        this.logger.error(`${partition.name}: removing files failed: ${String(error)}`),
+      )
+      .finally(() => {
+        if (this.removals.get(dirName) === removal) this.removals.delete(dirName);
+      });
+    this.removals.set(dirName, removal);
+    this.logger.info(`partition ${partition.name}: deleted`);
+    return removal;
+  }
+
+  /** Whether the partition's topic was deleted after the caller looked it up. */
+  isRetired(partition: ServedPartition): boolean {
+    return this.retired.has(partition);
+  }
+
+  /** Calls `callback` once if the partition is retired; returns the function that unregisters it. */
+  onRetire(partition: ServedPartition, callback: () => void): () => void {
+    if (this.retired.has(partition)) {
+      callback();
+      return () => {};
+    }
+    let set = this.retireCallbacks.get(partition);
+    if (set === undefined) {
+      set = new Set();
+      this.retireCallbacks.set(partition, set);
+    }
+    set.add(callback);
+    return () => set.delete(callback);
   }
 
   enforceRetention(nowMs = Date.now()): void {
-    for (const p of this.all()) {
-      try {
-        p.enforceRetention(nowMs);
-      } catch (error) {
-        this.logger.error(`${p.name}: retention failed: ${String(error)}`);
+    for (const t of this.topics.values()) {
+      for (const p of t.partitions) {
+        try {
+          p.enforceRetention(nowMs);
+        } catch (error) {
+          this.logger.error(`${p.name}: retention failed: ${String(error)}`);
+        }
       }
     }
   }
 
-  /** Lets every writer finish and flush, then closes every file. */
+  /** Lets every writer finish and flush, then closes every file; waits for removals under way. */
   async closeAll(): Promise<void> {
-    await Promise.all([...this.all()].map((p) => p.close()));
+    const partitions = [...this.topics.values()].flatMap((t) => t.partitions);
+    await Promise.all([...partitions.map((p) => p.close()), ...this.removals.values()]);
   }
 }

@@ -1,7 +1,6 @@
-import type { Partition } from '@booblik/log';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { BrokerMetrics } from './metrics.js';
-import type { PartitionRegistry } from './partitions.js';
+import type { PartitionRegistry, ServedPartition } from './partitions.js';
 
 /**
  * The Prometheus view of the broker. Nothing here runs per request: the hot path bumps plain
@@ -42,7 +41,7 @@ export function createPrometheusRegistry(metrics: BrokerMetrics, partitions: Par
         for (const [value, n] of read()) this.inc({ [label]: value }, n);
       },
     });
-  const perPartition = (name: string, help: string, read: (p: Partition) => number) =>
+  const perPartition = (name: string, help: string, read: (p: ServedPartition) => number) =>
     new Gauge({
       name,
       help,

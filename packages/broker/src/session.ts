@@ -8,9 +8,12 @@ import {
   RequestRefusal,
   requestFrameLimits,
 } from '@booblik/protocol';
+import { handleApiVersions } from './api/api-versions.js';
+import { handleApply } from './api/apply.js';
 import { type ApiContext, discardReply, type Reply } from './api/context.js';
 import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
-import { handleMetadata } from './api/metadata.js';
+import { handleList } from './api/list.js';
+import { handleMetadata, handleMetadataV2 } from './api/metadata.js';
 import { handleProduce } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
@@ -50,6 +53,7 @@ export class Session implements FrameSink, HoldScope {
    * answers, because an answer in flight is written the moment it is ready, read or not.
    */
   private inflightBytes = 0;
+  private cachedEndpoint: string | undefined;
 
   constructor(
     readonly socket: Socket,
@@ -62,6 +66,15 @@ export class Session implements FrameSink, HoldScope {
     socket.on('drain', () => this.updateFlow());
     socket.on('error', () => {}); // 'close' follows; a reset by the peer is not the broker's error
     socket.on('close', () => this.closed());
+  }
+
+  /** This broker as the client reached it (`host:port`): the route LIST and METADATA v2 answer. */
+  get endpoint(): string {
+    if (this.cachedEndpoint === undefined) {
+      const host = this.socket.localAddress ?? '';
+      this.cachedEndpoint = `${host.includes(':') ? `[${host}]` : host}:${this.socket.localPort ?? 0}`;
+    }
+    return this.cachedEndpoint;
   }
 
   get inflight(): number {
@@ -105,7 +118,23 @@ export class Session implements FrameSink, HoldScope {
         return;
       case ApiKey.METADATA:
         this.ctx.metrics.requests.metadata++;
-        this.answer(handleMetadata(request.body, request.correlationId, this.ctx));
+        this.answer(
+          request.apiVersion === 1
+            ? handleMetadata(request.body, request.correlationId, this.ctx)
+            : handleMetadataV2(request.body, request.correlationId, this.ctx, this.endpoint),
+        );
+        return;
+      case ApiKey.APPLY:
+        this.ctx.metrics.requests.apply++;
+        this.answer(handleApply(request.body, request.correlationId, this.ctx));
+        return;
+      case ApiKey.LIST:
+        this.ctx.metrics.requests.list++;
+        this.answer(handleList(request.body, request.correlationId, this.ctx, this, this.endpoint));
+        return;
+      case ApiKey.API_VERSIONS:
+        this.ctx.metrics.requests.apiVersions++;
+        this.answer(handleApiVersions(request.correlationId));
         return;
     }
   }

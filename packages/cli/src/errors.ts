@@ -33,3 +33,11 @@ export class OffsetOutOfRangeError extends Error {
     super(`offset ${offset} is outside the partition's range ${logStartOffset}..${highWatermark}`);
   }
 }
+
+/** A topic named on the command line that the broker does not have. */
+export class TopicNotFoundError extends Error {
+  override name = 'TopicNotFoundError';
+  constructor(readonly topics: readonly string[]) {
+    super(`no topic ${topics.join(', ')}`);
+  }
+}

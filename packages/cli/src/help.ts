@@ -25,6 +25,21 @@ export const verbHelp: Record<string, string> = {
   health: `booblik health [--timeout MS]
   Asks for METADATA; exit 0 and "healthy: ..." when answered in time, else exit 1 and the reason.
   --timeout MS    default ${DEFAULT_HEALTH_TIMEOUT_MS}`,
+  topics: `booblik topics list [-l SELECTOR] [--format table|json|yaml]
+booblik topics apply -f FILE.yaml [--dry-run]
+booblik topics edit NAME
+booblik topics delete NAME...
+booblik topics watch [-l SELECTOR] [--format table|json]
+  Topics on a running broker. SELECTOR is Gazette's: k=v, k!=v, k, !k, k in (a,b), k notin (a,b),
+  a comma meaning "and"; name=T selects topic T.
+  list     the matching topics; --format json prints one array (name, partitions, labels, revision, ...)
+  apply    a YAML file (- for stdin): one spec (name, partitions, labels, ...) or a tree whose
+           children inherit their parent's fields; revision (on leaves) is the one expected (0: must
+           not exist; none: any); delete: true deletes. All of it or nothing. --dry-run shows the
+           changes and has the broker check them, changing nothing
+  edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown
+  delete   deletes the topics (all or none), each at the revision it is seen at
+  watch    prints the listing, then again on every change, until Ctrl-C`,
   conformance: `booblik conformance <verb> [args...]
   The conformance kit's client contract (capabilities, metadata, produce, produce-keyed, fetch),
   printing key=value lines; the broker comes from BOOBLIK_BROKER.`,
@@ -39,6 +54,7 @@ Commands:
   produce <topic>          send records read from stdin
   consume <topic>          print records of a partition
   health                   check that the broker answers
+  topics <sub> ...         list, apply, edit, delete and watch topics
   conformance <verb> ...   the conformance kit's client contract
 
 Run 'booblik <command> --help' for a command's options.

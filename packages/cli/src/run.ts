@@ -6,6 +6,7 @@ import { consumeCommand } from './commands/consume.js';
 import { healthCommand } from './commands/health.js';
 import { metadataCommand } from './commands/metadata.js';
 import { produceCommand } from './commands/produce.js';
+import { topicsCommand } from './commands/topics.js';
 import { ExitCode } from './constants.js';
 import { UsageError } from './errors.js';
 import { mainHelp } from './help.js';
@@ -17,6 +18,7 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   consume: consumeCommand,
   health: healthCommand,
   conformance: conformanceCommand,
+  topics: topicsCommand,
 };
 
 export async function run(argv: string[], io: Io): Promise<number> {

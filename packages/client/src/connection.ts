@@ -11,18 +11,33 @@ import net from 'node:net';
 import {
   AckPolicy,
   type AckPolicyValue,
+  type ApiVersionRange,
+  apiVersionsBeforeDiscovery,
   CorruptRecordError,
+  decodeApiVersionsResponse,
+  decodeApplyResponse,
   decodeFetchPayload,
   decodeFetchResponse,
+  decodeListResponse,
   decodeMetadataResponse,
+  decodeMetadataResponseV2,
   decodeProduceResponse,
+  ErrorCode,
+  encodeApiVersionsRequest,
+  encodeApplyRequest,
   encodeFetchRequestV2,
+  encodeListRequest,
   encodeMetadataRequest,
+  encodeMetadataRequestV2,
   encodeProduceRequest,
+  encodeProduceRequestV2,
   FrameSplitter,
   fetchWaitMsMax,
   frameBytesMax,
   lengthPrefixBytes,
+  listWaitMsMax,
+  type MetadataResponseV2,
+  NO_WATCH,
   type ProduceResult,
   ProtocolError,
   readResponseFrame,
@@ -49,7 +64,19 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from './limits.js';
 import { StateMachine } from './state-machine.js';
-import { Topic } from './topic.js';
+import { Topic, type TopicOptions } from './topic.js';
+import { refusalOf } from './topic-errors.js';
+import {
+  type ApplyOptions,
+  type ApplyResult,
+  type TopicChangeInput,
+  type TopicListing,
+  toWireChange,
+  type WatchOptions,
+} from './topics.js';
+
+/** A watch's held LIST asks again after this long without a change (the broker caps it at 60 s). */
+const DEFAULT_WATCH_WAIT_MS = 30_000;
 
 export interface ConnectOptions {
   /** Give up connecting after this long (default 10 s). */
@@ -65,6 +92,11 @@ export interface ConnectOptions {
 export interface ProduceOptions {
   /** Default WRITTEN. NONE sends and returns null without waiting for (or ever reading) an answer. */
   ack?: AckPolicyValue;
+  /**
+   * Land the batch only at this offset (PRODUCE v2): if the partition ends elsewhere the batch is
+   * refused with OffsetMismatchError carrying the actual end, and nothing is written.
+   */
+  expectedOffset?: number;
 }
 
 export interface FetchOptions {
@@ -110,6 +142,8 @@ interface Pending {
   /** What is asked, for errors: `FETCH orders/0 at 12`. */
   what: string;
   decode(body: Buffer): unknown;
+  /** The error for a refusal (its body carries details for some codes). */
+  refusal(code: number, body: Buffer): Error;
   resolve(value: unknown): void;
   reject(error: Error): void;
   timer: TimerHandle | undefined;
@@ -263,9 +297,115 @@ export class Connection {
     } catch (error) {
       return Promise.reject(error);
     }
-    const build = (id: number) => encodeProduceRequest(id, { topic, partition, ack, records });
+    const expectedOffset = options.expectedOffset;
+    if (expectedOffset !== undefined) {
+      try {
+        checkOffset('expectedOffset', expectedOffset);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const build = (id: number) =>
+      expectedOffset === undefined
+        ? encodeProduceRequest(id, { topic, partition, ack, records })
+        : encodeProduceRequestV2(id, { topic, partition, ack, records, expectedOffset });
     if (ack === AckPolicy.NONE) return this.sendUnanswered(what, build).then(() => null);
-    return this.request(what, build, (body) => decodeProduceResponse(body), this.requestTimeoutMs);
+    return this.request(
+      what,
+      build,
+      (body) => decodeProduceResponse(body),
+      this.requestTimeoutMs,
+      undefined,
+      (code, body) => refusalOf(code, what, body, expectedOffset),
+    );
+  }
+
+  /**
+   * Creates, changes and deletes topics: every change or none (APPLY). A change whose expected
+   * revision is stale fails with RevisionMismatchError, a value the broker refuses with
+   * InvalidArgumentRefusal; a bad field is refused here before anything is sent.
+   */
+  async applyTopics(changes: readonly TopicChangeInput[], options: ApplyOptions = {}): Promise<ApplyResult> {
+    const wire = changes.map(toWireChange);
+    const what = `APPLY of ${changes.length} change(s)`;
+    return this.request(
+      what,
+      (id) => encodeApplyRequest(id, { dryRun: options.dryRun ?? false, changes: wire }),
+      (body) => decodeApplyResponse(body),
+      this.requestTimeoutMs,
+    );
+  }
+
+  /** The topics a label selector matches (`team=payments,env in (prod,dev)`; "" for all), with specs and routes. */
+  listTopics(selector = '', options: RequestOptions = {}): Promise<TopicListing> {
+    return this.listRequest(selector, NO_WATCH, 0, options.signal);
+  }
+
+  private listRequest(selector: string, watchRevision: number, maxWaitMs: number, signal?: AbortSignal) {
+    const what = selector === '' ? 'LIST' : `LIST ${selector}`;
+    return this.request(
+      what,
+      (id) => encodeListRequest(id, { selector, watchRevision, maxWaitMs }),
+      (body): TopicListing => decodeListResponse(body),
+      this.requestTimeoutMs + Math.min(maxWaitMs, listWaitMsMax),
+      signal,
+    );
+  }
+
+  /**
+   * Follows the topics a selector matches: yields the current listing, then a new one each time the
+   * spec store changes, until `signal` aborts (the iterator then ends without an error). It holds a
+   * LIST on a connection of its own, so requests on this one are not queued behind it.
+   */
+  async *watchTopics(selector = '', options: WatchOptions = {}): AsyncGenerator<TopicListing> {
+    const { signal } = options;
+    const maxWaitMs = checkInt32('maxWaitMs', options.maxWaitMs ?? DEFAULT_WATCH_WAIT_MS, 1);
+    if (signal?.aborted) return;
+    const own = await this.redial();
+    const closeOwn = () => own.destroy(new AbortError('watch'));
+    signal?.addEventListener('abort', closeOwn, { once: true });
+    try {
+      let listing = await own.listRequest(selector, NO_WATCH, 0, signal);
+      yield listing;
+      for (;;) {
+        const next = await own.listRequest(selector, listing.revision, maxWaitMs, signal);
+        if (next.revision <= listing.revision) continue; // the wait ended: nothing changed
+        listing = next;
+        yield listing;
+      }
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', closeOwn);
+      own.destroy();
+    }
+  }
+
+  /** The API keys and versions the broker serves; a broker that predates API_VERSIONS gets the v1 set. */
+  async apiVersions(): Promise<readonly ApiVersionRange[]> {
+    try {
+      return await this.request(
+        'API_VERSIONS',
+        (id) => encodeApiVersionsRequest(id),
+        (body) => decodeApiVersionsResponse(body),
+        this.requestTimeoutMs,
+      );
+    } catch (error) {
+      if (error instanceof BrokerError && error.code === ErrorCode.UNSUPPORTED_VERSION)
+        return apiVersionsBeforeDiscovery;
+      throw error;
+    }
+  }
+
+  /** METADATA v2: partitions and offsets as metadata() has them, plus the spec store revision and each route. */
+  metadataWithRoutes(...topics: string[]): Promise<MetadataResponseV2> {
+    return this.request(
+      topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`,
+      (id) => encodeMetadataRequestV2(id, { topics }),
+      (body) => decodeMetadataResponseV2(body),
+      this.requestTimeoutMs,
+    );
   }
 
   /** One FETCH (always version 2): whole records with their offsets, the high watermark, and what was cut. */
@@ -313,8 +453,8 @@ export class Connection {
   }
 
   /** A topic handle: its partitions (read now with METADATA), the partitioner, and send(). */
-  topic(name: string): Promise<Topic> {
-    return Topic.load(this, name);
+  topic(name: string, options: TopicOptions = {}): Promise<Topic> {
+    return Topic.load(this, name, options);
   }
 
   /** A consumer of one partition starting at `offset`, fetching on this connection (see Consumer). */
@@ -346,6 +486,7 @@ export class Connection {
     decode: (body: Buffer) => T,
     timeoutMs: number,
     signal?: AbortSignal,
+    toRefusal?: (code: number, body: Buffer) => Error,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const refusal = this.refuseNew(what, signal);
@@ -363,6 +504,7 @@ export class Connection {
         correlationId,
         what,
         decode,
+        refusal: toRefusal ?? ((code, body) => refusalOf(code, what, body)),
         resolve: resolve as (value: unknown) => void,
         reject,
         timer: undefined,
@@ -448,7 +590,15 @@ export class Connection {
       return;
     }
     if (response.errorCode !== 0) {
-      if (!head.abandoned) head.reject(new BrokerError(response.errorCode, head.what));
+      let refusal: Error;
+      try {
+        refusal = head.refusal(response.errorCode, response.body);
+      } catch (error) {
+        if (!head.abandoned) head.reject(error as Error);
+        this.fail(error as Error);
+        return;
+      }
+      if (!head.abandoned) head.reject(refusal);
     } else {
       let value: unknown;
       try {

@@ -23,4 +23,13 @@ export { Consumer, type ConsumerOptions, type ConsumerRecord } from './consumer.
 export * from './errors.js';
 export * from './limits.js';
 export { Producer, type ProducerOptions, type ProducerSendOptions } from './producer.js';
-export { type Bytes, type Sent, Topic, type TopicSendOptions } from './topic.js';
+export {
+  type Bytes,
+  DEFAULT_METADATA_MAX_AGE_MS,
+  type Sent,
+  Topic,
+  type TopicOptions,
+  type TopicSendOptions,
+} from './topic.js';
+export { InvalidArgumentRefusal, OffsetMismatchError, RevisionMismatchError } from './topic-errors.js';
+export * from './topics.js';

@@ -46,3 +46,15 @@ export class LogClosedError extends Error {
     super(`partition ${partition} is closed`);
   }
 }
+
+/** A batch expected to land at an offset the partition's end was not at. Nothing of it is written. */
+export class OffsetMismatchError extends Error {
+  override name = 'OffsetMismatchError';
+  constructor(
+    readonly expectedOffset: number,
+    /** The partition's end when the batch's turn came: where the next batch would land. */
+    readonly logEndOffset: number,
+  ) {
+    super(`expected offset ${expectedOffset}, but the partition ends at ${logEndOffset}`);
+  }
+}

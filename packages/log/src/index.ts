@@ -9,3 +9,4 @@ export * from './partition-log.js';
 export * from './partition-writer.js';
 export { type ScanResult, type ScanStop, scanStoredRecords } from './record-scan.js';
 export { parseSegmentFileName, partitionDirName, segmentFileName } from './segment-name.js';
+export { sharedWorkerScanner, WorkerScanner } from './worker-scanner.js';

@@ -2,13 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
-import { OffsetOutOfRangeError, StorageError } from './errors.js';
+import { LogClosedError, OffsetOutOfRangeError, StorageError } from './errors.js';
 import { fdatasync, fsyncDir, mkdirDurable, pwriteFully } from './fs-util.js';
 import { HighWatermark } from './high-watermark.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type ReadBufferPool, sharedReadBuffers } from './read-buffers.js';
 import type { ScanStop } from './record-scan.js';
-import { scanSegmentFile, truncateSegment } from './recovery.js';
+import { type SegmentScan, scanSegmentFile, truncateSegment } from './recovery.js';
 import { Segment } from './segment.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
 import { readFromSegment } from './segment-read.js';
@@ -20,6 +20,8 @@ export interface AppendBatch {
   /** `int32 size, payload` per record, as on the wire. */
   records: Buffer;
   count: number;
+  /** When >= 0, the batch lands only at this offset; otherwise it is refused (OffsetMismatchError). */
+  expectedOffset?: number;
 }
 
 /** What recovery found in one segment, for the startup summary. */
@@ -53,6 +55,17 @@ export interface ReadResult {
   release?: (() => void) | undefined;
 }
 
+/** One segment to scan at open: its descriptor stays open and owned by the log. */
+export interface SegmentScanRequest {
+  fd: number;
+  fileBytes: number;
+  baseOffset: number;
+  indexIntervalBytes: number;
+}
+
+/** Scans a segment somewhere else than this thread (the result as `scanSegmentFile` gives it). */
+export type SegmentScanner = (request: SegmentScanRequest) => Promise<SegmentScan>;
+
 export interface LogOptions {
   logger?: Logger;
   /** Where reads from segment files borrow their buffers (one pool per process by default). */
@@ -76,19 +89,21 @@ export class PartitionLog {
   private readonly unsynced = new Set<Segment>();
   /** Groups written but not yet published, in order, with where each left the segments it touched. */
   private unpublished: { chunk: TailChunk; endOffset: number; segmentEnds: [Segment, number][] }[] = [];
+  /** Closed or removed: reads are refused rather than touching a closed descriptor. */
+  private isClosed = false;
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
 
   private constructor(
     readonly dir: string,
     readonly name: string,
-    readonly config: Readonly<LogConfig>,
+    private currentConfig: Readonly<LogConfig>,
     private segments: Segment[],
     options: LogOptions,
   ) {
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
-    this.tail = new TailCache(config.tailCacheBytes);
+    this.tail = new TailCache(currentConfig.tailCacheBytes);
     this.readBuffers = options.readBuffers ?? sharedReadBuffers;
     this.highWatermark = new HighWatermark(this.active.nextOffset);
   }
@@ -104,6 +119,38 @@ export class PartitionLog {
     config: Readonly<LogConfig>,
     options: LogOptions = {},
   ): { log: PartitionLog; report: OpenReport } {
+    const steps = PartitionLog.opening(dir, name, config, options);
+    let step = steps.next();
+    while (!step.done) {
+      const r = step.value;
+      step = steps.next(scanSegmentFile(r.fd, r.fileBytes, r.baseOffset, r.indexIntervalBytes));
+    }
+    return step.value;
+  }
+
+  /**
+   * `open` with each segment's scan made by `scan` (a worker thread, see recovery-worker.ts), so a
+   * partition with data opened while the process serves others does not stall its event loop.
+   */
+  static async openAsync(
+    dir: string,
+    name: string,
+    config: Readonly<LogConfig>,
+    options: LogOptions & { scan: SegmentScanner },
+  ): Promise<{ log: PartitionLog; report: OpenReport }> {
+    const steps = PartitionLog.opening(dir, name, config, options);
+    let step = steps.next();
+    while (!step.done) step = steps.next(await options.scan(step.value));
+    return step.value;
+  }
+
+  /** The steps of opening, yielding each segment scan to the caller (sync or async). */
+  private static *opening(
+    dir: string,
+    name: string,
+    config: Readonly<LogConfig>,
+    options: LogOptions,
+  ): Generator<SegmentScanRequest, { log: PartitionLog; report: OpenReport }, SegmentScan> {
     checkConfig(config);
     const started = performance.now();
     const logger = options.logger ?? silentLogger;
@@ -117,44 +164,61 @@ export class PartitionLog {
     const cuts: RecoveryCut[] = [];
     let expectedBase: number | null = null;
     let cutEarlier = false;
-    for (const base of bases) {
-      const file = path.join(dir, segmentFileName(base));
-      // A segment that does not continue the one before (a cut, or a gap) cannot be trusted either.
-      if (cutEarlier || (expectedBase !== null && base !== expectedBase)) {
-        const bytes = fs.statSync(file).size;
-        cuts.push({ segmentBaseOffset: base, offset: base, bytes, reason: 'after-earlier-cut' });
-        logger.warn(
-          `${name}: removed segment ${segmentFileName(base)} (${bytes} bytes): it follows a cut or a gap at offset ${expectedBase}`,
+    try {
+      for (const base of bases) {
+        const file = path.join(dir, segmentFileName(base));
+        // A segment that does not continue the one before (a cut, or a gap) cannot be trusted either.
+        if (cutEarlier || (expectedBase !== null && base !== expectedBase)) {
+          const bytes = fs.statSync(file).size;
+          cuts.push({ segmentBaseOffset: base, offset: base, bytes, reason: 'after-earlier-cut' });
+          logger.warn(
+            `${name}: removed segment ${segmentFileName(base)} (${bytes} bytes): it follows a cut or a gap at offset ${expectedBase}`,
+          );
+          fs.unlinkSync(file);
+          cutEarlier = true;
+          continue;
+        }
+        const fd = fs.openSync(file, 'r+');
+        let scan: SegmentScan;
+        let stat: fs.Stats;
+        try {
+          stat = fs.fstatSync(fd);
+          scan = yield {
+            fd,
+            fileBytes: stat.size,
+            baseOffset: base,
+            indexIntervalBytes: config.indexIntervalBytes,
+          };
+        } catch (error) {
+          fs.closeSync(fd);
+          throw error;
+        }
+        if (scan.invalidBytes > 0) {
+          truncateSegment(fd, scan.validBytes);
+          cuts.push({
+            segmentBaseOffset: base,
+            offset: base + scan.records,
+            bytes: scan.invalidBytes,
+            reason: scan.stop,
+          });
+          logger.warn(
+            `${name}: recovery cut ${scan.invalidBytes} bytes at offset ${base + scan.records} ` +
+              `(segment ${segmentFileName(base)}, position ${scan.validBytes}): ${scan.stop}`,
+          );
+          cutEarlier = true;
+        }
+        segments.push(
+          new Segment(dir, base, fd, scan.index, {
+            records: scan.records,
+            sizeBytes: scan.validBytes,
+            lastWriteMs: stat.mtimeMs,
+          }),
         );
-        fs.unlinkSync(file);
-        cutEarlier = true;
-        continue;
+        expectedBase = base + scan.records;
       }
-      const fd = fs.openSync(file, 'r+');
-      const stat = fs.fstatSync(fd);
-      const scan = scanSegmentFile(fd, stat.size, base, config.indexIntervalBytes);
-      if (scan.invalidBytes > 0) {
-        truncateSegment(fd, scan.validBytes);
-        cuts.push({
-          segmentBaseOffset: base,
-          offset: base + scan.records,
-          bytes: scan.invalidBytes,
-          reason: scan.stop,
-        });
-        logger.warn(
-          `${name}: recovery cut ${scan.invalidBytes} bytes at offset ${base + scan.records} ` +
-            `(segment ${segmentFileName(base)}, position ${scan.validBytes}): ${scan.stop}`,
-        );
-        cutEarlier = true;
-      }
-      segments.push(
-        new Segment(dir, base, fd, scan.index, {
-          records: scan.records,
-          sizeBytes: scan.validBytes,
-          lastWriteMs: stat.mtimeMs,
-        }),
-      );
-      expectedBase = base + scan.records;
+    } catch (error) {
+      for (const s of segments) s.close();
+      throw error;
     }
     if (segments.length === 0) segments.push(createSegment(dir, 0, config, options.now ?? Date.now));
     // Before anything is acknowledged: the first segment's name (without it a power cut loses every
@@ -170,6 +234,19 @@ export class PartitionLog {
       recoveryMs: performance.now() - started,
     };
     return { log, report };
+  }
+
+  /**
+   * Takes new settings at runtime (a topic's spec changed): retention applies at its next check, the
+   * segment capacity to the next roll. The tail cache and index interval stay as opened.
+   */
+  reconfigure(config: Readonly<LogConfig>): void {
+    checkConfig(config);
+    this.currentConfig = config;
+  }
+
+  get config(): Readonly<LogConfig> {
+    return this.currentConfig;
   }
 
   get active(): Segment {
@@ -356,6 +433,7 @@ export class PartitionLog {
    * then a hop over record headers to the exact position). Stops at a segment's end.
    */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    if (this.isClosed) throw new LogClosedError(this.name);
     const highWatermark = this.highWatermark.value;
     if (offset < this.logStartOffset || offset > highWatermark) {
       throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
@@ -434,8 +512,21 @@ export class PartitionLog {
 
   /** Closes every segment file. Call after the writer has drained and synced. */
   close(): void {
+    this.isClosed = true;
     for (const s of this.segments) s.close();
     this.tail.clear();
+  }
+
+  /**
+   * Deletes the partition's files (its topic was deleted). Each segment is unlinked now and its file
+   * closed when the last read in flight lets go, as retention does; later reads are refused with
+   * LogClosedError. Call after the writer has drained.
+   */
+  removeFiles(): void {
+    this.isClosed = true;
+    for (const s of this.segments) s.remove();
+    this.tail.clear();
+    fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -1,5 +1,5 @@
 import { AckPolicy, type AckPolicyValue, recordHeaderBytes } from '@booblik/protocol';
-import { LogClosedError, RecordTooLargeError, StorageError } from './errors.js';
+import { LogClosedError, OffsetMismatchError, RecordTooLargeError, StorageError } from './errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type AppendBatch, PartitionLog } from './partition-log.js';
 
@@ -196,7 +196,9 @@ export class PartitionWriter {
     this.acknowledge();
   }
 
-  private write(members: Pending[]): void {
+  private write(candidates: Pending[]): void {
+    const members = this.withoutMismatches(candidates);
+    if (members.length === 0) return;
     let bases: number[];
     try {
       bases = this.log.writeGroup(members.map((p) => p.batch));
@@ -241,6 +243,27 @@ export class PartitionWriter {
     ) {
       this.flushInBackground();
     }
+  }
+
+  /**
+   * Refuses the batches whose expected offset is not where they would land (checked here, at write
+   * time, in queue order: the only moment the answer is certain), and keeps the rest.
+   */
+  private withoutMismatches(candidates: Pending[]): Pending[] {
+    let end = this.log.logEndOffset;
+    let kept: Pending[] | null = null;
+    for (let i = 0; i < candidates.length; i++) {
+      const p = candidates[i]!;
+      const expected = p.batch.expectedOffset;
+      if (expected !== undefined && expected >= 0 && expected !== end) {
+        kept ??= candidates.slice(0, i);
+        p.reject(new OffsetMismatchError(expected, end));
+        continue;
+      }
+      end += p.batch.count;
+      kept?.push(p);
+    }
+    return kept ?? candidates;
   }
 
   private barrierDone(group: Group, error: Error | null): void {

@@ -2,9 +2,16 @@ import type { AckPolicyValue } from '@booblik/protocol';
 import type { LogConfig } from './config.js';
 import type { HighWatermark } from './high-watermark.js';
 import type { Logger } from './logger.js';
-import { type AppendBatch, type OpenReport, PartitionLog, type ReadResult } from './partition-log.js';
+import {
+  type AppendBatch,
+  type OpenReport,
+  PartitionLog,
+  type ReadResult,
+  type SegmentScanner,
+} from './partition-log.js';
 import { type AppendResult, PartitionWriter, type WriterStats } from './partition-writer.js';
 import { partitionDirName } from './segment-name.js';
+import { sharedWorkerScanner } from './worker-scanner.js';
 
 /**
  * One partition as the broker sees it: appends go through the writer (group commit), reads and the
@@ -31,6 +38,35 @@ export class Partition {
     const { log, report } = PartitionLog.open(`${dataDir}/${name}`, name, config, options);
     const writer = new PartitionWriter(log, options.logger ? { logger: options.logger } : {});
     return { partition: new Partition(topic, id, log, writer), report };
+  }
+
+  /**
+   * `open` with the recovery scan in a worker thread: for partitions opened while the process serves
+   * others, so a large one does not stall every connection while it recovers.
+   */
+  static async openAsync(
+    dataDir: string,
+    topic: string,
+    id: number,
+    config: Readonly<LogConfig>,
+    options: { logger?: Logger; now?: () => number; scan?: SegmentScanner } = {},
+  ): Promise<{ partition: Partition; report: OpenReport }> {
+    const name = partitionDirName(topic, id);
+    const { log, report } = await PartitionLog.openAsync(`${dataDir}/${name}`, name, config, {
+      ...options,
+      scan: options.scan ?? sharedWorkerScanner.scan,
+    });
+    const writer = new PartitionWriter(log, options.logger ? { logger: options.logger } : {});
+    return { partition: new Partition(topic, id, log, writer), report };
+  }
+
+  /** New settings from a changed topic spec (retention now, segment capacity at the next roll). */
+  reconfigure(config: Readonly<LogConfig>): void {
+    this.log.reconfigure(config);
+  }
+
+  get config(): Readonly<LogConfig> {
+    return this.log.config;
   }
 
   get name(): string {
@@ -72,6 +108,15 @@ export class Partition {
 
   enforceRetention(nowMs?: number): number[] {
     return this.log.enforceRetention(nowMs);
+  }
+
+  /**
+   * Deletes the partition (its topic was deleted): lets queued writes finish (their callers are
+   * answered), then removes the files, each once no read in flight holds it.
+   */
+  async remove(): Promise<void> {
+    await this.writer.close();
+    this.log.removeFiles();
   }
 
   /** Lets queued writes finish, makes them durable, closes the files. */

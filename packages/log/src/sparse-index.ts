@@ -36,6 +36,11 @@ export class SparseIndex {
     return index;
   }
 
+  /** The entries as arrays (for a scan made in a worker thread; `fromEntries` rebuilds the index). */
+  toEntries(): { relOffsets: Uint32Array; positions: Uint32Array } {
+    return { relOffsets: this.relOffsets.slice(0, this.size), positions: this.positions.slice(0, this.size) };
+  }
+
   get entries(): number {
     return this.size;
   }

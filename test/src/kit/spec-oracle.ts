@@ -9,6 +9,10 @@
  *   - A request that does not decode or breaks a field rule is CORRUPT_REQUEST, its id echoed.
  *   - A PRODUCE whose ack byte was read and is 0 (NONE) is never answered, refused or not.
  *   - Then UNKNOWN_TOPIC_OR_PARTITION, RECORD_TOO_LARGE, OFFSET_OUT_OF_RANGE as the spec orders them.
+ *
+ * The additions after v1 (docs/protocol.md) are judged too, since a fuzzed apiKey or apiVersion lands
+ * on them: PRODUCE v2 (an expected offset, which may refuse the batch with OFFSET_MISMATCH), METADATA
+ * v2 (v1's request), APPLY, LIST and API_VERSIONS (any of their codes; only their framing is judged).
  */
 
 export const Code = {
@@ -18,7 +22,17 @@ export const Code = {
   RECORD_TOO_LARGE: 3,
   UNSUPPORTED_VERSION: 4,
   CORRUPT_REQUEST: 5,
+  REVISION_MISMATCH: 7,
+  OFFSET_MISMATCH: 8,
+  INVALID_ARGUMENT: 11,
 } as const;
+
+/** Codes whose error responses carry a body (only ever in answer to an addition's request). */
+export const codesWithBody: ReadonlySet<number> = new Set([
+  Code.REVISION_MISMATCH,
+  Code.OFFSET_MISMATCH,
+  Code.INVALID_ARGUMENT,
+]);
 
 const FRAME_BYTES_MAX = 8 * 1024 * 1024;
 const HEADER_BYTES = 8;
@@ -179,10 +193,13 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
     const apiKey = frame.readInt16BE(0);
     const version = frame.readInt16BE(2);
     const id = frame.readInt32BE(4);
-    if (apiKey === 1 && version === 1) judged = judgeProduce(frame, id, model, v);
+    if (apiKey === 1 && (version === 1 || version === 2)) judged = judgeProduce(frame, id, version, model, v);
     else if (apiKey === 2 && (version === 1 || version === 2))
       judged = judgeFetch(frame, id, version, model, v);
-    else if (apiKey === 3 && version === 1) judged = judgeMetadata(frame, id, model);
+    else if (apiKey === 3 && (version === 1 || version === 2))
+      judged = judgeMetadata(frame, id, version, model);
+    else if ((apiKey === 4 || apiKey === 5 || apiKey === 6) && version === 1)
+      judged = judgeTopicApi(frame, id, apiKey, v);
     else {
       judged = {
         correlationId: id,
@@ -195,7 +212,13 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
   if (judged !== null) v.answers.push(judged);
 }
 
-function judgeProduce(frame: Buffer, id: number, model: BrokerModel, v: StreamVerdict): Judged {
+function judgeProduce(
+  frame: Buffer,
+  id: number,
+  version: number,
+  model: BrokerModel,
+  v: StreamVerdict,
+): Judged {
   const f = new Fields(frame);
   let ack: number | undefined;
   // The ack byte, once read, decides whether anything may be said at all.
@@ -209,6 +232,10 @@ function judgeProduce(frame: Buffer, id: number, model: BrokerModel, v: StreamVe
     if (topic === null) return refuse(Code.CORRUPT_REQUEST, 'PRODUCE topic name');
     if (partition < 0) return refuse(Code.CORRUPT_REQUEST, 'PRODUCE partition < 0');
     if (ack < 0 || ack > 2) return refuse(Code.CORRUPT_REQUEST, `PRODUCE ack ${ack}`);
+    const expectedOffset = version === 2 ? f.i64() : -1n;
+    if (expectedOffset < -1n || expectedOffset > BigInt(Number.MAX_SAFE_INTEGER)) {
+      return refuse(Code.CORRUPT_REQUEST, 'PRODUCE v2 expectedOffset out of range');
+    }
     const count = f.i32();
     if (count <= 0) return refuse(Code.CORRUPT_REQUEST, 'PRODUCE recordCount <= 0');
     if (count * 4 > f.remaining) return refuse(Code.CORRUPT_REQUEST, 'PRODUCE recordCount beyond the frame');
@@ -226,6 +253,17 @@ function judgeProduce(frame: Buffer, id: number, model: BrokerModel, v: StreamVe
     }
     if (largest + 8 > model.segmentBytesMax) return refuse(Code.RECORD_TOO_LARGE, 'PRODUCE record too large');
     v.writes.push({ topic, partition, records: count, answered: ack !== 0 });
+    if (expectedOffset >= 0n) {
+      // Written only if the partition ends there when its turn comes: either answer is the spec's.
+      return ack === 0
+        ? null
+        : {
+            correlationId: id,
+            codes: [Code.NONE, Code.OFFSET_MISMATCH],
+            api: 'produce',
+            why: 'PRODUCE v2 expectedOffset',
+          };
+    }
     return refuse(Code.NONE, 'PRODUCE valid');
   } catch (error) {
     if (!(error instanceof Short)) throw error;
@@ -280,12 +318,13 @@ function judgeFetch(
   }
 }
 
-function judgeMetadata(frame: Buffer, id: number, model: BrokerModel): Judged {
+function judgeMetadata(frame: Buffer, id: number, version: number, model: BrokerModel): Judged {
   const f = new Fields(frame);
   const answer = (codes: number[], why: string): ExpectedAnswer => ({
     correlationId: id,
     codes,
-    api: 'metadata',
+    // v2's answer has another layout: only v1's body is decoded by the checker.
+    api: version === 1 ? 'metadata' : 'other',
     why,
   });
   try {
@@ -305,4 +344,28 @@ function judgeMetadata(frame: Buffer, id: number, model: BrokerModel): Judged {
     if (!(error instanceof Short)) throw error;
     return answer([Code.CORRUPT_REQUEST], 'METADATA field runs past the frame');
   }
+}
+
+/**
+ * APPLY (4), LIST (5), API_VERSIONS (6): answered, in order, with one of their codes. A LIST naming a
+ * watch revision may be held for its wait (capped at 60 s), which the caller must allow for.
+ */
+function judgeTopicApi(frame: Buffer, id: number, apiKey: number, v: StreamVerdict): Judged {
+  const codes =
+    apiKey === 6
+      ? [Code.NONE]
+      : [Code.NONE, Code.CORRUPT_REQUEST, Code.INVALID_ARGUMENT, Code.REVISION_MISMATCH];
+  if (apiKey === 5) {
+    const f = new Fields(frame);
+    try {
+      f.string();
+      const watchRevision = f.i64();
+      const waitMs = f.i32();
+      if (watchRevision >= 0n && waitMs > 0)
+        v.longestHoldMs = Math.max(v.longestHoldMs, Math.min(waitMs, 60_000));
+    } catch (error) {
+      if (!(error instanceof Short)) throw error;
+    }
+  }
+  return { correlationId: id, codes, api: 'other', why: `apiKey ${apiKey} (an addition)` };
 }

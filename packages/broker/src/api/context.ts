@@ -2,10 +2,13 @@ import type { Logger } from '@booblik/log';
 import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry } from '../partitions.js';
 import type { RateLimitedLog } from '../rate-limited-log.js';
+import type { TopicService } from '../topics/topic-service.js';
 
 /** What every handler may use. */
 export interface ApiContext {
   registry: PartitionRegistry;
+  /** The topic specs and their revision (APPLY, LIST, METADATA v2). */
+  topics: TopicService;
   metrics: BrokerMetrics;
   logger: Logger;
   /** For lines a misbehaving client could otherwise repeat thousands of times a second. */

@@ -1,6 +1,7 @@
-import { OffsetOutOfRangeError, type Partition, type ReadResult } from '@booblik/log';
+import { OffsetOutOfRangeError, type ReadResult } from '@booblik/log';
 import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
+import type { ServedPartition } from '../partitions.js';
 import type { ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
 
@@ -26,8 +27,12 @@ export function handleFetch(
   ctx: ApiContext,
   scope: HoldScope,
 ): Reply | Promise<Reply> {
-  const partition = ctx.registry.get(req.topic, req.partition);
-  if (partition === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const where = ctx.registry.resolve(req.topic, req.partition);
+  if (where.kind !== 'local') {
+    const code = where.kind === 'remote' ? ErrorCode.NOT_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    return refuse(ctx, correlationId, code);
+  }
+  const partition = where.partition;
   if (req.maxBytes > fetchPayloadBytesMax) {
     // One answer is one frame: serve at most what fits it. minBytes is capped with it, or a long poll
     // for more than a frame could never be satisfied and would always run to its deadline.
@@ -61,11 +66,12 @@ class HeldFetch {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private unscope: (() => void) | undefined;
+  private unretire: (() => void) | undefined;
   private rereading = false;
   private readonly need: number;
 
   constructor(
-    private readonly partition: Partition,
+    private readonly partition: ServedPartition,
     private readonly req: FetchRequest,
     private readonly correlationId: number,
     private readonly ctx: ApiContext,
@@ -95,6 +101,10 @@ class HeldFetch {
         return this.finish(error);
       }
       if (this.state === HoldState.Done) return;
+      if (this.ctx.registry.isRetired(this.partition)) {
+        result.release?.();
+        return this.finish();
+      }
       if (result.bytes >= this.need) return this.respond(result);
     }
     if (this.state === HoldState.Checking) this.wait(hw);
@@ -108,6 +118,8 @@ class HeldFetch {
       if (reason === 'shutdown') void this.finish();
       else this.drop();
     });
+    // The topic deleted under the wait: answered (UNKNOWN_TOPIC_OR_PARTITION by readAnswer), never dropped.
+    this.unretire = this.ctx.registry.onRetire(this.partition, () => void this.finish());
     this.unsubscribe = this.partition.highWatermark.subscribe(seenHighWatermark, (hw) => {
       if (this.state !== HoldState.Waiting || hw <= this.req.fetchOffset) return;
       if (this.need === 1) {
@@ -129,6 +141,7 @@ class HeldFetch {
     clearTimeout(this.timer);
     this.unsubscribe?.();
     this.unscope?.();
+    this.unretire?.();
   }
 
   /** The client left: nobody to answer. */
@@ -158,7 +171,9 @@ class HeldFetch {
   }
 
   private settle(error: unknown): void {
-    if (error instanceof OffsetOutOfRangeError)
+    if (this.ctx.registry.isRetired(this.partition))
+      this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+    else if (error instanceof OffsetOutOfRangeError)
       this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
     else this.reject(error);
   }
@@ -166,14 +181,20 @@ class HeldFetch {
 
 /** The answer after any wait: out of range, empty at the high watermark, or bytes from the log. */
 async function readAnswer(
-  partition: Partition,
+  partition: ServedPartition,
   req: FetchRequest,
   correlationId: number,
   ctx: ApiContext,
 ): Promise<Reply> {
+  const deleted = () => refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (ctx.registry.isRetired(partition)) return deleted();
   try {
-    return encodeReply(correlationId, await partition.read(req.fetchOffset, req.maxBytes), ctx);
+    const result = await partition.read(req.fetchOffset, req.maxBytes);
+    if (!ctx.registry.isRetired(partition)) return encodeReply(correlationId, result, ctx);
+    result.release?.();
+    return deleted();
   } catch (error) {
+    if (ctx.registry.isRetired(partition)) return deleted();
     if (error instanceof OffsetOutOfRangeError)
       return refuse(ctx, correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
     throw error;

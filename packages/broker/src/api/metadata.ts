@@ -1,8 +1,11 @@
 import {
   ErrorCode,
   encodeMetadataResponse,
+  encodeMetadataResponseV2,
   type MetadataRequest,
+  type Route,
   type TopicMetadata,
+  type TopicMetadataV2,
 } from '@booblik/protocol';
 import type { ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
@@ -28,4 +31,33 @@ export function handleMetadata(req: MetadataRequest, correlationId: number, ctx:
     });
   }
   return encodeMetadataResponse(correlationId, topics);
+}
+
+/**
+ * METADATA v2: v1's answer with the spec store's revision and each partition's route (here: this
+ * broker, `endpoint`, no replicas).
+ */
+export function handleMetadataV2(
+  req: MetadataRequest,
+  correlationId: number,
+  ctx: ApiContext,
+  endpoint: string,
+): Reply {
+  const names = req.topics.length === 0 ? ctx.registry.topicNames() : [...new Set(req.topics)].sort();
+  const route: Route = { primary: endpoint, replicas: [] };
+  const topics: TopicMetadataV2[] = [];
+  for (const name of names) {
+    const partitions = ctx.registry.partitionsOf(name);
+    if (partitions === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    topics.push({
+      name,
+      partitions: partitions.map((p) => ({
+        partition: p.id,
+        logStartOffset: p.logStartOffset,
+        highWatermark: p.highWatermark.value,
+        route,
+      })),
+    });
+  }
+  return encodeMetadataResponseV2(correlationId, { revision: ctx.topics.revision, topics });
 }

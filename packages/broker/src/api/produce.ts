@@ -1,5 +1,11 @@
-import { type AppendResult, StorageError } from '@booblik/log';
-import { AckPolicy, ErrorCode, encodeProduceResponse, type ProduceRequest } from '@booblik/protocol';
+import { type AppendResult, OffsetMismatchError, StorageError } from '@booblik/log';
+import {
+  AckPolicy,
+  ErrorCode,
+  encodeOffsetMismatchResponse,
+  encodeProduceResponse,
+  type ProduceRequest,
+} from '@booblik/protocol';
 import type { ApiContext, Reply } from './context.js';
 import { codeForAppendError, refuse, refuseSilently } from './refusal.js';
 
@@ -16,15 +22,27 @@ export function handleProduce(
   onUnansweredSettled?: (settled: Promise<unknown>) => void,
 ): Reply | Promise<Reply> | null {
   const silent = req.ack === AckPolicy.NONE;
-  const partition = ctx.registry.get(req.topic, req.partition);
-  if (partition === undefined) {
-    const what = `${req.topic}-${req.partition}: no such topic or partition`;
-    return silent
-      ? refuseSilently(ctx, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, what)
-      : refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const where = ctx.registry.resolve(req.topic, req.partition);
+  if (where.kind !== 'local') {
+    // Served elsewhere (the cluster fills that in) or nowhere.
+    const code = where.kind === 'remote' ? ErrorCode.NOT_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const what = `${req.topic}-${req.partition}: ${where.kind === 'remote' ? 'served by another broker' : 'no such topic or partition'}`;
+    return silent ? refuseSilently(ctx, code, what) : refuse(ctx, correlationId, code);
   }
-  const appended = partition.append({ records: req.records, count: req.recordCount }, req.ack);
+  const partition = where.partition;
+  if (ctx.registry.isReadOnly(req.topic)) {
+    return silent
+      ? refuseSilently(ctx, ErrorCode.TOPIC_READ_ONLY, `${req.topic}: read-only`)
+      : refuse(ctx, correlationId, ErrorCode.TOPIC_READ_ONLY);
+  }
+  const appended = partition.append(
+    { records: req.records, count: req.recordCount, expectedOffset: req.expectedOffset },
+    req.ack,
+  );
   const failed = (error: unknown) => {
+    // The topic was deleted while the batch waited: its records are gone with it.
+    if (ctx.registry.isRetired(partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    if (error instanceof OffsetMismatchError) return ErrorCode.OFFSET_MISMATCH;
     if (error instanceof StorageError) ctx.metrics.storageErrors++;
     return codeForAppendError(error);
   };
@@ -42,7 +60,15 @@ export function handleProduce(
   }
   // One promise step from the writer's acknowledgement to the answer bytes.
   return appended.then(
-    (result) => encodeProduceResponse(correlationId, counted(result)),
-    (error: unknown) => refuse(ctx, correlationId, failed(error)),
+    (result) =>
+      ctx.registry.isRetired(partition)
+        ? refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        : encodeProduceResponse(correlationId, counted(result)),
+    (error: unknown) => {
+      const code = failed(error);
+      if (code !== ErrorCode.OFFSET_MISMATCH) return refuse(ctx, correlationId, code);
+      ctx.metrics.refused('OFFSET_MISMATCH');
+      return encodeOffsetMismatchResponse(correlationId, (error as OffsetMismatchError).logEndOffset);
+    },
   );
 }

@@ -4,7 +4,9 @@ import {
   decodeFetchResponse,
   decodeMetadataResponse,
   decodeProduceResponse,
+  encodeApplyRequest,
   encodeFetchRequestV2,
+  encodeListRequest,
   encodeMetadataRequest,
   encodeProduceRequest,
   type FetchRequest,
@@ -13,6 +15,7 @@ import {
   type ResponseFrame,
   readResponseFrame,
   responseFrameLimits,
+  type TopicChange,
 } from '@booblik/protocol';
 
 /**
@@ -88,6 +91,18 @@ export class RawClient {
   async metadata(...topics: string[]): Promise<ResponseFrame> {
     const id = this.id();
     this.send(encodeMetadataRequest(id, { topics }));
+    return this.expect(id);
+  }
+
+  async apply(changes: TopicChange[], dryRun = false): Promise<ResponseFrame> {
+    const id = this.id();
+    this.send(encodeApplyRequest(id, { dryRun, changes }));
+    return this.expect(id);
+  }
+
+  async list(selector = '', watchRevision = -1, maxWaitMs = 0): Promise<ResponseFrame> {
+    const id = this.id();
+    this.send(encodeListRequest(id, { selector, watchRevision, maxWaitMs }));
     return this.expect(id);
   }
 

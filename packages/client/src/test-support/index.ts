@@ -2,6 +2,7 @@
 
 export { ApiKey, type Request } from '@booblik/protocol';
 export { AsyncQueue } from './async-queue.js';
+export { startBrokerProcess } from './broker-process.js';
 export { FakeBroker, type FakeHandler, FakePeer, type ReceivedRequest } from './fake-broker.js';
 export { ManualClock } from './manual-clock.js';
 export { MemoryLog } from './memory-log.js';

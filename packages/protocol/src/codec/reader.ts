@@ -80,7 +80,10 @@ export class WireReader {
 
   /** A u16-length-prefixed UTF-8 string; invalid UTF-8 is a decode error, never a replacement char. */
   string(field: string): string {
-    const length = this.uint16(`${field} length`);
+    // No `${field} length` built unless it fails: answers of thousands of names read many strings.
+    if (this.end - this.offset < 2) this.need(2, `${field} length`);
+    const length = this.buf.readUInt16BE(this.offset);
+    this.offset += 2;
     this.need(length, field);
     const start = this.offset;
     this.offset += length;

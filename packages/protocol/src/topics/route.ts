@@ -4,7 +4,7 @@
  * Who serves a partition: the primary's endpoint (`host:port`; empty when it has none) and the
  * endpoints of its other replicas. On one node: this broker, no replicas.
  */
-import { fieldError, type WireReader } from '../codec/reader.js';
+import { DecodeError, fieldError, type WireReader } from '../codec/reader.js';
 import { stringBytes, type WireWriter } from '../codec/writer.js';
 
 export interface Route {
@@ -24,12 +24,18 @@ export function writeRoute(w: WireWriter, route: Route): void {
 }
 
 export function readRoute(reader: WireReader, field: string): Route {
-  const primary = reader.string(`${field}.primary`);
-  const count = reader.int32(`${field}.replicaCount`);
-  if (count < 0 || count * 2 > reader.remaining) {
-    throw fieldError(`${field}.replicaCount`, count, `0..${Math.floor(reader.remaining / 2)}`);
+  try {
+    const primary = reader.string('primary');
+    const count = reader.int32('replicaCount');
+    if (count < 0 || count * 2 > reader.remaining) {
+      throw fieldError('replicaCount', count, `0..${Math.floor(reader.remaining / 2)}`);
+    }
+    const replicas: string[] = [];
+    for (let i = 0; i < count; i++) replicas.push(reader.string('replicas'));
+    return { primary, replicas };
+  } catch (error) {
+    // The path only on failure: an answer holds thousands of routes.
+    if (error instanceof DecodeError) throw new DecodeError(`${field}.${error.message}`);
+    throw error;
   }
-  const replicas: string[] = [];
-  for (let i = 0; i < count; i++) replicas.push(reader.string(`${field}.replicas[${i}]`));
-  return { primary, replicas };
 }

@@ -7,7 +7,7 @@
  * revision when the spec last changed; in an APPLY upsert it is the revision the change expects
  * (0: must not exist, -1: any, N: must be at N). Labels travel sorted by key.
  */
-import { fieldError, type WireReader } from '../codec/reader.js';
+import { DecodeError, fieldError, type WireReader } from '../codec/reader.js';
 import { stringBytes, type WireWriter } from '../codec/writer.js';
 import {
   segmentBytesLimit,
@@ -108,31 +108,42 @@ export function writeTopicSpec(w: WireWriter, spec: TopicSpec): void {
 
 /** Reads a spec's structure; its values are checked by `topicSpecProblem`, so a refusal can say why. */
 export function readTopicSpec(reader: WireReader, field: string): TopicSpec {
-  const name = reader.string(`${field}.name`);
-  const partitions = reader.int32(`${field}.partitions`);
-  const labelCount = reader.int32(`${field}.labelCount`);
+  // Field names are plain constants on the way (a LIST answer holds thousands of specs); the path
+  // is added only to a failure's message.
+  try {
+    return readSpecFields(reader);
+  } catch (error) {
+    if (error instanceof DecodeError) throw new DecodeError(`${field}.${error.message}`);
+    throw error;
+  }
+}
+
+function readSpecFields(reader: WireReader): TopicSpec {
+  const name = reader.string('name');
+  const partitions = reader.int32('partitions');
+  const labelCount = reader.int32('labelCount');
   // Each label takes at least two empty strings: cap the count before trusting it.
   if (labelCount < 0 || labelCount * 4 > reader.remaining) {
-    throw fieldError(`${field}.labelCount`, labelCount, `0..${Math.floor(reader.remaining / 4)}`);
+    throw fieldError('labelCount', labelCount, `0..${Math.floor(reader.remaining / 4)}`);
   }
   const labels: Record<string, string> = {};
   for (let i = 0; i < labelCount; i++) {
-    const key = reader.string(`${field}.labels[${i}].key`);
-    const value = reader.string(`${field}.labels[${i}].value`);
-    if (Object.hasOwn(labels, key)) throw fieldError(`${field}.labels[${i}].key`, key, 'each key once');
+    const key = reader.string('labels.key');
+    const value = reader.string('labels.value');
+    if (Object.hasOwn(labels, key)) throw fieldError(`labels[${i}].key`, key, 'each key once');
     labels[key] = value;
   }
   return {
     name,
     partitions,
     labels,
-    retentionBytes: reader.int64(`${field}.retentionBytes`),
-    retentionMs: reader.int64(`${field}.retentionMillis`),
-    segmentBytes: reader.int32(`${field}.segmentBytes`),
-    flags: reader.int32(`${field}.flags`),
-    replication: reader.int16(`${field}.replication`),
-    storeUrl: reader.string(`${field}.storeUrl`),
-    revision: reader.int64(`${field}.revision`),
+    retentionBytes: reader.int64('retentionBytes'),
+    retentionMs: reader.int64('retentionMillis'),
+    segmentBytes: reader.int32('segmentBytes'),
+    flags: reader.int32('flags'),
+    replication: reader.int16('replication'),
+    storeUrl: reader.string('storeUrl'),
+    revision: reader.int64('revision'),
   };
 }
 

@@ -91,7 +91,7 @@ export function decodeListResponse(body: Buffer): ListResponse {
   const topics: ListedTopic[] = [];
   for (let i = 0; i < topicCount; i++) {
     const spec = readTopicSpec(reader, `topics[${i}].spec`);
-    const routeCount = reader.int32(`topics[${i}].routeCount`);
+    const routeCount = reader.int32('routeCount');
     if (routeCount < 0 || routeCount * 6 > reader.remaining) {
       throw fieldError(`topics[${i}].routeCount`, routeCount, `0..${Math.floor(reader.remaining / 6)}`);
     }

@@ -1,0 +1,91 @@
+import {
+  ErrorCode,
+  REPLICATION_DEFAULT,
+  Revision,
+  type TopicChange,
+  type TopicSpec,
+  topicNameProblem,
+  topicSpecProblem,
+} from '@booblik/protocol';
+
+/** The changes to make, all checked; upserts as applied (defaults stay sentinels), revision still unset. */
+export interface ApplyPlan {
+  upserts: TopicSpec[];
+  deletes: string[];
+}
+
+export type ApplyRefusal =
+  | { code: typeof ErrorCode.INVALID_ARGUMENT; index: number; message: string }
+  | {
+      code: typeof ErrorCode.REVISION_MISMATCH;
+      index: number;
+      topic: string;
+      expectedRevision: number;
+      actualRevision: number;
+    };
+
+/**
+ * Checks every change against the current specs, in order, and returns the plan or the first
+ * refusal: the spec's fields, the topic named once, the expected revision, then what may change here
+ * (partitions only grow; one node has no replicas and no fragment store).
+ */
+export function planApply(
+  current: ReadonlyMap<string, TopicSpec>,
+  changes: readonly TopicChange[],
+): ApplyPlan | ApplyRefusal {
+  const plan: ApplyPlan = { upserts: [], deletes: [] };
+  const named = new Set<string>();
+  for (const [index, change] of changes.entries()) {
+    const at = `changes[${index}]`;
+    const invalid = (message: string): ApplyRefusal => ({
+      code: ErrorCode.INVALID_ARGUMENT,
+      index,
+      message: `${at}.${message}`,
+    });
+    const name = change.op === 'upsert' ? change.spec.name : change.name;
+    if (change.op === 'upsert') {
+      const problem = topicSpecProblem(change.spec);
+      if (problem !== null) return invalid(problem);
+    } else {
+      const problem = topicNameProblem(name);
+      if (problem !== null) return invalid(`name: ${JSON.stringify(name.slice(0, 60))} ${problem}`);
+      if (change.expectedRevision < Revision.ANY) {
+        return invalid(`expectedRevision: ${change.expectedRevision}, expected -1 (any), 0 or a revision`);
+      }
+    }
+    if (named.has(name)) return invalid(`name: ${name} is changed twice in one APPLY, expected once`);
+    named.add(name);
+
+    const existing = current.get(name);
+    const actualRevision = existing?.revision ?? 0;
+    const expectedRevision = change.op === 'upsert' ? change.spec.revision : change.expectedRevision;
+    if (expectedRevision !== Revision.ANY && expectedRevision !== actualRevision) {
+      return { code: ErrorCode.REVISION_MISMATCH, index, topic: name, expectedRevision, actualRevision };
+    }
+
+    if (change.op === 'delete') {
+      if (existing !== undefined) plan.deletes.push(name);
+      continue;
+    }
+    const spec = { ...change.spec, labels: { ...change.spec.labels } };
+    if (existing !== undefined && spec.partitions < existing.partitions) {
+      return invalid(
+        `partitions: ${spec.partitions}, expected >= ${existing.partitions} (partitions may grow, never shrink)`,
+      );
+    }
+    if (spec.replication !== 1 && spec.replication !== REPLICATION_DEFAULT) {
+      return invalid(`replication: ${spec.replication}, expected 1 on a single broker`);
+    }
+    if (spec.storeUrl !== '') {
+      return invalid(
+        `storeUrl: ${JSON.stringify(spec.storeUrl.slice(0, 80))}, expected empty on a single broker`,
+      );
+    }
+    plan.upserts.push(spec);
+  }
+  return plan;
+}
+
+export function isRefusal(result: ApplyPlan | ApplyRefusal): result is ApplyRefusal {
+  return 'code' in result;
+}

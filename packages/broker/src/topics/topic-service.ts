@@ -1,0 +1,185 @@
+import type { LogConfig, Logger } from '@booblik/log';
+import {
+  type ApplyRequest,
+  ErrorCode,
+  isReadOnly,
+  RETENTION_DEFAULT,
+  SEGMENT_BYTES_DEFAULT,
+  type TopicSpec,
+  topicSpecWithDefaults,
+} from '@booblik/protocol';
+import type { PartitionRegistry, PartitionReport } from '../partitions.js';
+import { type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
+import type { SpecStore } from './spec-store.js';
+
+export type ApplyOutcome =
+  | { code: typeof ErrorCode.NONE; revision: number }
+  | ApplyRefusal
+  | { code: typeof ErrorCode.STORAGE_ERROR; message: string };
+
+/**
+ * The topic table: every spec and the store's revision, changed only by APPLY (one at a time) and
+ * by startup. Each change is made durable in the spec store first, then served: partitions opened,
+ * grown, reconfigured or removed, then watchers woken.
+ */
+export class TopicService {
+  private specs = new Map<string, TopicSpec>();
+  private sorted: TopicSpec[] | null = null;
+  private currentRevision = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly watcherSet = new Set<(revision: number) => void>();
+
+  constructor(
+    private readonly store: SpecStore,
+    private readonly registry: PartitionRegistry,
+    private readonly brokerLogConfig: Readonly<LogConfig>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Watches waiting for the next change (held LISTs). */
+  get watchers(): number {
+    return this.watcherSet.size;
+  }
+
+  get revision(): number {
+    return this.currentRevision;
+  }
+
+  get(name: string): TopicSpec | undefined {
+    return this.specs.get(name);
+  }
+
+  /** Every spec, sorted by name (LIST answers in this order). */
+  list(): readonly TopicSpec[] {
+    this.sorted ??= [...this.specs.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.sorted;
+  }
+
+  /** Calls `listener` after every change with the new revision; returns the unsubscribe function. */
+  onChange(listener: (revision: number) => void): () => void {
+    this.watcherSet.add(listener);
+    return () => this.watcherSet.delete(listener);
+  }
+
+  /** The log settings of a topic's partitions: the broker's, with what its spec sets. */
+  logConfigOf(spec: TopicSpec): LogConfig {
+    const c = this.brokerLogConfig;
+    return {
+      ...c,
+      retentionBytes: spec.retentionBytes === RETENTION_DEFAULT ? c.retentionBytes : spec.retentionBytes,
+      retentionMs: spec.retentionMs === RETENTION_DEFAULT ? c.retentionMs : spec.retentionMs,
+      segmentBytesMax: spec.segmentBytes === SEGMENT_BYTES_DEFAULT ? c.segmentBytesMax : spec.segmentBytes,
+    };
+  }
+
+  /**
+   * Loads the specs, creates those of `configured` that are missing (never deleting one), and opens
+   * every partition. A data directory without a spec file (from before topic specs) keeps its data:
+   * the configured topics adopt their partitions' files.
+   */
+  async start(configured: readonly { name: string; partitions: number }[]): Promise<PartitionReport[]> {
+    const stored = await this.store.load();
+    const adopting = stored === null;
+    this.currentRevision = stored?.revision ?? 0;
+    for (const spec of stored?.specs ?? []) this.specs.set(spec.name, spec);
+    const missing = configured.filter((t) => !this.specs.has(t.name));
+    for (const t of configured) {
+      const stored = this.specs.get(t.name);
+      if (stored !== undefined && stored.partitions !== t.partitions) {
+        this.logger.warn(
+          `booblik.topics names ${t.name}:${t.partitions}, its stored spec has ${stored.partitions} partition(s) (revision ${stored.revision}): the stored spec is served; change it with booblik topics apply`,
+        );
+      }
+    }
+    if (missing.length > 0) {
+      const revision = this.currentRevision + 1;
+      const next = new Map(this.specs);
+      for (const t of missing) next.set(t.name, topicSpecWithDefaults({ ...t, revision }));
+      await this.store.replace(this.currentRevision, { revision, specs: [...next.values()] });
+      this.specs = next;
+      this.currentRevision = revision;
+      this.logger.info(
+        `topics: created ${missing.map((t) => `${t.name}:${t.partitions}`).join(', ')} from booblik.topics (revision ${revision})`,
+      );
+    }
+    const created = new Set(adopting ? [] : missing.map((t) => t.name));
+    const reports: PartitionReport[] = [];
+    for (const spec of this.list()) {
+      if (created.has(spec.name)) {
+        reports.push(
+          ...(await this.registry.growTopic(spec.name, spec.partitions, this.logConfigOf(spec), true)),
+        );
+      } else {
+        reports.push(...this.registry.addTopic(spec, this.logConfigOf(spec)));
+      }
+      this.registry.setReadOnly(spec.name, isReadOnly(spec));
+    }
+    return reports;
+  }
+
+  /** Resolves once no APPLY is under way (shutdown waits for it before closing partitions). */
+  settled(): Promise<void> {
+    return this.queue.then(() => {});
+  }
+
+  /** Applies every change or none, one APPLY at a time. */
+  apply(req: ApplyRequest): Promise<ApplyOutcome> {
+    const outcome = this.queue.then(() => this.applyNow(req));
+    this.queue = outcome.catch(() => {});
+    return outcome;
+  }
+
+  private async applyNow(req: ApplyRequest): Promise<ApplyOutcome> {
+    const plan = planApply(this.specs, req.changes);
+    if (isRefusal(plan)) return plan;
+    if (req.dryRun || (plan.upserts.length === 0 && plan.deletes.length === 0)) {
+      return { code: ErrorCode.NONE, revision: this.currentRevision };
+    }
+    const revision = this.currentRevision + 1;
+    const next = new Map(this.specs);
+    for (const name of plan.deletes) next.delete(name);
+    for (const spec of plan.upserts) next.set(spec.name, { ...spec, revision });
+    try {
+      await this.store.replace(this.currentRevision, { revision, specs: [...next.values()] });
+    } catch (error) {
+      this.logger.error(`topics: APPLY not stored, nothing changed: ${String(error)}`);
+      return { code: ErrorCode.STORAGE_ERROR, message: String(error) };
+    }
+    const before = this.specs;
+    this.specs = next;
+    this.sorted = null;
+    this.currentRevision = revision;
+
+    for (const name of plan.deletes) {
+      void this.registry.removeTopic(name);
+    }
+    for (const spec of plan.upserts) {
+      const existed = before.has(spec.name);
+      const config = this.logConfigOf(spec);
+      if (existed) this.registry.reconfigure(spec.name, config);
+      try {
+        await this.registry.growTopic(spec.name, spec.partitions, config, true);
+      } catch (error) {
+        this.logger.error(`topic ${spec.name}: opening partitions failed: ${String(error)}`);
+      }
+      this.registry.setReadOnly(spec.name, isReadOnly(spec));
+    }
+    this.logger.info(`topics: revision ${revision}: ${describeChanges(plan.upserts, plan.deletes, before)}`);
+    for (const w of [...this.watcherSet]) w(revision);
+    return { code: ErrorCode.NONE, revision };
+  }
+}
+
+/** One line, however large the APPLY: the first few changes, then a count. */
+function describeChanges(
+  upserts: readonly TopicSpec[],
+  deletes: readonly string[],
+  before: ReadonlyMap<string, TopicSpec>,
+): string {
+  const all = [
+    ...upserts.map((s) => `${before.has(s.name) ? 'changed' : 'created'} ${s.name}:${s.partitions}`),
+    ...deletes.map((n) => `deleted ${n}`),
+  ];
+  const shown = all.slice(0, 5).join(', ');
+  return all.length > 5 ? `${shown} and ${all.length - 5} more` : shown;
+}

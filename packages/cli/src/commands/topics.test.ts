@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { startBrokerProcess } from '@booblik/client/testing';
+import { booblik, booblikMain, start } from '../test-support/spawn.js';
+
+function tempFile(t: TestContext, name: string, text: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cli-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+async function listJson(broker: string) {
+  const run = await booblik(['topics', 'list', '--format', 'json', '--broker', broker]);
+  assert.equal(run.code, 0, run.stderr);
+  return JSON.parse(run.stdout.toString()) as {
+    name: string;
+    partitions: number;
+    labels: Record<string, string>;
+    revision: number;
+  }[];
+}
+
+describe('booblik topics', () => {
+  it('a file of one spec creates the topic, then updates it as it is; list --format json is one array', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=default:1']);
+    const file = tempFile(t, 'orders.yaml', 'name: orders\npartitions: 3\nlabels: {team: payments}\n');
+    const created = await booblik(['topics', 'apply', '-f', file, '--broker', broker]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(
+      created.stdout.toString(),
+      /create orders: 3 partition\(s\), labels team=payments\napplied 1 change\(s\): revision 2/,
+    );
+    fs.writeFileSync(file, 'name: orders\npartitions: 4\nlabels: {team: payments}\n');
+    const updated = await booblik(['topics', 'apply', '-f', file, '--broker', broker]);
+    assert.match(updated.stdout.toString(), /update orders \(revision 2\): partitions 3 -> 4/);
+    const listed = await listJson(broker);
+    assert.deepEqual(
+      listed.map(({ name, partitions, labels, revision }) => ({ name, partitions, labels, revision })),
+      [
+        { name: 'default', partitions: 1, labels: {}, revision: 1 },
+        { name: 'orders', partitions: 4, labels: { team: 'payments' }, revision: 3 },
+      ],
+    );
+    const selected = await booblik(['topics', 'list', '-l', 'team=payments', '--broker', broker]);
+    assert.match(
+      selected.stdout.toString(),
+      /^NAME +PARTITIONS +REVISION +LABELS +FLAGS\norders +4 +3 +team=payments +-\n$/,
+    );
+  });
+
+  it('a tree applies all or nothing; a stale revision on a leaf fails naming the topic; --dry-run changes nothing', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=default:1']);
+    const tree = tempFile(
+      t,
+      'tree.yaml',
+      'labels: {team: web}\npartitions: 2\nchildren:\n  - name: clicks\n  - name: views\n    partitions: 5\n',
+    );
+    const dry = await booblik(['topics', 'apply', '-f', tree, '--dry-run', '--broker', broker]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(
+      dry.stdout.toString(),
+      /create clicks: 2 partition\(s\), labels team=web\ncreate views: 5 partition\(s\)/,
+    );
+    assert.match(dry.stdout.toString(), /dry run: .* nothing changed/);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      ['default'],
+    );
+    assert.equal((await booblik(['topics', 'apply', '-f', tree, '--broker', broker])).code, 0);
+    const stale = tempFile(
+      t,
+      'stale.yaml',
+      'partitions: 2\nchildren:\n  - name: clicks\n    revision: 1\n  - name: fresh\n',
+    );
+    const refused = await booblik(['topics', 'apply', '-f', stale, '--broker', broker]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /topic clicks is at revision 2, the change expected 1/);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      ['clicks', 'default', 'views'],
+      'nothing of the refused file was applied',
+    );
+  });
+
+  it('edit opens the spec in $EDITOR and applies the saved file at the revision shown', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=edited:1']);
+    const editor = tempFile(
+      t,
+      'editor.sh',
+      '#!/bin/sh\nsed -i -e "s/^partitions: 1$/partitions: 2/" -e "s/^labels: {}$/labels: {owner: me}/" "$1"\n',
+    );
+    fs.chmodSync(editor, 0o755);
+    const run = await booblik(['topics', 'edit', 'edited', '--broker', broker], {
+      env: { EDITOR: editor, VISUAL: '' },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout.toString(), /updated edited: revision 2/);
+    const [spec] = await listJson(broker);
+    assert.deepEqual([spec!.partitions, spec!.labels], [2, { owner: 'me' }]);
+    const cancelled = await booblik(['topics', 'edit', 'edited', '--broker', broker], {
+      env: { EDITOR: 'true', VISUAL: '' },
+    });
+    assert.match(cancelled.stdout.toString(), /cancelled: nothing changed/);
+    const missing = await booblik(['topics', 'edit', 'nope', '--broker', broker], {
+      env: { EDITOR: 'true' },
+    });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no topic nope/);
+  });
+
+  it('delete removes every named topic, or none when one is missing', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=a:1,b:1,c:1']);
+    const none = await booblik(['topics', 'delete', 'a', 'nope', '--broker', broker]);
+    assert.equal(none.code, 1);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      ['a', 'b', 'c'],
+    );
+    const run = await booblik(['topics', 'delete', 'a', 'b', '--broker', broker]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      ['c'],
+    );
+  });
+
+  it('watch prints the listing, then again on a change, and Ctrl-C ends it with exit 0', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=w:1']);
+    const watching = start([
+      process.execPath,
+      booblikMain,
+      'topics',
+      'watch',
+      '--format',
+      'json',
+      '--broker',
+      broker,
+    ]);
+    await watching.stdoutContains('"revision":1');
+    const file = tempFile(t, 'new.yaml', 'name: added\npartitions: 1\n');
+    assert.equal((await booblik(['topics', 'apply', '-f', file, '--broker', broker])).code, 0);
+    const seen = await watching.stdoutContains('"revision":2');
+    watching.kill('SIGINT');
+    const done = await watching.finished;
+    assert.equal(done.code, 0, done.stderr);
+    const lines = seen
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((l) => l.topics.map((x: { name: string }) => x.name)),
+      [['w'], ['added', 'w']],
+    );
+  });
+});

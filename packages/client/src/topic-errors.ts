@@ -1,0 +1,86 @@
+/**
+ * Refusals of the topic APIs and PRODUCE v2 that carry details (docs/protocol.md, error bodies): each
+ * a BrokerError, so code that handles BrokerError keeps working, with the details as fields.
+ */
+import {
+  decodeInvalidArgument,
+  decodeOffsetMismatch,
+  decodeRevisionMismatch,
+  ErrorCode,
+  ProtocolError,
+} from '@booblik/protocol';
+import { BrokerError } from './errors.js';
+
+/** APPLY: a change expected another revision of its topic; nothing of the APPLY was applied. */
+export class RevisionMismatchError extends BrokerError {
+  override name = 'RevisionMismatchError';
+  constructor(
+    request: string,
+    /** Which change of the APPLY (from 0). */
+    readonly changeIndex: number,
+    readonly topic: string,
+    readonly expectedRevision: number,
+    /** 0 when the topic does not exist. */
+    readonly actualRevision: number,
+  ) {
+    super(ErrorCode.REVISION_MISMATCH, request);
+    this.message = `${request} refused: topic ${topic} is at revision ${actualRevision}, the change expected ${expectedRevision}`;
+  }
+}
+
+/** A value the broker does not allow (a spec field, a selector); `detail` names the field and what is allowed. */
+export class InvalidArgumentRefusal extends BrokerError {
+  override name = 'InvalidArgumentRefusal';
+  constructor(
+    request: string,
+    /** The APPLY change at fault, or -1. */
+    readonly index: number,
+    readonly detail: string,
+  ) {
+    super(ErrorCode.INVALID_ARGUMENT, request);
+    this.message = `${request} refused: ${detail}`;
+  }
+}
+
+/** PRODUCE v2: the partition does not end at the expected offset; nothing of the batch was written. */
+export class OffsetMismatchError extends BrokerError {
+  override name = 'OffsetMismatchError';
+  constructor(
+    request: string,
+    readonly expectedOffset: number,
+    /** Where the partition ends: the offset to expect next. */
+    readonly logEndOffset: number,
+  ) {
+    super(ErrorCode.OFFSET_MISMATCH, request);
+    this.message = `${request} refused: expected offset ${expectedOffset}, the partition ends at ${logEndOffset}`;
+  }
+}
+
+/** The error for a refusal, with the details its body carries for the codes that have one. */
+export function refusalOf(code: number, request: string, body: Buffer, expectedOffset = -1): BrokerError {
+  if (body.length === 0) return new BrokerError(code, request);
+  try {
+    switch (code) {
+      case ErrorCode.REVISION_MISMATCH: {
+        const m = decodeRevisionMismatch(body);
+        return new RevisionMismatchError(
+          request,
+          m.changeIndex,
+          m.topic,
+          m.expectedRevision,
+          m.actualRevision,
+        );
+      }
+      case ErrorCode.INVALID_ARGUMENT: {
+        const m = decodeInvalidArgument(body);
+        return new InvalidArgumentRefusal(request, m.index, m.message);
+      }
+      case ErrorCode.OFFSET_MISMATCH:
+        return new OffsetMismatchError(request, expectedOffset, decodeOffsetMismatch(body).logEndOffset);
+      default:
+        return new BrokerError(code, request);
+    }
+  } catch (error) {
+    throw new ProtocolError(`${request}: the refusal's details do not decode`, { cause: error });
+  }
+}
