@@ -44,7 +44,8 @@ const (
 	RevisionAny          int64 = -1
 )
 
-// APPLY sentinels: the broker stores its configured value instead (LIST shows it).
+// APPLY sentinels for "the broker's configured value". The spec keeps them (LIST shows them) and the
+// broker resolves them whenever it opens the partitions, so a changed setting reaches the topic.
 const (
 	RetentionDefault    int64 = -2
 	RetentionUnlimited  int64 = -1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,5 +208,78 @@ func TestCancellingAHeldWatchReturnsPromptly(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) || time.Since(started) > 5*time.Second {
 		t.Fatalf("%v after %v", err, time.Since(started))
+	}
+}
+
+func TestTopicsAgainstTheRealBroker(t *testing.T) {
+	addr := startDefaultBroker(t)
+	ctx := testContext(t)
+	c, err := booblik.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	spec := booblik.NewTopicSpec("go-crud", 2)
+	spec.Labels = map[string]string{"suite": "go"}
+	spec.Revision = booblik.RevisionMustNotExist
+	created, err := c.ApplyTopics(ctx, []booblik.TopicChange{booblik.UpsertTopic(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, err := c.ListTopics(ctx, "suite=go")
+	if err != nil || listing.Revision != created || !reflect.DeepEqual(listing.Names(), []string{"go-crud"}) ||
+		listing.Topics[0].Spec.Revision != created || len(listing.Topics[0].Routes) != 2 || listing.Topics[0].Routes[0].Primary != addr {
+		t.Fatalf("%+v, %v", listing, err)
+	}
+	var mismatch *booblik.RevisionMismatchError
+	if _, err := c.ApplyTopics(ctx, []booblik.TopicChange{booblik.UpsertTopic(spec)}); !errors.As(err, &mismatch) ||
+		mismatch.Topic != "go-crud" || mismatch.ExpectedRevision != 0 || mismatch.ActualRevision != created {
+		t.Fatalf("a second create: %v", err)
+	}
+	shrink := booblik.NewTopicSpec("go-crud", 1)
+	var invalid *booblik.InvalidArgumentRefusal
+	if _, err := c.ApplyTopics(ctx, []booblik.TopicChange{booblik.UpsertTopic(shrink)}); !errors.As(err, &invalid) ||
+		invalid.Index != 0 || !strings.Contains(invalid.Detail, "partitions") {
+		t.Fatalf("a shrink: %v", err)
+	}
+	if _, err := c.ListTopics(ctx, "a in (x"); !errors.As(err, &invalid) || invalid.Index != -1 {
+		t.Fatalf("a selector that does not parse: %v", err)
+	}
+
+	// A watch on a Conn of its own, woken by the delete.
+	watcher, err := booblik.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { watcher.Close() })
+	seen := make(chan *booblik.TopicListing, 2)
+	done := errors.New("seen the delete")
+	watched := make(chan error, 1)
+	go func() {
+		watched <- watcher.WatchTopics(ctx, "suite=go", 5*time.Second, func(l *booblik.TopicListing) error {
+			seen <- l
+			if len(l.Topics) == 0 {
+				return done
+			}
+			return nil
+		})
+	}()
+	if first := <-seen; !reflect.DeepEqual(first.Names(), []string{"go-crud"}) {
+		t.Fatalf("the watch's first listing: %+v", first)
+	}
+	deleted, err := c.ApplyTopics(ctx, []booblik.TopicChange{booblik.DeleteTopic("go-crud", created)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-seen:
+		if l.Revision != deleted || len(l.Topics) != 0 {
+			t.Fatalf("after the delete: %+v", l)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the watch was not woken by the delete")
+	}
+	if err := <-watched; err != done {
+		t.Fatalf("the watch ended with %v", err)
 	}
 }

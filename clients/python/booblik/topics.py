@@ -30,7 +30,8 @@ from .wire import BodyReader, check_int, encode_string
 # Expected revisions besides an exact N.
 REVISION_MUST_NOT_EXIST = 0
 REVISION_ANY = -1
-# APPLY sentinels: the broker puts its configured value in the stored spec (LIST shows it).
+# APPLY sentinels for "the broker's configured value"; the spec keeps them (LIST shows them) and the
+# broker resolves them whenever it opens the partitions, so a changed setting reaches the topic.
 RETENTION_DEFAULT = -2
 RETENTION_UNLIMITED = -1
 SEGMENT_BYTES_DEFAULT = 0

@@ -22,8 +22,6 @@ UNSUPPORTED_VERSION = 4
 CORRUPT_REQUEST = 5
 REVISION_MISMATCH = 7
 INVALID_ARGUMENT = 11
-# What the fake stores in place of APPLY's "broker default" sentinels.
-STORED_SEGMENT_BYTES = 1024 * 1024 * 1024
 
 
 def crc32c_bitwise(data: bytes) -> int:
@@ -346,7 +344,9 @@ class FakeBroker:
                     if problem:
                         message = problem.encode("utf-8")
                         return response_frame(cid, INVALID_ARGUMENT, struct.pack(">iH", index, len(message)) + message)
-            if f["dry_run"] or not changes:
+            # An APPLY that changes nothing (only deletes of missing topics) keeps the revision.
+            changes_something = any(c["op"] == "upsert" or c["name"] in self.specs for c in changes)
+            if f["dry_run"] or not changes_something:
                 return response_frame(cid, 0, struct.pack(">q", self.revision))
             self.revision += 1
             for change in changes:
@@ -420,17 +420,17 @@ def _read_spec(d: _Decoder) -> dict:
 
 
 def _stored_spec(name: str, partitions: int, labels: dict, revision: int, asked: dict | None = None) -> dict:
+    """A spec as the broker stores it: as applied, the default sentinels (-2, 0) kept."""
     asked = asked or {}
-    default = lambda key, sentinel, stored: stored if asked.get(key, sentinel) == sentinel else asked[key]  # noqa: E731
     return {
         "name": name,
         "partitions": partitions,
         "labels": dict(labels),
-        "retention_bytes": default("retention_bytes", -2, -1),
-        "retention_millis": default("retention_millis", -2, -1),
-        "segment_bytes": default("segment_bytes", 0, STORED_SEGMENT_BYTES),
+        "retention_bytes": asked.get("retention_bytes", -2),
+        "retention_millis": asked.get("retention_millis", -2),
+        "segment_bytes": asked.get("segment_bytes", 0),
         "flags": asked.get("flags", 0),
-        "replication": default("replication", 0, 1),
+        "replication": asked.get("replication", 0),
         "store_url": asked.get("store_url", ""),
         "revision": revision,
     }

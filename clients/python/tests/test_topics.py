@@ -2,7 +2,10 @@
 decodes what was sent and keeps a spec store of its own."""
 
 import asyncio
+import contextlib
+import os
 import threading
+import time
 import unittest
 
 from booblik import (
@@ -16,6 +19,7 @@ from booblik import (
     aio,
 )
 from tests.fakebroker import FakeBroker
+from tests.support import BROKER_ENTRY, NODE, default_broker
 
 TIMEOUT = 5.0
 WAIT_S = 5.0  # the most a test waits for an event before it fails
@@ -177,6 +181,77 @@ class AioTopicsTest(unittest.IsolatedAsyncioTestCase):
             await pending
         await watch.aclose()
         self.assertEqual((await self.connection.list_topics()).names(), ["default"])
+
+
+@unittest.skipUnless(NODE and os.path.exists(BROKER_ENTRY), "the broker is not built (npx tsc -b at the root)")
+class RealBrokerTopicsTest(unittest.TestCase):
+    """The same calls against the real broker, with its default topics."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = contextlib.ExitStack()
+        cls.address = cls.stack.enter_context(default_broker())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.close()
+
+    def setUp(self):
+        self.connection = Connection.connect(self.address, timeout=TIMEOUT)
+        self.addCleanup(self.connection.close)
+
+    def test_create_list_stale_and_delete(self):
+        name = f"py-{os.getpid()}-crud"
+        created = self.connection.apply_topics([Upsert(TopicSpec(name, 2, {"suite": name}, revision=0))])
+        listing = self.connection.list_topics(f"suite={name}")
+        self.assertEqual((listing.revision, listing.names()), (created, [name]))
+        (topic,) = listing.topics
+        self.assertEqual((topic.spec.partitions, topic.spec.revision, len(topic.routes)), (2, created, 2))
+        self.assertEqual(topic.routes[0].primary, self.address)
+        with self.assertRaises(RevisionMismatchError) as caught:
+            self.connection.apply_topics([Upsert(TopicSpec(name, 3, revision=0))])
+        self.assertEqual((caught.exception.topic, caught.exception.actual_revision), (name, created))
+        with self.assertRaises(InvalidArgumentRefusal) as caught:
+            self.connection.apply_topics([Upsert(TopicSpec(name, 1, revision=created))])
+        self.assertIn("partitions", caught.exception.detail)
+        self.assertEqual(self.connection.apply_topics([Delete(name, created)]), created + 1)
+        self.assertEqual(self.connection.list_topics(f"suite={name}").topics, [])
+
+    def test_a_selector_that_does_not_parse_is_refused_with_the_brokers_reason(self):
+        with self.assertRaises(InvalidArgumentRefusal) as caught:
+            self.connection.list_topics("a in (x")
+        self.assertEqual(caught.exception.index, -1)
+        self.assertIn("selector", caught.exception.detail)
+
+    def test_a_watch_is_woken_by_an_apply(self):
+        name = f"py-{os.getpid()}-watch"
+        with self.connection.watch_topics(f"suite={name}", max_wait_millis=4000) as watch:
+            self.assertEqual(next(watch).topics, [])
+            woken = []
+            waiter = threading.Thread(target=lambda: woken.append((next(watch), time.monotonic())))
+            waiter.start()
+            # The watch's LIST is held once the broker has it; an apply before that is seen too
+            # (the revision moved past the one it names), so no wait for it is needed here.
+            self.connection.apply_topics([Upsert(TopicSpec(name, 1, {"suite": name}, revision=0))])
+            applied = time.monotonic()
+            waiter.join(WAIT_S)
+        self.assertEqual(woken[0][0].names(), [name])
+        self.assertLess(woken[0][1] - applied, 1.0)
+        self.connection.apply_topics([Delete(name)])
+
+    def test_asyncio_create_list_and_delete(self):
+        async def scenario():
+            name = f"py-{os.getpid()}-aio"
+            async with aio.Connection.connect(self.address, timeout=TIMEOUT) as connection:
+                created = await connection.apply_topics([Upsert(TopicSpec(name, 1, {"suite": name}, revision=0))])
+                self.assertEqual((await connection.list_topics(f"suite={name}")).names(), [name])
+                async with connection.watch_topics(f"suite={name}", max_wait_millis=4000) as watch:
+                    self.assertEqual((await watch.__anext__()).names(), [name])
+                    pending = asyncio.ensure_future(watch.__anext__())
+                    await connection.apply_topics([Delete(name, created)])
+                    self.assertEqual((await asyncio.wait_for(pending, WAIT_S)).topics, [])
+
+        asyncio.run(scenario())
 
 
 if __name__ == "__main__":

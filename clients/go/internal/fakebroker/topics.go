@@ -28,9 +28,6 @@ type Change struct {
 	Spec   Spec // of an upsert; of a delete only Name and Revision (the expected one)
 }
 
-// storedSegmentBytes is what the fake stores in place of APPLY's "broker default" 0.
-const storedSegmentBytes = 1 << 30
-
 // Revision is the fake's spec store revision.
 func (b *Broker) Revision() int64 {
 	b.mu.Lock()
@@ -38,19 +35,8 @@ func (b *Broker) Revision() int64 {
 	return b.revision
 }
 
+// storedSpec is a spec as the broker stores it: as applied, the default sentinels (-2, 0) kept.
 func storedSpec(s Spec, revision int64) Spec {
-	if s.RetentionBytes == -2 {
-		s.RetentionBytes = -1
-	}
-	if s.RetentionMillis == -2 {
-		s.RetentionMillis = -1
-	}
-	if s.SegmentBytes == 0 {
-		s.SegmentBytes = storedSegmentBytes
-	}
-	if s.Replication == 0 {
-		s.Replication = 1
-	}
 	labels := make(map[string]string, len(s.Labels))
 	for k, v := range s.Labels {
 		labels[k] = v
@@ -137,7 +123,14 @@ func (b *Broker) apply(req Request) []byte {
 			return Answer(id, CodeInvalidArgument, appendStr(body, "changes["+strconv.Itoa(i)+"].partitions: may grow, never shrink"))
 		}
 	}
-	if req.DryRun || len(req.Changes) == 0 {
+	// An APPLY that changes nothing (only deletes of missing topics) keeps the revision.
+	changes := false
+	for _, ch := range req.Changes {
+		if _, exists := b.specs[ch.Spec.Name]; !ch.Delete || exists {
+			changes = true
+		}
+	}
+	if req.DryRun || !changes {
 		return Answer(id, CodeNone, binary.BigEndian.AppendUint64(nil, uint64(b.revision)))
 	}
 	b.revision++
