@@ -17,11 +17,10 @@ FETCH_MAX_BYTES = 1024 * 1024  # larger than anything a check writes, so one fet
 class BrokerRefusal(Exception):
     """A response with a non-zero error code."""
 
-    def __init__(self, code: int, body: bytes = b""):
+    def __init__(self, code: int):
         super().__init__(wire.error_name(code))
         self.code = code
         self.name = wire.error_name(code)
-        self.body = body  # the details some codes of the additions carry
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -92,7 +91,7 @@ class Connection:
         if got != correlation_id:
             raise wire.ProtocolError(f"answer has correlationId {got}, expected {correlation_id}")
         if error_code != 0:
-            raise BrokerRefusal(error_code, body)
+            raise BrokerRefusal(error_code)
         return body
 
     # ---- APIs ----

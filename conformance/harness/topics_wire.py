@@ -10,7 +10,6 @@ from every client like harness/wire.py.
                          retentionBytes:int64 retentionMillis:int64 segmentBytes:int32 flags:int32
                          replication:int16 storeUrl:string revision:int64
     Route             => primary:string replicaCount:int32 replica:string*
-    REVISION_MISMATCH body => changeIndex:int32 topic:string expectedRevision:int64 actualRevision:int64
 """
 
 import struct
@@ -20,8 +19,6 @@ from .wire import ProtocolError, Reader, string
 
 API_APPLY = 4
 API_LIST = 5
-REVISION_MISMATCH = 7
-INVALID_ARGUMENT = 11
 ANY_REVISION = -1
 MUST_NOT_EXIST = 0
 # APPLY sentinels for "the broker's configured value".
@@ -38,14 +35,6 @@ class Listed:
     partitions: int
     labels: dict
     revision: int
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    change_index: int
-    topic: str
-    expected_revision: int
-    actual_revision: int
 
 
 def upsert(name: str, partitions: int, labels: dict, expected_revision: int) -> bytes:
@@ -101,10 +90,3 @@ def parse_list_body(body: bytes) -> tuple[int, list[Listed]]:
         raise ProtocolError(f"LIST response: {reader.remaining} bytes after the last topic")
     return revision, topics
 
-
-def parse_mismatch_body(body: bytes) -> Mismatch:
-    reader = Reader(body, "REVISION_MISMATCH body")
-    change_index = reader.unpack(">i", "changeIndex")
-    topic = reader.string("topic")
-    expected, actual = reader.unpack(">qq", "expectedRevision actualRevision")
-    return Mismatch(change_index, topic, expected, actual)
