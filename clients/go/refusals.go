@@ -47,11 +47,12 @@ func (e *InvalidArgumentRefusal) Unwrap() error { return &e.BrokerError }
 // elsewhere. Nothing of the batch was written.
 type OffsetMismatchError struct {
 	BrokerError
-	LogEndOffset int64 // where the partition ends: the offset to expect next
+	ExpectedOffset int64 // the offset the batch was to land at
+	LogEndOffset   int64 // where the partition ends: the offset to expect next
 }
 
 func (e *OffsetMismatchError) Error() string {
-	return fmt.Sprintf("booblik: %s refused: the partition ends at %d, not at the expected offset", e.Request, e.LogEndOffset)
+	return fmt.Sprintf("booblik: %s refused: expected offset %d, the partition ends at %d", e.Request, e.ExpectedOffset, e.LogEndOffset)
 }
 
 func (e *OffsetMismatchError) Unwrap() error { return &e.BrokerError }
@@ -83,7 +84,7 @@ func refusal(code ErrorCode, api apiKey, request string, body []byte) error {
 		e.Detail = d.string("refusal message")
 		err = e
 	case CodeOffsetMismatch:
-		err = &OffsetMismatchError{BrokerError: base, LogEndOffset: d.int64("refusal logEndOffset")}
+		err = &OffsetMismatchError{BrokerError: base, ExpectedOffset: noExpectedOffset, LogEndOffset: d.int64("refusal logEndOffset")}
 	default:
 		return &base
 	}

@@ -178,3 +178,12 @@ func TestChangesThatCannotGoOnTheWireAreRefusedNamingTheField(t *testing.T) {
 		}
 	}
 }
+
+func TestProduceAtCarriesTheExpectedOffsetAfterTheAck(t *testing.T) {
+	got := finishFrame(appendProduceRequestAt(beginFrame(apiProduce, produceExpectingVersion),
+		"t", 0, AckWritten, 5, [][]byte{[]byte("x")}), 3)
+	want := golden(t, `00000021 0001 0002 00000003 000174 00000000 01 0000000000000005 00000001 00000001 78`)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("PRODUCE v2\n got %x\nwant %x", got, want)
+	}
+}

@@ -283,3 +283,48 @@ func TestTopicsAgainstTheRealBroker(t *testing.T) {
 		t.Fatalf("the watch ended with %v", err)
 	}
 }
+
+func TestProduceAtLandsTheBatchOnlyWhereThePartitionEnds(t *testing.T) {
+	b := startBroker(t, map[string]int{"default": 1})
+	c := dial(t, b)
+	if res, err := c.ProduceAt(testContext(t), "default", 0, 0, [][]byte{[]byte("a")}, booblik.AckWritten); err != nil || res.BaseOffset != 0 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	_, err := c.ProduceAt(testContext(t), "default", 0, 0, [][]byte{[]byte("b"), []byte("c")}, booblik.AckWritten)
+	var mismatch *booblik.OffsetMismatchError
+	if !errors.As(err, &mismatch) || !errors.Is(err, booblik.ErrOffsetMismatch) || mismatch.ExpectedOffset != 0 || mismatch.LogEndOffset != 1 {
+		t.Fatalf("%v", err)
+	}
+	if got := b.Records("default", 0); len(got) != 1 {
+		t.Fatalf("a refused batch was written: %q", got)
+	}
+	if v := b.RequestsOf(fakebroker.APIProduce); v[0].Version != 2 || v[1].ExpectedOffset != 0 {
+		t.Fatalf("%+v", v)
+	}
+	if _, err := c.ProduceAt(testContext(t), "default", 0, -1, [][]byte{[]byte("x")}, booblik.AckWritten); !errors.Is(err, booblik.ErrInvalidArgument) {
+		t.Fatalf("a negative expected offset: %v", err)
+	}
+}
+
+func TestProduceAtFencesAWriterOnTheRealBroker(t *testing.T) {
+	addr := startDefaultBroker(t)
+	ctx := testContext(t)
+	c, err := booblik.Dial(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	md, err := c.Metadata(ctx, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := md["default"][0].HighWatermark
+	if _, err := c.ProduceAt(ctx, "default", 0, end, [][]byte{[]byte("mine")}, booblik.AckWritten); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ProduceAt(ctx, "default", 0, end, [][]byte{[]byte("stale")}, booblik.AckWritten)
+	var mismatch *booblik.OffsetMismatchError
+	if !errors.As(err, &mismatch) || mismatch.LogEndOffset != end+1 {
+		t.Fatalf("%v", err)
+	}
+}

@@ -47,7 +47,8 @@ def listed(ctx: Context, name: str) -> list:
     return topics
 
 
-def create(ctx: Context, name: str, partitions: int, labels: dict, expected: int = topics_wire.MUST_NOT_EXIST) -> int:
+def create(ctx: Context, name: str, partitions: int, labels: dict,
+           expected: int = topics_wire.MUST_NOT_EXIST) -> int:
     with ctx.connect() as conn:
         return conn.apply_topics(topics_wire.upsert(name, partitions, labels, expected))
 
@@ -81,7 +82,8 @@ def create_with_revision_zero(ctx: Context):
         expect.refusal(again, "REVISION_MISMATCH", "revision")
 
 
-@check(26, TOPICS, "topics-list prints exactly the topics a label selector matches, sorted, with their revisions")
+@check(26, TOPICS, "topics-list prints exactly the topics a label selector matches, sorted, "
+                   "with their revisions")
 def list_by_selector(ctx: Context):
     a, b, c = (topic_name(ctx, tag) for tag in ("list-a", "list-b", "list-c"))
     with cleaned_up(ctx, a, b, c):
@@ -102,12 +104,15 @@ def list_by_selector(ctx: Context):
             expect.no_error(result)
             expected = [topic_line(ours[n]) for n in want]
             if printed_topics(result) != expected:
-                raise CheckFailed(f"selector {selector!r}: expected topic lines {expected}; {result.describe()}")
+                raise CheckFailed(f"selector {selector!r}: expected topic lines {expected}; "
+                                  f"{result.describe()}")
             if expect.one_int(result, "revision") != revision:
-                raise CheckFailed(f"selector {selector!r}: expected revision={revision}, the store's; {result.describe()}")
+                raise CheckFailed(f"selector {selector!r}: expected revision={revision}, the store's; "
+                                  f"{result.describe()}")
 
 
-@check(27, TOPICS, "a stale expected revision is refused with REVISION_MISMATCH naming both revisions, and changes nothing")
+@check(27, TOPICS, "a stale expected revision is refused with REVISION_MISMATCH naming both "
+                   "revisions, and changes nothing")
 def stale_revision_refused(ctx: Context):
     name = topic_name(ctx, "stale")
     with cleaned_up(ctx, name):
@@ -121,11 +126,13 @@ def stale_revision_refused(ctx: Context):
             raise CheckFailed(f"expected the refusal's details {want}; {result.describe()}")
         found = listed(ctx, name)
         if [(t.partitions, t.revision) for t in found] != [(2, second)]:
-            raise CheckFailed(f"a refused change changed the topic: expected 2 partitions at revision {second}, "
+            raise CheckFailed(f"a refused change changed the topic: expected 2 partitions at "
+                              f"revision {second}, "
                               f"the broker lists {found}")
 
 
-@check(28, TOPICS, "topics-delete removes a topic at its revision, and refuses a stale one leaving it in place")
+@check(28, TOPICS, "topics-delete removes a topic at its revision, and refuses a stale one "
+                   "leaving it in place")
 def delete_at_revision(ctx: Context):
     name = topic_name(ctx, "deleted")
     with cleaned_up(ctx, name):

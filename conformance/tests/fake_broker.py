@@ -280,7 +280,8 @@ class FakeBroker:
                 return NONE, struct.pack(">q", self.revision)
             self.revision += 1
             for name, partitions, labels, _ in changes:
-                for key in [k for k in self.logs if k[0] == name and (partitions is None or k[1] >= partitions)]:
+                gone = [k for k in self.logs if k[0] == name and (partitions is None or k[1] >= partitions)]
+                for key in gone:
                     del self.logs[key]
                 if partitions is None:
                     self.specs.pop(name, None)
@@ -303,8 +304,9 @@ class FakeBroker:
                 body += text(name) + struct.pack(">ii", partitions, len(labels))
                 for key in sorted(labels):
                     body += text(key) + text(labels[key])
-                body += struct.pack(">qqiih", -1, -1, RECORD_MAX, 0, 1) + text("") + struct.pack(">q", revision)
-                body += struct.pack(">i", partitions) + (text(self.address) + struct.pack(">i", 0)) * partitions
+                body += struct.pack(">qqiih", -1, -1, RECORD_MAX, 0, 1) + text("")
+                body += struct.pack(">qi", revision, partitions)
+                body += (text(self.address) + struct.pack(">i", 0)) * partitions
             return NONE, struct.pack(">qi", self.revision, len(chosen)) + body
 
 

@@ -302,7 +302,8 @@ def main(argv: list[str]) -> int:
             return 2
     verb, args = argv[0], argv[1:]
     if verb == "capabilities":
-        roles = {"producer-only": "producer", "no-roles": "", "no-topics-role": "producer,consumer"}.get(FLAW, "producer,consumer,topics")
+        roles = {"producer-only": "producer", "no-roles": "",
+                 "no-topics-role": "producer,consumer"}.get(FLAW, "producer,consumer,topics")
         print(f"roles={roles}")
         print("name=reference")
         return 0

@@ -98,21 +98,28 @@ class Connection:
         return wire.decode_metadata_response(body)
 
     def produce(
-        self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
+        self,
+        topic: str,
+        partition: int,
+        records: Iterable[bytes],
+        ack: AckPolicy = AckPolicy.WRITTEN,
+        expected_offset: int | None = None,
     ) -> ProduceResult | None:
         """Append ``records`` to one partition, contiguously and in order.
 
         Returns ``ProduceResult(base_offset, log_end_offset)``; under ``AckPolicy.NONE`` the broker
-        answers nothing, so this returns ``None`` once the request is written.
+        answers nothing, so this returns ``None`` once the request is written. With
+        ``expected_offset`` the batch lands only if the partition ends there (a single writer
+        fences itself); otherwise nothing is written and OffsetMismatchError says where it ends.
         """
-        payload = wire.encode_produce_request(topic, partition, ack, records)
+        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset)
+        version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
         if ack == AckPolicy.NONE:
             with self._lock:
-                self._send(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload)
+                self._send(wire.API_PRODUCE, version, payload)
             return None
-        body = self._call(
-            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
-        )
+        what = wire.describe(wire.API_PRODUCE, topic, partition)
+        body = self._call(wire.API_PRODUCE, version, payload, what, expected_offset)
         return wire.decode_produce_response(body)
 
     def fetch(
@@ -196,10 +203,12 @@ class Connection:
 
     # -- the exchange (the Producer uses _send and _receive directly to pipeline) --
 
-    def _call(self, api_key: int, api_version: int, payload: bytes, what: str) -> bytes:
+    def _call(
+        self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
+    ) -> bytes:
         with self._lock:
             correlation_id = self._send(api_key, api_version, payload)
-            return self._receive(correlation_id, what)
+            return self._receive(correlation_id, what, expected_offset)
 
     def _send(self, api_key: int, api_version: int, payload: bytes) -> int:
         """Write one request frame; returns its correlation id. Caller holds the lock."""
@@ -218,7 +227,7 @@ class Connection:
             raise
         return correlation_id
 
-    def _receive(self, correlation_id: int, what: str) -> bytes:
+    def _receive(self, correlation_id: int, what: str, expected_offset: int | None = None) -> bytes:
         """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock."""
         self._check_open()
         try:
@@ -237,7 +246,7 @@ class Connection:
                 ) from error
             raise
         if error_code != 0:
-            raise refusal(error_code, what, body)
+            raise refusal(error_code, what, body, expected_offset)
         return body
 
     def _read_exactly(self, size: int, what: str) -> bytes:

@@ -24,8 +24,9 @@ from .wire import BodyReader
 EXPECTED_OFFSET_UNKNOWN = -1
 
 
-def refusal(code: int, request: str, body: bytes, expected_offset: int = EXPECTED_OFFSET_UNKNOWN) -> BrokerError:
-    """The error for ``code``; a ProtocolError when a body the code promises does not decode."""
+def refusal(code: int, request: str, body: bytes, expected_offset: int | None = None) -> BrokerError:
+    """The error for ``code``; a ProtocolError when a body the code promises does not decode.
+    ``expected_offset``: the one a PRODUCE v2 named, for an OffsetMismatchError to report."""
     if not body:
         return BrokerError(code, request)
     reader = BodyReader(f"{request} refusal {code}", body)
@@ -43,7 +44,8 @@ def refusal(code: int, request: str, body: bytes, expected_offset: int = EXPECTE
             raise ProtocolError(f"{request} refusal: index {index}, expected >= -1")
         error = InvalidArgumentRefusal(request, index, reader.string("message"))
     elif code == ErrorCode.OFFSET_MISMATCH:
-        error = OffsetMismatchError(request, expected_offset, reader.i64("logEndOffset"))
+        expected = EXPECTED_OFFSET_UNKNOWN if expected_offset is None else expected_offset
+        error = OffsetMismatchError(request, expected, reader.i64("logEndOffset"))
     else:
         return BrokerError(code, request)
     reader.end()

@@ -25,6 +25,8 @@ API_APPLY = 4
 API_LIST = 5
 
 PRODUCE_VERSION = 1
+# PRODUCE v2 adds expectedOffset: the batch lands only where the partition ends at it.
+PRODUCE_EXPECTING_VERSION = 2
 # Always v2, also when nothing is waited for, so the waiting fields are exercised on every fetch
 # rather than only in the branch nobody debugs.
 FETCH_VERSION = 2
@@ -214,9 +216,10 @@ class BodyReader:
             raise ProtocolError(f"{self.what}: {len(self.body) - self.pos} unexpected bytes after the last field")
 
 
-# -- PRODUCE v1 --
-#   request  => topic:string partition:int32 ackPolicy:int8 recordCount:int32 [size:int32 bytes]
-#   response => baseOffset:int64 logEndOffset:int64
+# -- PRODUCE v1 and v2 --
+#   request v1 => topic:string partition:int32 ackPolicy:int8 recordCount:int32 [size:int32 bytes]
+#   request v2 => topic:string partition:int32 ackPolicy:int8 expectedOffset:int64 recordCount:int32 [...]
+#   response   => baseOffset:int64 logEndOffset:int64
 
 
 def produce_overhead_bytes(topic: str) -> int:
@@ -224,7 +227,10 @@ def produce_overhead_bytes(topic: str) -> int:
     return limits.REQUEST_HEADER_BYTES + 2 + len(topic.encode("utf-8")) + 4 + 1 + 4
 
 
-def encode_produce_request(topic: str, partition: int, ack: AckPolicy, records: Sequence[bytes]) -> bytes:
+def encode_produce_request(
+    topic: str, partition: int, ack: AckPolicy, records: Sequence[bytes], expected_offset: int | None = None
+) -> bytes:
+    """A PRODUCE payload: v1, or v2 (PRODUCE_EXPECTING_VERSION) when ``expected_offset`` is given."""
     if isinstance(records, (bytes, bytearray, memoryview, str)):
         raise TypeError("records: expected a list of records, got a single bytes/str value; wrap it in a list")
     records = list(records)
@@ -235,8 +241,10 @@ def encode_produce_request(topic: str, partition: int, ack: AckPolicy, records: 
         encode_string("topic", topic),
         _I32.pack(check_int("partition", partition, 0, limits.INT32_MAX)),
         _I8.pack(ack),
-        _I32.pack(len(records)),
     ]
+    if expected_offset is not None:
+        parts.append(_I64.pack(check_int("expected_offset", expected_offset, 0, limits.INT64_MAX)))
+    parts.append(_I32.pack(len(records)))
     for index, record in enumerate(records):
         if not isinstance(record, (bytes, bytearray, memoryview)):
             raise TypeError(f"records[{index}]: expected bytes, got {type(record).__name__}")

@@ -21,6 +21,7 @@ OFFSET_OUT_OF_RANGE = 2
 UNSUPPORTED_VERSION = 4
 CORRUPT_REQUEST = 5
 REVISION_MISMATCH = 7
+OFFSET_MISMATCH = 8
 INVALID_ARGUMENT = 11
 
 
@@ -227,7 +228,7 @@ class FakeBroker:
 
     def _handle(self, request: Request, payload: bytes) -> bytes | None:
         handlers = {
-            1: (self._produce, {1}),
+            1: (self._produce, {1, 2}),
             2: (self._fetch, {1, 2}),
             3: (self._metadata, {1}),
             4: (self._apply, {1}),
@@ -246,6 +247,8 @@ class FakeBroker:
         f["topic"] = d.string()
         f["partition"] = d.take(">i")
         f["ack"] = d.take(">b")
+        if request.api_version >= 2:
+            f["expected_offset"] = d.take(">q")
         count = d.take(">i")
         f["records"] = [d.raw(d.take(">i")) for _ in range(max(count, 0))]
         answer = f["ack"] != 0
@@ -257,6 +260,9 @@ class FakeBroker:
         with self._cond:
             log = self.logs[key]
             base = len(log)
+            if f.get("expected_offset", -1) >= 0 and f["expected_offset"] != base:
+                refused = response_frame(request.correlation_id, OFFSET_MISMATCH, struct.pack(">q", base))
+                return refused if answer else None
             log.extend(stored_record(r) for r in f["records"])
             end = len(log)
             self._cond.notify_all()
@@ -340,7 +346,9 @@ class FakeBroker:
                     if not 1 <= change["partitions"] <= 10_000:
                         problem = f"changes[{index}].partitions: {change['partitions']}, expected 1..10000"
                     elif current and change["partitions"] < current["partitions"]:
-                        problem = f"changes[{index}].partitions: {change['partitions']}, expected >= {current['partitions']}"
+                        problem = (
+                            f"changes[{index}].partitions: {change['partitions']}, expected >= {current['partitions']}"
+                        )
                     if problem:
                         message = problem.encode("utf-8")
                         return response_frame(cid, INVALID_ARGUMENT, struct.pack(">iH", index, len(message)) + message)

@@ -13,6 +13,7 @@ from booblik import (
     Connection,
     Delete,
     InvalidArgumentRefusal,
+    OffsetMismatchError,
     RevisionMismatchError,
     TopicSpec,
     Upsert,
@@ -54,7 +55,10 @@ class TopicsTest(unittest.TestCase):
         self.assertEqual((request.api_key, request.api_version, request.fields["dry_run"]), (4, 1, 0))
         (change,) = request.fields["changes"]
         self.assertEqual(
-            {k: change[k] for k in ("op", "name", "partitions", "labels", "revision", "retention_bytes", "segment_bytes")},
+            {
+                k: change[k]
+                for k in ("op", "name", "partitions", "labels", "revision", "retention_bytes", "segment_bytes")
+            },
             {"op": "upsert", "name": "orders", "partitions": 3, "labels": {"team": "payments"}, "revision": 0,
              "retention_bytes": -2, "segment_bytes": 0},
         )
@@ -134,6 +138,16 @@ class TopicsTest(unittest.TestCase):
         closer.join(WAIT_S)
         self.assertFalse(self.connection.closed)  # the watch had a connection of its own
 
+    def test_an_expected_offset_lands_the_batch_only_where_the_partition_ends(self):
+        self.assertEqual(self.connection.produce("default", 0, [b"a"], expected_offset=0).base_offset, 0)
+        with self.assertRaises(OffsetMismatchError) as caught:
+            self.connection.produce("default", 0, [b"b", b"c"], expected_offset=0)
+        self.assertEqual((caught.exception.expected_offset, caught.exception.log_end_offset), (0, 1))
+        self.assertEqual(self.broker.payloads("default", 0), [b"a"])
+        self.assertEqual([r.api_version for r in self.broker.requests], [2, 2])
+        self.assertEqual(self.connection.produce("default", 0, [b"b"]).base_offset, 1)  # v1 without one
+        self.assertEqual(self.broker.requests[-1].api_version, 1)
+
     def test_a_watch_wait_as_long_as_the_timeout_is_refused(self):
         with self.assertRaisesRegex(ValueError, "max_wait_millis: 5000 ms is not shorter"):
             self.connection.watch_topics(max_wait_millis=5000)
@@ -170,6 +184,13 @@ class AioTopicsTest(unittest.IsolatedAsyncioTestCase):
             self.assertEqual(second.names(), ["orders"])
         with self.assertRaises(StopAsyncIteration):
             await watch.__anext__()
+
+    async def test_an_expected_offset_that_is_not_the_end_writes_nothing(self):
+        with self.assertRaises(aio.OffsetMismatchError) as caught:
+            await self.connection.produce("default", 0, [b"x"], expected_offset=3)
+        self.assertEqual((caught.exception.expected_offset, caught.exception.log_end_offset), (3, 0))
+        self.assertEqual(self.broker.payloads("default", 0), [])
+        self.assertEqual((await self.connection.produce("default", 0, [b"x"], expected_offset=0)).base_offset, 0)
 
     async def test_cancelling_a_held_watch_leaves_this_connection_usable(self):
         watch = self.connection.watch_topics(max_wait_millis=3000)
@@ -216,6 +237,14 @@ class RealBrokerTopicsTest(unittest.TestCase):
         self.assertIn("partitions", caught.exception.detail)
         self.assertEqual(self.connection.apply_topics([Delete(name, created)]), created + 1)
         self.assertEqual(self.connection.list_topics(f"suite={name}").topics, [])
+
+    def test_an_expected_offset_fences_a_writer(self):
+        end = self.connection.metadata("default")[0].partitions[0].high_watermark
+        self.assertEqual(self.connection.produce("default", 0, [b"mine"], expected_offset=end).base_offset, end)
+        with self.assertRaises(OffsetMismatchError) as caught:
+            self.connection.produce("default", 0, [b"stale"], expected_offset=end)
+        self.assertEqual(caught.exception.log_end_offset, end + 1)
+        self.assertEqual(self.connection.metadata("default")[0].partitions[0].high_watermark, end + 1)
 
     def test_a_selector_that_does_not_parse_is_refused_with_the_brokers_reason(self):
         with self.assertRaises(InvalidArgumentRefusal) as caught:

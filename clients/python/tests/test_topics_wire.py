@@ -47,7 +47,8 @@ SPEC_HEX = (
 
 
 def apply_frame(correlation_id, changes, dry_run=False):
-    return wire.encode_request(wire.API_APPLY, wire.APPLY_VERSION, correlation_id, encode_apply_request(changes, dry_run))
+    payload = encode_apply_request(changes, dry_run)
+    return wire.encode_request(wire.API_APPLY, wire.APPLY_VERSION, correlation_id, payload)
 
 
 def split_error(hex_frame):
@@ -60,7 +61,8 @@ def split_error(hex_frame):
 class ApplyGoldenBytesTest(unittest.TestCase):
     def test_a_delete_carries_its_expected_revision(self):
         frame = apply_frame(7, [Delete("x", 3)])
-        self.assertEqual(frame.hex(), bytes.fromhex("00000019 0004 0001 00000007 00 00000001 02 000178 0000000000000003").hex())
+        want = "00000019 0004 0001 00000007 00 00000001 02 000178 0000000000000003"
+        self.assertEqual(frame.hex(), bytes.fromhex(want).hex())
 
     def test_an_upsert_carries_the_whole_spec_with_dry_run_set(self):
         frame = apply_frame(7, [Upsert(SPEC)], dry_run=True)
@@ -83,7 +85,8 @@ class ApplyGoldenBytesTest(unittest.TestCase):
 class ListGoldenBytesTest(unittest.TestCase):
     def test_a_request_with_a_selector_and_no_watch(self):
         frame = wire.encode_request(wire.API_LIST, wire.LIST_VERSION, 9, encode_list_request("team=p"))
-        self.assertEqual(frame.hex(), bytes.fromhex("0000001c 0005 0001 00000009 0006 7465616d3d70 ffffffffffffffff 00000000").hex())
+        want = "0000001c 0005 0001 00000009 0006 7465616d3d70 ffffffffffffffff 00000000"
+        self.assertEqual(frame.hex(), bytes.fromhex(want).hex())
 
     def test_the_answer_holds_the_store_revision_each_spec_and_a_route_per_partition(self):
         code, body = split_error(
@@ -112,13 +115,26 @@ class ListGoldenBytesTest(unittest.TestCase):
             decode_list_response(bytes.fromhex("0000000000000001 00000000 00"))
 
 
+class ProduceExpectingGoldenBytesTest(unittest.TestCase):
+    def test_produce_v2_carries_the_expected_offset_after_the_ack(self):
+        payload = wire.encode_produce_request("t", 0, wire.AckPolicy.WRITTEN, [b"x"], expected_offset=5)
+        frame = wire.encode_request(wire.API_PRODUCE, wire.PRODUCE_EXPECTING_VERSION, 3, payload)
+        want = "00000021 0001 0002 00000003 000174 00000000 01 0000000000000005 00000001 00000001 78"
+        self.assertEqual(frame.hex(), bytes.fromhex(want).hex())
+
+    def test_a_negative_expected_offset_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "expected_offset: -1"):
+            wire.encode_produce_request("t", 0, wire.AckPolicy.WRITTEN, [b"x"], expected_offset=-1)
+
+
 class RefusalDetailsTest(unittest.TestCase):
     def test_revision_mismatch_names_the_change_the_topic_and_both_revisions(self):
         code, body = split_error("0000001d 00000002 0007 00000001 000161 0000000000000003 0000000000000004")
         error = refusal(code, "APPLY a", body)
         self.assertIsInstance(error, RevisionMismatchError)
         self.assertIsInstance(error, BrokerError)
-        self.assertEqual((error.change_index, error.topic, error.expected_revision, error.actual_revision), (1, "a", 3, 4))
+        details = (error.change_index, error.topic, error.expected_revision, error.actual_revision)
+        self.assertEqual(details, (1, "a", 3, 4))
         self.assertEqual((error.name, error.retriable), ("REVISION_MISMATCH", False))
         self.assertIn("topic a is at revision 4, change 1 expected 3", str(error))
 
@@ -155,7 +171,8 @@ class RefusalDetailsTest(unittest.TestCase):
 
 class RoundTripAndChecksTest(unittest.TestCase):
     def test_a_spec_comes_back_as_it_was_sent(self):
-        spec = TopicSpec("заказы", 10_000, {"z": "1", "a": "", "x.y/z": "v:w@q"}, 1 << 40, 60_000, 4096, 1, 1, "s3://b/p", 41)
+        labels = {"z": "1", "a": "", "x.y/z": "v:w@q"}
+        spec = TopicSpec("заказы", 10_000, labels, 1 << 40, 60_000, 4096, 1, 1, "s3://b/p", 41)
         from booblik.wire import BodyReader
 
         reader = BodyReader("spec", encode_spec("spec", spec))

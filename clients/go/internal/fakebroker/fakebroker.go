@@ -33,6 +33,7 @@ const (
 	CodeUnsupportedVersion      = 4
 	CodeCorruptRequest          = 5
 	CodeRevisionMismatch        = 7
+	CodeOffsetMismatch          = 8
 	CodeInvalidArgument         = 11
 
 	frameBytesMax = 8 << 20
@@ -51,8 +52,9 @@ type Request struct {
 	Topic     string // PRODUCE, FETCH
 	Partition int32  // PRODUCE, FETCH
 
-	Ack     int8     // PRODUCE
-	Records [][]byte // PRODUCE
+	Ack            int8     // PRODUCE
+	ExpectedOffset int64    // PRODUCE v2; -1 in v1
+	Records        [][]byte // PRODUCE
 
 	Offset        int64 // FETCH
 	MaxBytes      int32 // FETCH
@@ -383,7 +385,7 @@ func (b *Broker) handle(req Request) []byte {
 		}
 		return Answer(id, code, nil)
 	}
-	supported := (req.APIKey == APIProduce && req.Version == 1) ||
+	supported := (req.APIKey == APIProduce && (req.Version == 1 || req.Version == 2)) ||
 		(req.APIKey == APIFetch && (req.Version == 1 || req.Version == 2)) ||
 		(req.APIKey == APIMetadata && req.Version == 1) ||
 		((req.APIKey == APIApply || req.APIKey == APIList) && req.Version == 1)
@@ -400,6 +402,14 @@ func (b *Broker) handle(req Request) []byte {
 		if p == nil {
 			b.mu.Unlock()
 			return refuse(CodeUnknownTopicOrPartition)
+		}
+		if req.ExpectedOffset >= 0 && req.ExpectedOffset != int64(len(p.starts)) {
+			end := int64(len(p.starts))
+			b.mu.Unlock()
+			if silent {
+				return nil
+			}
+			return Answer(id, CodeOffsetMismatch, binary.BigEndian.AppendUint64(nil, uint64(end)))
 		}
 		base := b.appendLocked(p, req.Records)
 		end := int64(len(p.starts))
@@ -605,6 +615,10 @@ func decodeRequest(frame []byte) Request {
 		req.Topic = r.str()
 		req.Partition = r.i32()
 		req.Ack = r.i8()
+		req.ExpectedOffset = -1
+		if req.Version >= 2 {
+			req.ExpectedOffset = r.i64()
+		}
 		count := r.i32()
 		if r.err != nil {
 			return fail("produce header: " + r.err.Error())

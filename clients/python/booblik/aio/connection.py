@@ -100,17 +100,23 @@ class Connection:
         return wire.decode_metadata_response(body)
 
     async def produce(
-        self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
+        self,
+        topic: str,
+        partition: int,
+        records: Iterable[bytes],
+        ack: AckPolicy = AckPolicy.WRITTEN,
+        expected_offset: int | None = None,
     ) -> ProduceResult | None:
-        """Append ``records`` to one partition; ``None`` under AckPolicy.NONE, once written."""
-        payload = wire.encode_produce_request(topic, partition, ack, records)
+        """Append ``records`` to one partition; ``None`` under AckPolicy.NONE, once written. With
+        ``expected_offset``, only if the partition ends there (else OffsetMismatchError)."""
+        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset)
+        version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
         if ack == AckPolicy.NONE:
-            self._submit(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, answered=False)
+            self._submit(wire.API_PRODUCE, version, payload, answered=False)
             await self._bounded(self._drain(), "writing a PRODUCE")
             return None
-        body = await self._call(
-            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
-        )
+        what = wire.describe(wire.API_PRODUCE, topic, partition)
+        body = await self._call(wire.API_PRODUCE, version, payload, what, expected_offset)
         return wire.decode_produce_response(body)
 
     async def fetch(
@@ -209,11 +215,13 @@ class Connection:
             self._shutdown(lost)
             raise lost
 
-    async def _call(self, api_key: int, api_version: int, payload: bytes, what: str) -> bytes:
+    async def _call(
+        self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
+    ) -> bytes:
         answer = self._submit(api_key, api_version, payload)
         error_code, body = await self._bounded(self._exchange(answer), what)
         if error_code != 0:
-            raise refusal(error_code, what, body)
+            raise refusal(error_code, what, body, expected_offset)
         return body
 
     async def _exchange(self, answer: asyncio.Future):
