@@ -61,7 +61,7 @@ const FlagReadOnly int32 = 1
 const DefaultWatchWait = 20 * time.Second
 
 // TopicSpec is one topic's spec. Start from NewTopicSpec: its zero value would ask for a retention
-// of 0 bytes and 0 ms (keep nothing) and a revision of 0 (must not exist).
+// of 0 bytes and 0 ms and a revision of 0 (must not exist).
 type TopicSpec struct {
 	Name            string
 	Partitions      int32             // 1..10000; an existing topic's may grow, never shrink
