@@ -4,7 +4,7 @@
 // its output streamed; the last line is the summary CI reads: "N passed, M failed".
 //
 //   npm test                   everything
-//   npm test -- ts go          only the named steps (lint, build, ts, ts-fallback, python, go,
+//   npm test -- ts go          only the named steps (lint, build, ts, ts-fallback, install-story, python, go,
 //                              install-story-pygo, conformance-selftest, conformance)
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -89,6 +89,14 @@ const steps = [
       ...compiledTests().filter((f) => /^packages\/(protocol|log)\//.test(f)),
     ],
     env: { BOOBLIK_NATIVE: '0' },
+    parse: parse.node,
+  },
+  {
+    // The TypeScript client's install recipes from an unbuilt clone of HEAD (needs the registry for
+    // the clone's own dev dependencies).
+    name: 'install-story',
+    when: () => existsSync(path.join(root, 'scripts/install-story.test.mjs')),
+    cmd: ['node', '--test', '--test-reporter=spec', 'scripts/install-story.test.mjs'],
     parse: parse.node,
   },
   {

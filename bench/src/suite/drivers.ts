@@ -317,20 +317,19 @@ export function booblikClientDriver(o: DriverOptions): Driver {
         produce: (count, seq) =>
           c.produce(TOPIC, 0, o.pool.records(seq, count), { ack }).then(() => undefined),
         produceRecords: (records) => c.produce(TOPIC, 0, records, { ack }).then(() => undefined),
-        readAll: (expected, chunkBytes, _verify, deadline) =>
-          booblikReadAll(
-            async (offset, maxBytes, limit) => {
-              // The client verifies every CRC-32C: there is no unverified path to measure.
-              const r = await c.fetch({ topic: TOPIC, partition: 0, offset, maxBytes });
-              const records = r.records.slice(0, limit);
-              let bytes = 0;
-              for (const rec of records) bytes += rec.payload.length;
-              return { records: records.length, bytes };
-            },
-            expected,
-            chunkBytes,
-            deadline,
-          ),
+        // Through the Consumer's async iterator, as an application reads: one record at a time, every
+        // CRC-32C verified (the client has no unverified path to measure).
+        async readAll(expected, chunkBytes, _verify, deadline) {
+          const consumer = c.consumer(TOPIC, 0, 0, { maxBytes: chunkBytes, maxWaitMs: 0 });
+          let records = 0;
+          let bytes = 0;
+          for await (const record of consumer) {
+            bytes += record.payload.length;
+            if (++records >= expected || (records % 4096 === 0 && deadline())) break;
+          }
+          await consumer.close();
+          return { records, bytes };
+        },
         async tail(waitMs) {
           let offset = (await c.metadata(TOPIC))[0]!.partitions[0]!.highWatermark;
           return {

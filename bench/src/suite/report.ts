@@ -196,6 +196,23 @@ export const FLOORS: Floor[] = [
     check: atLeastTimes('W4 read from the start', 'read', 10, 1000, 'MiB/s'),
   },
   {
+    name: "W4 through the client's Consumer >= 2,000,000 records/s (128 B, every CRC checked)",
+    check: (s) => {
+      const v = median(s, 'W4 read from the start', 'booblik-client', 'read records/s');
+      return v === undefined ? undefined : { measured: `${cell(v)} records/s`, met: v >= 2_000_000 };
+    },
+  },
+  {
+    name: "W4 through the client's Consumer: 1 MiB fetches no slower than 64 KiB",
+    check: (s) => {
+      const v = both(
+        median(s, 'W4 read from the start', 'booblik-client', 'read records/s'),
+        median(s, 'W4 read from the start', 'booblik-client', 'read, 64 KiB fetches records/s'),
+      );
+      return v && { measured: `${cell(v[0])} vs ${cell(v[1])} records/s`, met: v[0] >= v[1] };
+    },
+  },
+  {
     name: 'W5 p99 <= Redis p99',
     check: (s) => {
       const v = both(

@@ -4,8 +4,10 @@ import { defaultLogConfig, type LogConfig, type Logger } from '@booblik/log';
 import { crc32cImplementation } from '@booblik/protocol';
 import type { ApiContext } from './api/context.js';
 import type { BrokerConfig } from './config/keys.js';
+import { DataDirLock } from './data-dir-lock.js';
 import { type HttpEndpoints, startHttp } from './http.js';
 import { shutdownGraceMs } from './limits.js';
+import { listen } from './listen.js';
 import { createLogger } from './logger.js';
 import { BrokerMetrics } from './metrics.js';
 import { MetricsSummary } from './metrics-summary.js';
@@ -47,6 +49,8 @@ export class Broker {
   private timers: NodeJS.Timeout[] = [];
   private summary: MetricsSummary | undefined;
   private ready = false;
+  private lock: DataDirLock | undefined;
+  private readonly waitingForRecovery: net.Socket[] = [];
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -102,7 +106,7 @@ export class Broker {
   private async run(origins: Record<string, string>): Promise<void> {
     const c = this.config;
     this.logger.info(
-      `booblik starting: data dir ${path.resolve(c.dataDir)}, CRC-32C ${crc32cImplementation}`,
+      `booblik starting (pid ${process.pid}): data dir ${path.resolve(c.dataDir)}, CRC-32C ${crc32cImplementation}`,
     );
     for (const [key, origin] of Object.entries(origins)) {
       if (origin !== 'default') this.logger.info(`config ${key} from ${origin}`);
@@ -118,20 +122,29 @@ export class Broker {
         `binding ${c.bindAddress}: booblik has no authentication yet; anyone who can reach this port can read and write`,
       );
     }
-    // The stored specs, plus those of booblik.topics that are missing (created, never deleted).
-    for (const report of await this.topicService.start(c.topics)) this.logRecovery(report);
-
-    // The Prometheus registry (with its event-loop monitor) only exists when something can scrape it.
-    if (c.httpPort >= 0) {
-      const registry = createPrometheusRegistry(this.metrics, this.registry);
-      this.http = await startHttp(c.httpPort, c.bindAddress, registry, () => this.ready);
+    // Order matters: refuse a directory in use and a port in use before anything in the directory is
+    // created, read or cut (a second broker on a live directory used to recover it, cutting the live
+    // broker's active segment, and only then fail on the port). Then bind both ports, then claim the
+    // directory, then recover; connections that arrive meanwhile wait until recovery is done.
+    DataDirLock.check(c.dataDir);
+    try {
+      this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
+      await listen(this.server, c.port, c.bindAddress, 'booblik.port');
+      // The Prometheus registry (with its event-loop monitor) only exists when something can scrape it.
+      if (c.httpPort >= 0) {
+        const registry = createPrometheusRegistry(this.metrics, this.registry);
+        this.http = await startHttp(c.httpPort, c.bindAddress, registry, () => this.ready);
+      }
+      // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
+      this.server.on('error', (error) => this.ctx.noisyLog.warn(`protocol listener: ${error.message}`));
+      this.http?.server.on('error', (error) => this.ctx.noisyLog.warn(`http listener: ${error.message}`));
+      this.lock = DataDirLock.acquire(c.dataDir);
+      // The stored specs, plus those of booblik.topics that are missing (created, never deleted).
+      for (const report of await this.topicService.start(c.topics)) this.logRecovery(report);
+    } catch (error) {
+      await this.abandonStart();
+      throw error;
     }
-
-    this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(c.port, c.bindAddress, () => resolve());
-    });
 
     const retention = setInterval(() => this.registry.enforceRetention(), c.retentionCheckMs);
     retention.unref();
@@ -143,6 +156,7 @@ export class Broker {
       this.timers.push(t);
     }
     this.ready = true;
+    for (const socket of this.waitingForRecovery.splice(0)) this.accept(socket);
     const http = this.http ? `, http on ${this.http.address.address}:${this.http.address.port}` : '';
     this.logger.info(`booblik listening on ${this.address.address}:${this.address.port}${http}`);
   }
@@ -158,7 +172,26 @@ export class Broker {
     );
   }
 
+  /** Undoes a start that failed part way: ports closed, files closed, the directory released. */
+  private async abandonStart(): Promise<void> {
+    for (const socket of this.waitingForRecovery.splice(0)) socket.destroy();
+    if (this.server?.listening) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    if (this.http) await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
+    await this.registry.closeAll();
+    this.lock?.release();
+  }
+
   private accept(socket: net.Socket): void {
+    if (!this.ready && !this.closing) {
+      // Bound but still recovering: the connection is served once every partition is open.
+      this.waitingForRecovery.push(socket);
+      socket.on('error', () => {}); // 'close' follows
+      socket.once('close', () => {
+        const i = this.waitingForRecovery.indexOf(socket);
+        if (i >= 0) this.waitingForRecovery.splice(i, 1);
+      });
+      return;
+    }
     if (this.sessions.size >= this.config.maxConnections || this.closing) {
       this.metrics.connectionsRejected++;
       this.ctx.noisyLog.warn(
@@ -205,6 +238,7 @@ export class Broker {
       this.http.server.closeAllConnections();
       await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
     }
+    this.lock?.release();
     this.logger.info('booblik stopped');
   }
 }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listen } from './listen.js';
 
 export interface HttpEndpoints {
   server: http.Server;
@@ -41,9 +42,6 @@ export async function startHttp(
         .end('not found: try /metrics, /healthz or /readyz\n');
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
+  await listen(server, port, host, 'booblik.http.port');
   return { server, address: server.address() as AddressInfo };
 }

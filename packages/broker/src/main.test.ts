@@ -1,57 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
+import { startProcess, tempDir, waitForAsync } from './test-support/broker-process.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
-
-const main = new URL('./main.js', import.meta.url).pathname;
-
-/** Starts the real entry point; resolves with its port once it logged `booblik listening on`. */
-function startProcess(args: string[], env: Record<string, string> = {}) {
-  const proc = spawn(process.execPath, [main, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  let stderr = '';
-  proc.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  const listening = new Promise<number>((resolve, reject) => {
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      lines.push(line);
-      const m = /booblik listening on [^\s]+:(\d+)/.exec(line);
-      if (m) resolve(Number(m[1]));
-    });
-    void exited.then((code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
-  });
-  listening.catch(() => {}); // a test that expects an early exit never awaits it
-  const httpPort = () =>
-    Number(/http on [^\s]+:(\d+)/.exec(lines.find((l) => l.includes('http on')) ?? '')?.[1]);
-  return { proc, lines, exited, listening, stderr: () => stderr, httpPort };
-}
-
-async function waitForAsync(
-  condition: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-  }
-}
-
-function tempDir(t: import('node:test').TestContext): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-main-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 describe('booblik-broker process', () => {
   it('restart recovers the data directory and continues offsets', async (t) => {
@@ -107,6 +59,20 @@ describe('booblik-broker process', () => {
     assert.match(p.lines.at(-1)!, /booblik stopped/);
   });
 
+  it('SIGTERM during startup (at its first log line) stops it cleanly once it is up, not by the signal', async (t) => {
+    const dir = tempDir(t);
+    const p = startProcess(['--port=0', '--http.port=-1', `--data.dir=${dir}`, '--topics=t:64']);
+    t.after(() => p.proc.kill('SIGKILL'));
+    await new Promise<void>((resolve) => {
+      const check = () =>
+        p.lines.some((l) => l.includes('booblik starting')) ? resolve() : setTimeout(check, 1);
+      check();
+    });
+    p.proc.kill('SIGTERM');
+    assert.equal(await p.exitCode(), 0, p.output());
+    assert.match(p.lines.at(-1)!, /booblik stopped/);
+  });
+
   it('environment variables configure it, and a flag wins over them', async (t) => {
     const dir = tempDir(t);
     const p = startProcess(['--port=0', '--topics=flagged:2'], {
@@ -116,7 +82,7 @@ describe('booblik-broker process', () => {
     });
     t.after(() => p.proc.kill('SIGKILL'));
     await p.listening;
-    assert.deepEqual(fs.readdirSync(dir).sort(), ['flagged-0', 'flagged-1', 'topics.json']);
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['booblik.lock', 'flagged-0', 'flagged-1', 'topics.json']);
   });
 
   it('a bad value stops startup with exit code 2 and a line naming the key', async () => {

@@ -76,7 +76,7 @@ export function createPrometheusRegistry(metrics: BrokerMetrics, partitions: Par
     'Connections closed because a frame length was outside 1..8 MiB',
     () => metrics.connectionsClosedInvalidLength,
   );
-  counter('booblik_storage_errors_total', 'Writes the disk refused', () => metrics.storageErrors);
+  counter('booblik_storage_errors_total', 'Reads and writes the disk refused', () => metrics.storageErrors);
   gauge('booblik_connections', 'Open client connections', () => metrics.connectionsOpen);
   gauge('booblik_held_fetches', 'FETCH requests waiting for data (long poll)', () => metrics.heldFetches);
   perPartition(

@@ -30,19 +30,65 @@ export class Args {
   }
 }
 
-/** Parses a verb's arguments (the verb itself removed) with its own flags plus the global ones. */
+/**
+ * Parses a verb's arguments (the verb itself removed) with its own flags plus the global ones. Each
+ * argument is read here first, so that every mistake gets a message of ours naming the argument (Node's
+ * parser would say "argument is ambiguous" for `--from -1`). A flag that takes a value takes the next
+ * argument whatever it looks like: `--from -1` is a bad offset, and `--key -x` is the key "-x".
+ */
 export function parse(args: string[], flags: Flags): Args {
+  const options = { ...globalFlags, ...flags };
   try {
     const { values, positionals } = parseArgs({
-      args,
-      options: { ...globalFlags, ...flags },
+      args: normalize(args, options),
+      options,
       allowPositionals: true,
       strict: true,
     });
     return new Args(values, positionals);
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError((error as Error).message);
   }
+}
+
+/** Rewrites `--name value` as `--name=value` after checking that every flag exists and gets its value. */
+function normalize(args: string[], options: Flags): string[] {
+  const byShort = new Map(Object.entries(options).flatMap(([name, f]) => (f.short ? [[f.short, name]] : [])));
+  const known = () =>
+    Object.entries(options)
+      .map(([name, f]) => `--${name}${f.type === 'string' ? ' <value>' : ''}`)
+      .join(', ');
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      out.push(arg);
+      continue;
+    }
+    const equals = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const given = equals >= 0 ? arg.slice(0, equals) : arg;
+    const name = given.startsWith('--') ? given.slice(2) : byShort.get(given.slice(1));
+    const flag = name === undefined ? undefined : options[name];
+    if (name === undefined || flag === undefined) {
+      throw new UsageError(`unknown option ${given} (this command takes ${known()})`);
+    }
+    if (flag.type === 'boolean') {
+      if (equals >= 0) throw new UsageError(`--${name} takes no value, got "${arg.slice(equals + 1)}"`);
+      out.push(`--${name}`);
+      continue;
+    }
+    let value: string;
+    if (equals >= 0) value = arg.slice(equals + 1);
+    else if (i + 1 < args.length) value = args[++i]!;
+    else throw new UsageError(`--${name} needs a value`);
+    out.push(`--${name}=${value}`);
+  }
+  return out;
 }
 
 /** The verb: the first argument that is not a flag or the value of --broker. */
@@ -100,6 +146,18 @@ export function oneOf<T extends string>(name: string, text: string, choices: rea
     throw new UsageError(`${name}: "${text}", expected ${choices.join(', ')}`);
   }
   return text as T;
+}
+
+/** --from: earliest, latest, or an offset (a non-negative integer). */
+export function startOffset(name: string, text: string): 'earliest' | 'latest' | number {
+  if (text === 'earliest' || text === 'latest') return text;
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value)) {
+    throw new UsageError(
+      `${name}: "${text}", expected earliest|latest|<offset> (an offset is an integer >= 0)`,
+    );
+  }
+  return value;
 }
 
 /** Exactly `count` positional arguments, named for the message. */

@@ -18,7 +18,32 @@ export class PartitionNotFoundError extends Error {
     readonly partition: number,
     readonly partitions: readonly number[],
   ) {
-    super(`topic ${topic} has no partition ${partition} (it has ${partitions.join(', ') || 'none'})`);
+    super(`topic ${topic} has no partition ${partition} (it has ${describePartitions(partitions)})`);
+  }
+}
+
+/** `partitions 0..3` for the usual contiguous ids, else the list; `no partitions` for none. */
+export function describePartitions(ids: readonly number[]): string {
+  if (ids.length === 0) return 'no partitions';
+  const sorted = [...ids].sort((a, b) => a - b);
+  const first = sorted[0]!;
+  const last = sorted[sorted.length - 1]!;
+  if (last - first === sorted.length - 1) return `partitions ${first}..${last}`;
+  return `partitions ${sorted.join(', ')}`;
+}
+
+/** A record that can never arrive whole within the bytes asked for per fetch: the flag to raise is named. */
+export class MaxBytesTooSmallError extends Error {
+  override name = 'MaxBytesTooSmallError';
+  constructor(
+    readonly offset: number,
+    readonly recordBytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      `record at offset ${offset} ${recordBytes >= 0 ? `holds ${recordBytes} bytes` : 'does not fit'}; ` +
+        `it can never arrive whole with --max-bytes ${maxBytes}: raise --max-bytes`,
+    );
   }
 }
 

@@ -10,6 +10,7 @@ export const verbHelp: Record<string, string> = {
   produce: `booblik produce <topic> [--key K | --partition N] [--ack none|written|forced] [--length-prefixed]
   Records from stdin, one per line (without the newline), or with --length-prefixed as
   int32 big-endian length + bytes. Empty records are skipped and counted. Records are batched.
+  Ends with one line on stderr: the records produced and each partition's first and last offset.
   --key K         every record gets key K (UTF-8): they all land in one partition
   --partition N   send to partition N (default: keyless records take the partitions in turn)
   --ack A         none (no answer: records may be lost unseen), written (default), forced (on disk)`,

@@ -66,6 +66,38 @@ describe('booblik produce', () => {
     assert.match(run.stderr, /skipped 1 empty record/);
   });
 
+  it('ends with one summary line on stderr (records, first and last offset) when stderr is not a terminal', async () => {
+    const { log, broker } = await serve({ t: 1 });
+    log.append('t', 0, [Buffer.from('earlier')]);
+    const run = await booblik(['produce', 't', '--broker', broker.address], { input: 'a\nb\nc\n' });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, 'produced 3 record(s) to t: partition 0 offsets 1..3\n');
+  });
+
+  it('the summary gives each partition its own offsets when keyless records spread out', async () => {
+    const { log, broker } = await serve({ t: 2 });
+    const run = await booblik(['produce', 't', '--broker', broker.address], { input: 'a\nb\nc\nd\ne\n' });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(
+      [texts(log.records('t', 0)), texts(log.records('t', 1))],
+      [
+        ['a', 'c', 'e'],
+        ['b', 'd'],
+      ],
+    );
+    assert.equal(
+      run.stderr,
+      'produced 5 record(s) to t: partition 0 offsets 0..2, partition 1 offsets 0..1\n',
+    );
+  });
+
+  it('an unknown topic is exit 1 naming the topic, before any record is read', async () => {
+    const { broker } = await serve({ t: 1 });
+    const run = await booblik(['produce', 'nope', '--broker', broker.address], { input: 'x\n' });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /topic nope does not exist/);
+  });
+
   it('many records go in batches, not one request per record, and none is lost', async () => {
     const { log, broker } = await serve({ t: 1 });
     const lines = Array.from({ length: 2000 }, (_, i) => `record-${i}`);
@@ -179,6 +211,13 @@ describe('booblik consume', () => {
     assert.equal(latest.stdout.length, 0);
   });
 
+  it('a partition the topic lacks is exit 1 saying which partitions it has', async () => {
+    const { broker } = await serve({ t: 1 });
+    const run = await booblik(['consume', 't', '--partition', '5', '--broker', broker.address]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /topic t has no partition 5 \(it has partitions 0\.\.0\)/);
+  });
+
   it('an offset past the high watermark is exit 1 saying the range', async () => {
     const { log, broker } = await serve({ t: 1 });
     log.append('t', 0, payloads);
@@ -193,7 +232,7 @@ describe('booblik consume', () => {
     const run = await booblik(['consume', 't', '--max-bytes', '100', '--broker', broker.address]);
     assert.equal(run.code, 1);
     assert.equal(run.stdout.toString(), 'small\n');
-    assert.match(run.stderr, /offset 1 holds 500 bytes.*maxBytes 100/);
+    assert.match(run.stderr, /offset 1 holds 500 bytes.*with --max-bytes 100: raise --max-bytes\n/);
   });
 
   it('--follow waits for new records (a held long fetch) and prints them as they arrive', async () => {
@@ -268,7 +307,19 @@ describe('booblik usage errors', () => {
     ['both key and partition', ['produce', 't', '--key', 'k', '--partition', '1'], /--key and --partition/],
     ['a bad partition', ['consume', 't', '--partition', 'x'], /--partition: "x"/],
     ['a bad format', ['consume', 't', '--format', 'xml'], /--format: "xml", expected text, hex, json/],
-    ['a bad --from', ['consume', 't', '--from', 'yesterday'], /--from: "yesterday"/],
+    ['a bad --from', ['consume', 't', '--from', 'abc'], /--from: "abc", expected earliest\|latest\|<offset>/],
+    [
+      'a negative --from',
+      ['consume', 't', '--from', '-1'],
+      /--from: "-1", expected earliest\|latest\|<offset>/,
+    ],
+    ['a flag without its value', ['consume', 't', '--from'], /--from needs a value/],
+    ['a value given to a switch', ['consume', 't', '--follow=yes'], /--follow takes no value/],
+    [
+      'a misspelt option',
+      ['consume', 't', '--frm', '3'],
+      /booblik: unknown option --frm \(this command takes .*--from <value>.*\)\n/,
+    ],
     ['a malformed --broker', ['metadata', '--broker', 'host:99999'], /--broker: address: "host:99999"/],
   ];
   for (const [what, args, message] of cases) {
@@ -277,6 +328,11 @@ describe('booblik usage errors', () => {
       assert.equal(run.code, 2, run.stderr);
       assert.match(run.stderr, message);
       assert.match(run.stderr, /booblik --help/);
+      assert.doesNotMatch(
+        run.stderr,
+        /ambiguous|To specify|ERR_PARSE_ARGS/,
+        "our message, not Node's parser",
+      );
     });
   }
 

@@ -1,7 +1,9 @@
 /**
  * Checks on what the caller hands the client, made before anything is encoded: a value the wire
  * cannot carry fails here, naming the field, instead of as a RangeError deep inside a buffer write.
- * Rules about content (names, empty records) are the broker's to judge, so a refusal has one source.
+ * Names are the broker's to judge, so that refusal has one source. An empty record is refused at
+ * send (producer and topic): the broker refuses it as CORRUPT_REQUEST, and with it every other record
+ * of the request. `Connection.produce` still sends exactly what it is given, refusal included.
  */
 import { InvalidArgumentError } from './errors.js';
 import { INT32_MAX } from './limits.js';
@@ -31,4 +33,14 @@ export function checkCount(field: string, value: number, min = 0): number {
     throw new InvalidArgumentError(`${field}: ${value}, expected an integer >= ${min}`);
   }
   return value;
+}
+
+/** A record's payload: at least one byte (the protocol has no empty record). */
+export function checkPayload(field: string, payload: Uint8Array): Uint8Array {
+  if (payload.length === 0) {
+    throw new InvalidArgumentError(
+      `${field}: empty, expected at least 1 byte (the broker refuses an empty record, and the whole request with it)`,
+    );
+  }
+  return payload;
 }

@@ -16,7 +16,6 @@ import {
   CorruptRecordError,
   decodeApiVersionsResponse,
   decodeApplyResponse,
-  decodeFetchPayload,
   decodeFetchResponse,
   decodeListResponse,
   decodeMetadataResponse,
@@ -34,6 +33,7 @@ import {
   FrameSplitter,
   fetchWaitMsMax,
   frameBytesMax,
+  indexFetchPayload,
   lengthPrefixBytes,
   listWaitMsMax,
   type MetadataResponseV2,
@@ -54,14 +54,18 @@ import {
   ConnectError,
   ConnectionClosedError,
   InvalidArgumentError,
+  type RequestSubject,
   RequestTooLargeError,
   TimeoutError,
+  WrongPortError,
 } from './errors.js';
+import { DecodedFetch, type FetchResult } from './fetch-result.js';
 import {
   CLOSE_WAIT_MS,
   CORRELATION_ID_MAX,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  HTTP_AS_FRAME_LENGTH,
 } from './limits.js';
 import { StateMachine } from './state-machine.js';
 import { Topic, type TopicOptions } from './topic.js';
@@ -77,6 +81,8 @@ import {
 
 /** A watch's held LIST asks again after this long without a change (the broker caps it at 60 s). */
 const DEFAULT_WATCH_WAIT_MS = 30_000;
+
+export type { FetchedRecord, FetchResult } from './fetch-result.js';
 
 export interface ConnectOptions {
   /** Give up connecting after this long (default 10 s). */
@@ -110,26 +116,6 @@ export interface FetchOptions {
   minBytes?: number;
 }
 
-export interface FetchedRecord {
-  offset: number;
-  /** A view into the response frame; copy it to keep a few bytes without keeping the whole frame. */
-  payload: Buffer;
-}
-
-export interface FetchResult {
-  highWatermark: number;
-  /** Whole records only, each checked against its CRC-32C. */
-  records: FetchedRecord[];
-  /** Where the next fetch starts: the fetch offset plus the whole records returned. */
-  nextOffset: number;
-  /** Bytes of a record cut off at the end: dropped, to be fetched again from its start. */
-  truncatedBytes: number;
-  /** The cut record's size from its header, or -1 when its size field did not arrive. */
-  truncatedRecordBytes: number;
-  /** No whole record came back and the next one can never fit in maxBytes. */
-  recordExceedsMaxBytes: boolean;
-}
-
 export interface RequestOptions {
   /** Stop waiting for the answer. The answer is still read when it comes (to keep the order) and dropped. */
   signal?: AbortSignal;
@@ -141,6 +127,8 @@ interface Pending {
   correlationId: number;
   /** What is asked, for errors: `FETCH orders/0 at 12`. */
   what: string;
+  /** The topics and partition asked about, named again in a refusal. */
+  subject: RequestSubject;
   decode(body: Buffer): unknown;
   /** The error for a refusal (its body carries details for some codes). */
   refusal(code: number, body: Buffer): Error;
@@ -164,10 +152,13 @@ export class Connection {
     closed: [],
   });
   private readonly pending: Pending[] = [];
-  private readonly splitter = new FrameSplitter(responseFrameLimits);
+  /** A socket's 'data' chunks are fresh buffers, never reused: a large answer is copied once. */
+  private readonly splitter = new FrameSplitter(responseFrameLimits, { chunksOwned: true });
   private readonly clock: Clock;
   private readonly requestTimeoutMs: number;
   private nextCorrelationId = 1;
+  /** Whether any answer arrived: an HTTP reply can only be the very first bytes. */
+  private answered = false;
   private closeReason: Error | undefined;
   private markClosed!: (reason: Error | undefined) => void;
 
@@ -232,9 +223,11 @@ export class Connection {
       shortFrame: (length: number) => this.fail(new ProtocolError(`response frame of ${length} bytes`)),
       invalidLength: (length: number) =>
         this.fail(
-          new ProtocolError(
-            `response frame length ${length}, expected ${responseFrameLimits.frameBytesMin}..${frameBytesMax}`,
-          ),
+          !this.answered && length === HTTP_AS_FRAME_LENGTH
+            ? new WrongPortError(this.address)
+            : new ProtocolError(
+                `response frame length ${length}, expected ${responseFrameLimits.frameBytesMin}..${frameBytesMax}`,
+              ),
         ),
     };
     socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, sink));
@@ -270,6 +263,7 @@ export class Connection {
     const what = topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`;
     return this.request(
       what,
+      { topics },
       (id) => encodeMetadataRequest(id, { topics }),
       (body) => decodeMetadataResponse(body),
       this.requestTimeoutMs,
@@ -312,11 +306,12 @@ export class Connection {
     if (ack === AckPolicy.NONE) return this.sendUnanswered(what, build).then(() => null);
     return this.request(
       what,
+      { topics: [topic], partition },
       build,
       (body) => decodeProduceResponse(body),
       this.requestTimeoutMs,
       undefined,
-      (code, body) => refusalOf(code, what, body, expectedOffset),
+      (code, body) => refusalOf(code, what, body, { topics: [topic], partition }, expectedOffset),
     );
   }
 
@@ -330,6 +325,7 @@ export class Connection {
     const what = `APPLY of ${changes.length} change(s)`;
     return this.request(
       what,
+      {},
       (id) => encodeApplyRequest(id, { dryRun: options.dryRun ?? false, changes: wire }),
       (body) => decodeApplyResponse(body),
       this.requestTimeoutMs,
@@ -345,6 +341,7 @@ export class Connection {
     const what = selector === '' ? 'LIST' : `LIST ${selector}`;
     return this.request(
       what,
+      {},
       (id) => encodeListRequest(id, { selector, watchRevision, maxWaitMs }),
       (body): TopicListing => decodeListResponse(body),
       this.requestTimeoutMs + Math.min(maxWaitMs, listWaitMsMax),
@@ -387,6 +384,7 @@ export class Connection {
     try {
       return await this.request(
         'API_VERSIONS',
+        {},
         (id) => encodeApiVersionsRequest(id),
         (body) => decodeApiVersionsResponse(body),
         this.requestTimeoutMs,
@@ -402,6 +400,7 @@ export class Connection {
   metadataWithRoutes(...topics: string[]): Promise<MetadataResponseV2> {
     return this.request(
       topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`,
+      { topics },
       (id) => encodeMetadataRequestV2(id, { topics }),
       (body) => decodeMetadataResponseV2(body),
       this.requestTimeoutMs,
@@ -427,19 +426,13 @@ export class Connection {
     const timeoutMs = this.requestTimeoutMs + Math.min(maxWaitMs, fetchWaitMsMax);
     return this.request(
       what,
+      { topics: [topic], partition },
       (id) =>
         encodeFetchRequestV2(id, { topic, partition, fetchOffset: offset, maxBytes, maxWaitMs, minBytes }),
       (body): FetchResult => {
         const { highWatermark, payload } = decodeFetchResponse(body);
-        const decoded = decodeFetchPayload(payload, { fetchOffset: offset, maxBytes });
-        return {
-          highWatermark,
-          records: decoded.records.map((p, i) => ({ offset: offset + i, payload: p })),
-          nextOffset: decoded.nextOffset,
-          truncatedBytes: decoded.truncatedBytes,
-          truncatedRecordBytes: decoded.truncatedRecordBytes,
-          recordExceedsMaxBytes: decoded.recordExceedsMaxBytes,
-        };
+        const index = indexFetchPayload(payload, { fetchOffset: offset, maxBytes });
+        return new DecodedFetch(highWatermark, offset, payload, index);
       },
       timeoutMs,
       options.signal,
@@ -482,6 +475,7 @@ export class Connection {
 
   private request<T>(
     what: string,
+    subject: RequestSubject,
     build: (correlationId: number) => Buffer,
     decode: (body: Buffer) => T,
     timeoutMs: number,
@@ -503,8 +497,9 @@ export class Connection {
       const entry: Pending = {
         correlationId,
         what,
+        subject,
         decode,
-        refusal: toRefusal ?? ((code, body) => refusalOf(code, what, body)),
+        refusal: toRefusal ?? ((code, body) => refusalOf(code, what, body, subject)),
         resolve: resolve as (value: unknown) => void,
         reject,
         timer: undefined,
@@ -572,6 +567,7 @@ export class Connection {
 
   private onFrame(frame: Buffer): void {
     if (this.machine.is('closed')) return;
+    this.answered = true;
     const head = this.pending.shift();
     if (!head) {
       this.fail(new ProtocolError('an answer arrived with no request waiting for it'));

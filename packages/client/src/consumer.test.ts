@@ -162,7 +162,8 @@ describe('consumer', () => {
         if (record.offset === 0) break;
       }
     })();
-    replyRecords(await broker.nextRequest(), 3, encodeStoredRecords([Buffer.from('a'), Buffer.from('b')]));
+    // At the high watermark: nothing more is known to be there, so nothing is read ahead.
+    replyRecords(await broker.nextRequest(), 2, encodeStoredRecords([Buffer.from('a'), Buffer.from('b')]));
     await loop;
     assert.equal(consumer.position, 1, 'only the record handed out counts');
     assert.equal(conn.pendingRequests, 0);
@@ -171,6 +172,81 @@ describe('consumer', () => {
     assert.equal(next.request.apiKey, ApiKey.METADATA);
     next.reply(encodeMetadataResponse(next.request.correlationId, []));
     await metadata;
+    await conn.close();
+  });
+
+  // Bounded: without a read-ahead the request awaited below never comes.
+  it('reads ahead, without waiting, when the last answer showed more records; break drops it in step', {
+    timeout: 10_000,
+  }, async () => {
+    const broker = await start();
+    const conn = await Connection.connect(broker.address);
+    const consumer = conn.consumer('t', 0, 0);
+    const seen: string[] = [];
+    let handedFirst!: () => void;
+    const firstHanded = new Promise<void>((resolve) => {
+      handedFirst = resolve;
+    });
+    let finishLoop!: () => void;
+    const mayFinish = new Promise<void>((resolve) => {
+      finishLoop = resolve;
+    });
+    const loop = (async () => {
+      for await (const record of consumer) {
+        seen.push(record.payload.toString());
+        if (record.offset === 0) {
+          handedFirst();
+          await mayFinish;
+        }
+        if (record.offset === 2) break;
+      }
+    })();
+    replyRecords(await broker.nextRequest(), 5, encodeStoredRecords([Buffer.from('a'), Buffer.from('b')]));
+    await firstHanded;
+    // While record 0 is being handled, the fetch for offset 2 is already out, and asks for no wait.
+    const ahead = await broker.nextRequest();
+    assert.deepEqual([fetchOf(ahead).fetchOffset, fetchOf(ahead).maxWaitMs], [2, 0]);
+    replyRecords(ahead, 5, encodeStoredRecords([Buffer.from('c'), Buffer.from('d')]));
+    finishLoop();
+    await loop;
+    assert.deepEqual(seen, ['a', 'b', 'c']);
+    assert.equal(consumer.position, 3);
+    // The read-ahead for offset 4 went out and is dropped; its answer keeps the connection in step.
+    const dropped = await broker.nextRequest();
+    assert.equal(fetchOf(dropped).fetchOffset, 4);
+    const metadata = conn.metadata();
+    const next = await broker.nextRequest();
+    assert.equal(next.request.apiKey, ApiKey.METADATA);
+    replyRecords(dropped, 5, encodeStoredRecords([Buffer.from('e')]));
+    next.reply(encodeMetadataResponse(next.request.correlationId, []));
+    assert.deepEqual(await metadata, []);
+    assert.equal(consumer.position, 3, 'nothing of a dropped read-ahead is handed out');
+    await conn.close();
+  });
+
+  it('a failed read-ahead is fetched again, and its error reaches the caller in its turn', {
+    timeout: 10_000,
+  }, async () => {
+    const broker = await start();
+    const conn = await Connection.connect(broker.address);
+    const consumer = conn.consumer('t', 0, 0);
+    const seen: string[] = [];
+    const loop = (async () => {
+      for await (const record of consumer) seen.push(record.payload.toString());
+    })();
+    replyRecords(await broker.nextRequest(), 9, encodeStoredRecords([Buffer.from('a'), Buffer.from('b')]));
+    const ahead = await broker.nextRequest();
+    ahead.reply(encodeErrorResponse(ahead.request.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
+    // The records before it are all handed out, then the fetch at offset 2 is made again.
+    const again = await broker.nextRequest();
+    assert.equal(fetchOf(again).fetchOffset, 2);
+    assert.deepEqual(seen, ['a', 'b']);
+    again.reply(encodeErrorResponse(again.request.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
+    await assert.rejects(
+      loop,
+      (e: unknown) => e instanceof BrokerError && e.code === ErrorCode.OFFSET_OUT_OF_RANGE,
+    );
+    assert.equal(consumer.position, 2);
     await conn.close();
   });
 

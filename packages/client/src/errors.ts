@@ -2,7 +2,7 @@
  * The client's errors: a class per failure, `name` set, `cause` kept. Callers tell them apart with
  * `instanceof`, never by parsing a message.
  */
-import { errorInfo, errorName } from '@booblik/protocol';
+import { ErrorCode, errorInfo, errorName } from '@booblik/protocol';
 
 export { CorruptRecordError, ProtocolError, RecordExceedsMaxBytesError } from '@booblik/protocol';
 
@@ -16,17 +16,41 @@ export class BrokerError extends Error {
   readonly codeName: string;
   /** Whether repeating the same request later can succeed without changing it. */
   readonly retriable: boolean;
+  /** The topics the refused request named (none for a METADATA of every topic). */
+  readonly topics: readonly string[];
+  /** The partition the refused request named, if it named one. */
+  readonly partition: number | undefined;
 
   constructor(
     readonly code: number,
     /** What was refused, for example `PRODUCE orders/2`. */
     readonly request: string,
+    subject: RequestSubject = {},
   ) {
     const info = errorInfo(code);
-    super(`${request} refused: ${errorName(code)}${info ? ` (${info.description})` : ''}`);
+    const detail = code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? unknownTopicDetail(subject) : undefined;
+    super(`${request} refused: ${errorName(code)}${detail ?? (info ? ` (${info.description})` : '')}`);
     this.codeName = errorName(code);
     this.retriable = info?.retriable ?? false;
+    this.topics = subject.topics ?? [];
+    this.partition = subject.partition;
   }
+}
+
+/** What a request was about, so that a refusal can say which topic or partition the broker lacks. */
+export interface RequestSubject {
+  topics?: readonly string[];
+  partition?: number;
+}
+
+/** The topic named in the message itself: "which topic?" is the first thing a user asks. */
+function unknownTopicDetail({ topics = [], partition }: RequestSubject): string | undefined {
+  if (topics.length === 0) return undefined;
+  if (topics.length > 1) return ` (one of the topics ${topics.join(', ')} does not exist)`;
+  const topic = topics[0];
+  return partition === undefined
+    ? ` (topic ${topic} does not exist)`
+    : ` (topic ${topic} does not exist, or has no partition ${partition})`;
 }
 
 /** The connection is gone (closed by either side, reset, or torn down after a failure); `cause` says why. */
@@ -38,6 +62,17 @@ export class ConnectionClosedError extends Error {
     options?: ErrorOptions,
   ) {
     super(message, options);
+  }
+}
+
+/**
+ * The address answered in HTTP, not in booblik's protocol: most likely the broker's HTTP port (metrics
+ * and health) was given instead of its booblik port. Not a loss to retry: dialing again gets the same.
+ */
+export class WrongPortError extends ConnectionClosedError {
+  override name = 'WrongPortError';
+  constructor(address: string) {
+    super(address, `${address} speaks HTTP; the booblik port is set by booblik.port`);
   }
 }
 
@@ -105,6 +140,7 @@ export class ConsumerStateError extends Error {
 
 /** Failures after which a consumer dials again: the connection went away, not the request. */
 export function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof WrongPortError) return false;
   return (
     error instanceof ConnectionClosedError || error instanceof ConnectError || error instanceof TimeoutError
   );

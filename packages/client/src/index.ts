@@ -19,7 +19,7 @@ export {
   type ProduceOptions,
   type RequestOptions,
 } from './connection.js';
-export { Consumer, type ConsumerOptions, type ConsumerRecord } from './consumer.js';
+export { Consumer, type ConsumerOptions, type ConsumerRecord, type RecordIterator } from './consumer.js';
 export * from './errors.js';
 export * from './limits.js';
 export { Producer, type ProducerOptions, type ProducerSendOptions } from './producer.js';

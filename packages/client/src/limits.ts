@@ -2,7 +2,7 @@
  * Every default and limit of the client, in one place, each with its reason. Relations between them
  * are asserted at load, so a change that breaks one fails at startup rather than in production.
  */
-import { fetchWaitMsMax } from '@booblik/protocol';
+import { fetchWaitMsMax, frameBytesMax } from '@booblik/protocol';
 
 /** Port a bare host (no `:port`) connects to: the broker's default listener. */
 export const DEFAULT_PORT = 9092;
@@ -49,6 +49,12 @@ export const DEFAULT_RECONNECT_DELAY_MS = 100;
 /** Consumer: longest pause between reconnect attempts, so a returning broker is found within seconds. */
 export const DEFAULT_RECONNECT_DELAY_MS_MAX = 5_000;
 
+/**
+ * "HTTP" read as a big-endian int32 frame length: what an HTTP server's answer (`HTTP/1.1 400 ...`)
+ * looks like to a client pointed at the wrong port. Far above the frame limit, so never a real frame.
+ */
+export const HTTP_AS_FRAME_LENGTH = Buffer.from('HTTP').readInt32BE(0);
+
 /** Correlation ids count up from 1 and wrap before leaving the positive int32 range. */
 export const CORRELATION_ID_MAX = 0x7fff_ffff;
 
@@ -62,4 +68,5 @@ function assert(condition: boolean, message: string): void {
 assert(DEFAULT_MAX_WAIT_MS <= fetchWaitMsMax, 'the default wait must not exceed what the broker honours');
 assert(DEFAULT_MIN_BYTES <= DEFAULT_MAX_BYTES, 'minBytes > maxBytes is a refused request');
 assert(DEFAULT_RECONNECT_DELAY_MS <= DEFAULT_RECONNECT_DELAY_MS_MAX, 'backoff must start below its cap');
+assert(HTTP_AS_FRAME_LENGTH > frameBytesMax, 'an HTTP answer must never pass for a frame');
 assert(DEFAULT_MAX_BATCH_RECORDS <= DEFAULT_MAX_QUEUED_RECORDS, 'a full batch must fit in the queue');

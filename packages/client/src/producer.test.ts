@@ -11,7 +11,13 @@ import {
   type Request,
 } from '@booblik/protocol';
 import { readVectors } from '@booblik/protocol/testing';
-import { BrokerError, ConnectionClosedError, ProducerClosedError, RequestTooLargeError } from './errors.js';
+import {
+  BrokerError,
+  ConnectionClosedError,
+  InvalidArgumentError,
+  ProducerClosedError,
+  RequestTooLargeError,
+} from './errors.js';
 import { Producer } from './producer.js';
 import { FakeBroker, type ReceivedRequest } from './test-support/fake-broker.js';
 import { ManualClock } from './test-support/manual-clock.js';
@@ -260,6 +266,36 @@ describe('producer', () => {
       (e: unknown) => e instanceof BrokerError && e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     );
     assert.equal(await good, 0);
+    await producer.close();
+  });
+
+  it("an empty record is refused at send, naming the problem; 'a' and 'c' around it still land", async () => {
+    const log = new MemoryLog({ t: 1 });
+    const producer = await Producer.connect((await start(log)).address, { lingerMs: 1 });
+    const a = producer.send('t', 'a');
+    const empty = producer.send('t', '');
+    const c = producer.send('t', 'c');
+    await assert.rejects(empty, (e: unknown) => {
+      assert.ok(e instanceof InvalidArgumentError, String(e));
+      assert.match(e.message, /payload of a record for t: empty, expected at least 1 byte/);
+      return true;
+    });
+    assert.deepEqual([await a, await c], [0, 1]);
+    assert.deepEqual(
+      log.records('t', 0).map((r) => r.toString()),
+      ['a', 'c'],
+    );
+    await producer.close();
+  });
+
+  it('an unknown topic is named in the error, not only in the request', async () => {
+    const producer = await Producer.connect((await start(new MemoryLog({ t: 1 }))).address);
+    await assert.rejects(producer.send('nope', 'x'), (e: unknown) => {
+      assert.ok(e instanceof BrokerError);
+      assert.match(e.message, /UNKNOWN_TOPIC_OR_PARTITION \(topic nope does not exist\)/);
+      assert.deepEqual(e.topics, ['nope']);
+      return true;
+    });
     await producer.close();
   });
 

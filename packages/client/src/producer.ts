@@ -16,7 +16,7 @@ import {
   OFFSET_UNKNOWN,
 } from '@booblik/protocol';
 import { Batch, type BatchEntry, produceFrameOverheadBytes, produceRecordBytes } from './batch.js';
-import { checkCount, checkInt32 } from './checks.js';
+import { checkCount, checkInt32, checkPayload } from './checks.js';
 import { type Clock, systemClock } from './clock.js';
 import { Connection, type ConnectOptions } from './connection.js';
 import { InvalidArgumentError, ProducerClosedError, RequestTooLargeError } from './errors.js';
@@ -160,6 +160,7 @@ export class Producer {
     }
     const bytes = toBytes(payload);
     try {
+      if (bytes.length === 0) checkPayload(`payload of a record for ${topic}`, bytes);
       if (options.partition !== undefined) checkInt32('partition', options.partition, 0);
     } catch (error) {
       return Promise.reject(error);

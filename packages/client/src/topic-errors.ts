@@ -9,7 +9,7 @@ import {
   ErrorCode,
   ProtocolError,
 } from '@booblik/protocol';
-import { BrokerError } from './errors.js';
+import { BrokerError, type RequestSubject } from './errors.js';
 
 /** APPLY: a change expected another revision of its topic; nothing of the APPLY was applied. */
 export class RevisionMismatchError extends BrokerError {
@@ -57,8 +57,14 @@ export class OffsetMismatchError extends BrokerError {
 }
 
 /** The error for a refusal, with the details its body carries for the codes that have one. */
-export function refusalOf(code: number, request: string, body: Buffer, expectedOffset = -1): BrokerError {
-  if (body.length === 0) return new BrokerError(code, request);
+export function refusalOf(
+  code: number,
+  request: string,
+  body: Buffer,
+  subject: RequestSubject = {},
+  expectedOffset = -1,
+): BrokerError {
+  if (body.length === 0) return new BrokerError(code, request, subject);
   try {
     switch (code) {
       case ErrorCode.REVISION_MISMATCH: {
@@ -78,7 +84,7 @@ export function refusalOf(code: number, request: string, body: Buffer, expectedO
       case ErrorCode.OFFSET_MISMATCH:
         return new OffsetMismatchError(request, expectedOffset, decodeOffsetMismatch(body).logEndOffset);
       default:
-        return new BrokerError(code, request);
+        return new BrokerError(code, request, subject);
     }
   } catch (error) {
     throw new ProtocolError(`${request}: the refusal's details do not decode`, { cause: error });

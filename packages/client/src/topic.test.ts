@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { ApiKey, ErrorCode, encodeProduceResponse, type Request } from '@booblik/protocol';
 import { readVectors } from '@booblik/protocol/testing';
 import { Connection } from './connection.js';
-import { BrokerError } from './errors.js';
+import { BrokerError, InvalidArgumentError } from './errors.js';
 import { FakeBroker } from './test-support/fake-broker.js';
 import { MemoryLog } from './test-support/memory-log.js';
 import { Topic } from './topic.js';
@@ -92,14 +92,41 @@ describe('topic', () => {
     await conn.close();
   });
 
-  it('an unknown topic is refused with UNKNOWN_TOPIC_OR_PARTITION', async () => {
+  it('an unknown topic is refused with UNKNOWN_TOPIC_OR_PARTITION, and the message names the topic', async () => {
+    const broker = await FakeBroker.start(new MemoryLog({ orders: 1 }).handle);
+    brokers.push(broker);
+    const conn = await Connection.connect(broker.address);
+    await assert.rejects(conn.topic('nope'), (e: unknown) => {
+      assert.ok(e instanceof BrokerError && e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      assert.equal(
+        e.message,
+        'METADATA nope refused: UNKNOWN_TOPIC_OR_PARTITION (topic nope does not exist)',
+      );
+      return true;
+    });
+    await conn.close();
+  });
+
+  it('a partition the topic lacks is named with its topic', async () => {
     const broker = await FakeBroker.start(new MemoryLog({ orders: 1 }).handle);
     brokers.push(broker);
     const conn = await Connection.connect(broker.address);
     await assert.rejects(
-      conn.topic('nope'),
-      (e: unknown) => e instanceof BrokerError && e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+      conn.fetch({ topic: 'orders', partition: 5, offset: 0, maxBytes: 100 }),
+      /\(topic orders does not exist, or has no partition 5\)/,
     );
+    await conn.close();
+  });
+
+  it('an empty payload is refused before anything is sent', async () => {
+    const broker = await FakeBroker.start(new MemoryLog({ orders: 1 }).handle);
+    brokers.push(broker);
+    const conn = await Connection.connect(broker.address);
+    const topic = await conn.topic('orders');
+    const before = broker.received.length;
+    await assert.rejects(topic.send(''), InvalidArgumentError);
+    assert.equal(broker.received.length, before, 'no request for an empty record');
+    assert.equal((await topic.send('x')).offset, 0);
     await conn.close();
   });
 });

@@ -1,4 +1,5 @@
 import { type AckPolicyValue, OFFSET_UNKNOWN, ProtocolError, partitionForKey } from '@booblik/protocol';
+import { checkPayload } from './checks.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Connection } from './connection.js';
 
@@ -109,9 +110,10 @@ export class Topic {
 
   /** Sends one record to the partition its key picks and waits for the answer (one request per call). */
   async send(payload: Bytes, options: TopicSendOptions = {}): Promise<Sent> {
+    const bytes = checkPayload(`payload of a record for ${this.name}`, toBytes(payload));
     if (this.stale) await this.refresh();
     const partition = this.partitionFor(options.key);
-    const result = await this.connection.produce(this.name, partition, [toBytes(payload)], {
+    const result = await this.connection.produce(this.name, partition, [bytes], {
       ack: options.ack,
     });
     return { partition, offset: result?.baseOffset ?? OFFSET_UNKNOWN };

@@ -26,7 +26,10 @@ export class OffsetOutOfRangeError extends Error {
   }
 }
 
-/** The disk refused a write (full, read-only, failing). Nothing of the refused batch is kept. */
+/**
+ * The disk refused a write (full, read-only, failing; nothing of the refused batch is kept) or a read
+ * (EIO; nothing is answered from it).
+ */
 export class StorageError extends Error {
   override name = 'StorageError';
   constructor(

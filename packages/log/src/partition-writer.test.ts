@@ -34,11 +34,27 @@ describe('partition writer', () => {
   it('WRITTEN alone never waits for an fdatasync', async (t) => {
     const { log, writer } = openWriter(tempDir(t));
     t.after(() => log.close());
-    await Promise.all([
+    // A barrier that never completes on its own: an acknowledgement that waited for one never arrives.
+    const barriers: (() => void)[] = [];
+    let barrierStarted!: () => void;
+    const started = new Promise<'barrier'>((resolve) => {
+      barrierStarted = () => resolve('barrier');
+    });
+    log.sync = () =>
+      new Promise<void>((resolve) => {
+        barriers.push(resolve);
+        barrierStarted();
+      });
+    t.after(() => {
+      for (const release of barriers) release();
+    });
+    const acked = Promise.all([
       writer.append(batchOf([rec(0)]), AckPolicy.WRITTEN),
-      writer.append(batchOf([rec(1)]), 0),
-    ]);
-    assert.equal(writer.stats.forcedSyncs, 0);
+      writer.append(batchOf([rec(1)]), AckPolicy.NONE),
+    ]).then(() => 'acked' as const);
+    assert.equal(await Promise.race([acked, started]), 'acked');
+    assert.equal(barriers.length, 0, 'no fdatasync was started');
+    assert.equal(log.highWatermark.value, 2, 'published without a barrier');
   });
 
   it('an acknowledged WRITTEN batch is already readable: the watermark moved before the ack arrived', async (t) => {

@@ -1,4 +1,5 @@
 import { recordHeaderBytes } from '@booblik/protocol';
+import { StorageError } from './errors.js';
 import { preadInto } from './fs-util.js';
 import type { ReadBufferPool, ReadLease } from './read-buffers.js';
 import type { Segment } from './segment.js';
@@ -42,7 +43,13 @@ export async function readFromSegment(
       lease = pool.take(window);
       bufStart = position;
       got = await readLease(segment, lease, window, position);
-      if (got < recordHeaderBytes) throw new Error(`${segment.path}: offset ${offset} not found`);
+      if (got < recordHeaderBytes) {
+        lease.release?.();
+        throw new StorageError(
+          `${segment.path}: offset ${offset} not found where the index points`,
+          undefined,
+        );
+      }
     }
     position += recordHeaderBytes + lease.buffer.readInt32BE(position - bufStart);
     at++;
@@ -70,6 +77,8 @@ async function readLease(
     return await preadInto(segment.fd, lease.buffer, length, position);
   } catch (error) {
     lease.release?.();
-    throw error;
+    // The disk's failure (EIO, ...), not ours: typed, so the broker answers STORAGE_ERROR.
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new StorageError(`${segment.path}: read failed (${code ?? String(error)})`, code, { cause: error });
   }
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { LogClosedError } from './errors.js';
 import { segmentFileName } from './segment-name.js';
 import type { SparseIndex } from './sparse-index.js';
 
@@ -46,9 +47,12 @@ export class Segment {
     return this.removed;
   }
 
-  /** Holds the file open for a read; pair with `release`. */
+  /**
+   * Holds the file open for a read; pair with `release`. A read of a closed segment (the partition
+   * closed under it) is LogClosedError, which the broker answers with a code, not a dropped connection.
+   */
   acquire(): void {
-    if (this.closed) throw new Error(`segment ${this.path}: acquire after close`);
+    if (this.closed) throw new LogClosedError(path.basename(this.dir));
     this.readers++;
   }
 

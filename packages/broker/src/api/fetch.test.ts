@@ -31,10 +31,17 @@ describe('FETCH', () => {
   });
 
   it('past the end is OFFSET_OUT_OF_RANGE, checked after the wait', async (t) => {
-    const { consumer, produce } = await setup(t);
+    const { consumer, produce, broker } = await setup(t);
     await produce('a');
-    const answer = await consumer.fetch({ topic: 't', partition: 0, fetchOffset: 1001, maxWaitMs: 50 });
-    assert.equal(answer.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+    let answered = false;
+    const pending = consumer
+      .fetch({ topic: 't', partition: 0, fetchOffset: 1001, maxWaitMs: 1000 })
+      .finally(() => {
+        answered = true;
+      });
+    await waitFor(() => broker.metrics.heldFetches === 1 || answered, 'the fetch to be held or answered');
+    assert.equal(answered, false, 'refused at once instead of after its wait');
+    assert.equal((await pending).errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
   });
 
   it('a long poll is woken by a write at once, long before its wait ends', async (t) => {

@@ -1,4 +1,4 @@
-import { OffsetOutOfRangeError, type ReadResult } from '@booblik/log';
+import { LogClosedError, OffsetOutOfRangeError, type ReadResult, StorageError } from '@booblik/log';
 import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
@@ -171,11 +171,11 @@ class HeldFetch {
   }
 
   private settle(error: unknown): void {
-    if (this.ctx.registry.isRetired(this.partition))
-      this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-    else if (error instanceof OffsetOutOfRangeError)
-      this.resolve(refuse(this.ctx, this.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
-    else this.reject(error);
+    try {
+      this.resolve(refuseRead(error, this.partition, this.req, this.correlationId, this.ctx));
+    } catch (e) {
+      this.reject(e);
+    }
   }
 }
 
@@ -194,11 +194,32 @@ async function readAnswer(
     result.release?.();
     return deleted();
   } catch (error) {
-    if (ctx.registry.isRetired(partition)) return deleted();
-    if (error instanceof OffsetOutOfRangeError)
-      return refuse(ctx, correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
-    throw error;
+    return refuseRead(error, partition, req, correlationId, ctx);
   }
+}
+
+/**
+ * The answer to a read the log refused. Each is the world's doing, not a bug, so it gets a code and
+ * the connection lives: a disk that fails the read (EIO) or a partition closed under the read is
+ * STORAGE_ERROR (retriable), or UNKNOWN_TOPIC_OR_PARTITION once the partition is no longer served.
+ * Anything else is our bug and is thrown.
+ */
+function refuseRead(
+  error: unknown,
+  partition: ServedPartition,
+  req: FetchRequest,
+  correlationId: number,
+  ctx: ApiContext,
+): Reply {
+  // A partition deleted under the read: its topic is gone, whatever the read failed on.
+  if (ctx.registry.isRetired(partition) || ctx.registry.get(req.topic, req.partition) !== partition)
+    return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (error instanceof OffsetOutOfRangeError)
+    return refuse(ctx, correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
+  if (!(error instanceof StorageError || error instanceof LogClosedError)) throw error;
+  if (error instanceof StorageError) ctx.metrics.storageErrors++;
+  ctx.noisyLog.warn(`FETCH ${partition.name} at offset ${req.fetchOffset} refused: ${error.message}`);
+  return refuse(ctx, correlationId, ErrorCode.STORAGE_ERROR);
 }
 
 function encodeReply(correlationId: number, result: ReadResult, ctx: ApiContext): Reply {

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { mkdirDurable } from '@booblik/log';
 import { type TopicSpec, topicSpecProblem } from '@booblik/protocol';
 import {
   type SpecStore,
@@ -59,7 +60,8 @@ export class FileSpecStore implements SpecStore {
       );
     }
     const body: SpecFile = { format: FORMAT, revision: next.revision, topics: next.specs };
-    await fs.mkdir(this.dataDir, { recursive: true });
+    // The data directory may be new: its name must be durable before the file in it is.
+    mkdirDurable(this.dataDir);
     const handle = await fs.open(this.temp, 'w');
     try {
       await handle.writeFile(`${JSON.stringify(body)}\n`);

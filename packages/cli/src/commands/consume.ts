@@ -1,7 +1,7 @@
-import { Connection, DEFAULT_MAX_BYTES, INT32_MAX } from '@booblik/client';
-import { brokerAddress, integer, oneOf, parse, positionals } from '../args.js';
+import { Connection, DEFAULT_MAX_BYTES, INT32_MAX, RecordExceedsMaxBytesError } from '@booblik/client';
+import { brokerAddress, integer, oneOf, parse, positionals, startOffset } from '../args.js';
 import { ExitCode } from '../constants.js';
-import { OffsetOutOfRangeError, PartitionNotFoundError } from '../errors.js';
+import { MaxBytesTooSmallError, OffsetOutOfRangeError, PartitionNotFoundError } from '../errors.js';
 import { type Format, formatRecord, formats } from '../format.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -33,8 +33,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const maxRecordsText = parsed.string('max-records');
   const maxBytesText = parsed.string('max-bytes');
   const partition = partitionText === undefined ? 0 : integer('--partition', partitionText, 0, INT32_MAX);
-  const from = parsed.string('from') ?? 'earliest';
-  if (from !== 'earliest' && from !== 'latest') integer('--from', from, 0);
+  const from = startOffset('--from', parsed.string('from') ?? 'earliest');
   const format: Format = formatText === undefined ? 'text' : oneOf('--format', formatText, formats);
   const maxRecords =
     maxRecordsText === undefined ? Number.POSITIVE_INFINITY : integer('--max-records', maxRecordsText, 1);
@@ -51,7 +50,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
       throw new PartitionNotFoundError(topic, partition, described?.partitions.map((p) => p.partition) ?? []);
     }
     const start =
-      from === 'earliest' ? offsets.logStartOffset : from === 'latest' ? offsets.highWatermark : Number(from);
+      from === 'earliest' ? offsets.logStartOffset : from === 'latest' ? offsets.highWatermark : from;
     if (start < offsets.logStartOffset || start > offsets.highWatermark) {
       throw new OffsetOutOfRangeError(start, offsets.logStartOffset, offsets.highWatermark);
     }
@@ -71,6 +70,11 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
         if (!(await out.write(formatRecord(record, format)))) break; // nobody reads stdout any more
         if (++printed >= maxRecords || consumer.position >= end) break;
       }
+    } catch (error) {
+      if (error instanceof RecordExceedsMaxBytesError) {
+        throw new MaxBytesTooSmallError(error.offset, error.recordBytes, error.maxBytes);
+      }
+      throw error;
     } finally {
       await consumer.close();
     }

@@ -1,4 +1,11 @@
-import { INT32_MAX, Producer, ProducerClosedError } from '@booblik/client';
+import {
+  AckPolicy,
+  Connection,
+  INT32_MAX,
+  OFFSET_UNKNOWN,
+  Producer,
+  ProducerClosedError,
+} from '@booblik/client';
 import { ackPolicy, brokerAddress, integer, parse, positionals } from '../args.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
@@ -6,6 +13,7 @@ import { helpFor } from '../help.js';
 import { readLengthPrefixed, readLines } from '../input/records.js';
 import { type Io, Output } from '../io.js';
 import { Progress } from '../progress.js';
+import { OffsetSpans } from '../summary.js';
 
 /**
  * booblik produce <topic>: records from stdin through a Producer (batched, several requests in
@@ -36,7 +44,21 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   const ack = ackText === undefined ? undefined : ackPolicy('--ack', ackText);
   const broker = brokerAddress(parsed.string('broker'), io.env);
 
-  const producer = await Producer.connect(broker, { ack, signal: io.signal });
+  const connection = await Connection.connect(broker, { signal: io.signal });
+  // The partition is picked here, as the producer would (FNV-1a of the key, else round robin), so
+  // that the summary can say which offsets each partition got.
+  let route: (() => number) | undefined;
+  if (partition === undefined) {
+    try {
+      const handle = await connection.topic(topic);
+      route = () => handle.partitionFor(key);
+    } catch (error) {
+      await connection.close();
+      throw error;
+    }
+  }
+  const producer = new Producer(connection, { ack });
+  const spans = new OffsetSpans();
   const progress = new Progress((text) => io.stderr.write(text), io.stderrIsTty);
   const records = parsed.flag('length-prefixed') ? readLengthPrefixed(io.stdin) : readLines(io.stdin);
   let sent = 0;
@@ -53,9 +75,11 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
       }
       await producer.ready();
       if (producer.state !== 'open') break;
-      producer.send(topic, record, { key, partition }).then(
-        () => {
+      const to = partition ?? route!();
+      producer.send(topic, record, { partition: to }).then(
+        (offset) => {
           acknowledged++;
+          if (offset !== OFFSET_UNKNOWN) spans.add(to, offset);
         },
         (error: Error) => {
           failed++;
@@ -72,6 +96,9 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   if (skipped > 0) {
     await err.write(`booblik: skipped ${skipped} empty record(s): a record must hold at least one byte\n`);
   }
+  if (acknowledged > 0 || !firstError) {
+    await err.write(`${spans.summary(topic, acknowledged, ack === AckPolicy.NONE)}\n`);
+  }
   if (firstError) {
     const cause =
       firstError instanceof ProducerClosedError && firstError.cause ? firstError.cause : firstError;
@@ -80,6 +107,5 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
     );
     return ExitCode.FAILURE;
   }
-  if (io.stderrIsTty) await err.write(`produced ${acknowledged} record(s) to ${topic}\n`);
   return ExitCode.OK;
 }

@@ -49,7 +49,14 @@ export class FrameSplitter {
   private held: Buffer[] = [];
   private paused = false;
 
-  constructor(private readonly limits: FrameLimits) {
+  /**
+   * `chunksOwned`: the caller never reuses a chunk after push (a net.Socket's 'data' chunks are fresh
+   * buffers), so a frame split across chunks is gathered from views and copied once, not twice.
+   */
+  constructor(
+    private readonly limits: FrameLimits,
+    private readonly options: { chunksOwned?: boolean } = {},
+  ) {
     if (limits.frameBytesMin < 1 || limits.frameBytesMax < limits.headerBytes) {
       throw new Error(`FrameSplitter: inconsistent limits ${JSON.stringify(limits)}`);
     }
@@ -134,8 +141,8 @@ export class FrameSplitter {
   }
 
   private gather(piece: Buffer): void {
-    // Copy: the caller may reuse its chunk after push returns.
-    this.pending.push(Buffer.from(piece));
+    // Copy unless the caller said it never reuses its chunks: it may reuse one after push returns.
+    this.pending.push(this.options.chunksOwned ? piece : Buffer.from(piece));
     this.pendingBytes += piece.length;
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CorruptRecordError } from '../errors.js';
-import { decodeFetchPayload } from './fetch-payload.js';
+import { decodeFetchPayload, indexFetchPayload } from './fetch-payload.js';
 import { encodeStoredRecords } from './stored-records.js';
 
 const three = [Buffer.from('first'), Buffer.from('second!'), Buffer.from('third record')];
@@ -21,6 +21,15 @@ describe('FETCH payload decoding', () => {
       const tail = cut - boundaries[whole]!;
       assert.equal(decoded.truncatedRecordBytes, tail >= 4 ? three[whole]!.length : -1, `cut at ${cut}`);
       assert.equal(decoded.recordExceedsMaxBytes, false, 'maxBytes was large: the broker stopped early');
+    }
+  });
+
+  it('the index gives each whole record header position and the end of the last, at every cut', () => {
+    for (let cut = 0; cut <= payload.length; cut++) {
+      const index = indexFetchPayload(payload.subarray(0, cut), { fetchOffset: 10, maxBytes: 1 << 20 });
+      const whole = boundaries.filter((b) => b > 0 && b <= cut).length;
+      assert.equal(index.count, whole, `cut at ${cut}`);
+      assert.deepEqual(index.bounds, boundaries.slice(0, whole + 1), `cut at ${cut}`);
     }
   });
 

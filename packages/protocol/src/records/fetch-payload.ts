@@ -29,22 +29,35 @@ export interface DecodedFetchPayload {
 }
 
 /**
- * Splits a FETCH payload into whole records, checking each as it goes. The payload may be cut at any
+ * Where each whole record of a FETCH payload lies, without a view per record: record i's payload is
+ * `payload.subarray(bounds[i] + recordHeaderBytes, bounds[i + 1])`. A reader that hands records out
+ * one at a time makes each view as it goes, so a 1 MiB fetch of small records does not keep thousands
+ * of views alive at once (they outlive young-generation collections and make full ones frequent).
+ */
+export interface FetchPayloadIndex extends Omit<DecodedFetchPayload, 'records'> {
+  /** Whole records in the payload. */
+  count: number;
+  /** count + 1 positions: where each record's header starts, then where the whole records end. */
+  bounds: number[];
+}
+
+/**
+ * Finds the whole records of a FETCH payload, checking each as it goes. The payload may be cut at any
  * byte (inside a record or its header): the cut tail is dropped, never returned. Throws
  * CorruptRecordError on a CRC mismatch or an impossible size: a corrupt record is never handed out.
  */
-export function decodeFetchPayload(payload: Buffer, options: FetchPayloadOptions): DecodedFetchPayload {
+export function indexFetchPayload(payload: Buffer, options: FetchPayloadOptions): FetchPayloadIndex {
   const verify = options.verifyCrc ?? true;
   // With the native module, one call checks every whole record's CRC; the walk below then only
   // recomputes a checksum past that point, where it reports the failing record in detail.
   const checkedBytes =
     verify && nativeAddon !== null ? nativeAddon.scanRecords(payload, 0, payload.length)[0] : 0;
-  const records: Buffer[] = [];
+  const bounds = [0];
   const end = payload.length;
   let pos = 0;
   let truncatedRecordBytes = -1;
   while (pos < end) {
-    const offset = options.fetchOffset + records.length;
+    const offset = options.fetchOffset + bounds.length - 1;
     if (end - pos < 4) break; // not even the size arrived
     const size = payload.readInt32BE(pos);
     if (size <= 0) throw new CorruptRecordError(offset, `size ${size} in its header, expected > 0`);
@@ -65,23 +78,35 @@ export function decodeFetchPayload(payload: Buffer, options: FetchPayloadOptions
         );
       }
     }
-    records.push(payload.subarray(start, start + size));
     pos = start + size;
+    bounds.push(pos);
   }
+  const count = bounds.length - 1;
   const truncatedBytes = end - pos;
   const recordExceedsMaxBytes =
-    records.length === 0 &&
+    count === 0 &&
     truncatedBytes > 0 &&
     (truncatedRecordBytes >= 0
       ? recordHeaderBytes + truncatedRecordBytes > options.maxBytes
       : truncatedBytes >= options.maxBytes);
   return {
-    records,
-    nextOffset: options.fetchOffset + records.length,
+    count,
+    bounds,
+    nextOffset: options.fetchOffset + count,
     truncatedBytes,
     truncatedRecordBytes,
     recordExceedsMaxBytes,
   };
+}
+
+/** Splits a FETCH payload into whole records (views, no copy), checked as indexFetchPayload does. */
+export function decodeFetchPayload(payload: Buffer, options: FetchPayloadOptions): DecodedFetchPayload {
+  const { count, bounds, ...rest } = indexFetchPayload(payload, options);
+  const records = new Array<Buffer>(count);
+  for (let i = 0; i < count; i++) {
+    records[i] = payload.subarray(bounds[i]! + recordHeaderBytes, bounds[i + 1]);
+  }
+  return { records, ...rest };
 }
 
 function hex32(n: number): string {

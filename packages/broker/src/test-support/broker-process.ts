@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { TestContext } from 'node:test';
+
+const main = new URL('../main.js', import.meta.url).pathname;
+
+/**
+ * Starts the real entry point (`main.js`) as a child process. `listening` resolves with the port once
+ * it logged `booblik listening on`, and rejects if it exits first; `output()` is stdout and stderr.
+ */
+export function startProcess(args: string[], env: Record<string, string> = {}) {
+  const proc = spawn(process.execPath, [main, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
+  let stderr = '';
+  proc.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  const listening = new Promise<number>((resolve, reject) => {
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      lines.push(line);
+      const m = /booblik listening on [^\s]+:(\d+)/.exec(line);
+      if (m) resolve(Number(m[1]));
+    });
+    void exited.then((code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
+  });
+  listening.catch(() => {}); // a test that expects an early exit never awaits it
+  const httpPort = () =>
+    Number(/http on [^\s]+:(\d+)/.exec(lines.find((l) => l.includes('http on')) ?? '')?.[1]);
+  const output = () => `${lines.join('\n')}\n${stderr}`;
+  /** The exit code; a process still running after `timeoutMs` is killed and the wait fails. */
+  const exitCode = async (timeoutMs = 20_000): Promise<number | null> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        proc.kill('SIGKILL');
+        reject(new Error(`still running after ${timeoutMs} ms:\n${output()}`));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([exited, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return { proc, lines, exited, exitCode, listening, stderr: () => stderr, output, httpPort };
+}
+
+export async function waitForAsync(
+  condition: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  }
+}
+
+export function tempDir(t: TestContext): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-main-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
