@@ -217,17 +217,25 @@ func (c *Conn) list(ctx context.Context, selector string, watchRevision int64, m
 	return decodeListResponse(body)
 }
 
+// labelChangesMax is how many changes an APPLY's label in errors names before it counts the rest:
+// one line, however many changes.
+const labelChangesMax = 3
+
+// applyRequestLabel names an APPLY in errors: "APPLY orders, -old" (a delete is -name).
 func applyRequestLabel(changes []TopicChange) string {
 	if len(changes) == 0 {
 		return "APPLY (no changes)"
 	}
-	names := make([]string, len(changes))
-	for i, ch := range changes {
+	var names []string
+	for _, ch := range changes[:min(len(changes), labelChangesMax)] {
 		if ch.Upsert != nil {
-			names[i] = ch.Upsert.Name
+			names = append(names, ch.Upsert.Name)
 		} else {
-			names[i] = "-" + ch.Delete
+			names = append(names, "-"+ch.Delete)
 		}
+	}
+	if len(changes) > labelChangesMax {
+		names = append(names, fmt.Sprintf("and %d more", len(changes)-labelChangesMax))
 	}
 	return "APPLY " + strings.Join(names, ", ")
 }

@@ -3,6 +3,7 @@ package booblik_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -325,6 +326,19 @@ func TestProduceAtFencesAWriterOnTheRealBroker(t *testing.T) {
 	_, err = c.ProduceAt(ctx, "default", 0, end, [][]byte{[]byte("stale")}, booblik.AckWritten)
 	var mismatch *booblik.OffsetMismatchError
 	if !errors.As(err, &mismatch) || mismatch.LogEndOffset != end+1 {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestARefusedApplyOfManyChangesIsNamedInOneShortLine(t *testing.T) {
+	c := dial(t, startBroker(t, map[string]int{"default": 1}))
+	changes := []booblik.TopicChange{booblik.DeleteTopic("default", 9)}
+	for i := 0; i < 1000; i++ {
+		changes = append(changes, booblik.DeleteTopic(fmt.Sprintf("t%d", i), booblik.RevisionAny))
+	}
+	_, err := c.ApplyTopics(testContext(t), changes)
+	if !errors.Is(err, booblik.ErrRevisionMismatch) || !strings.Contains(err.Error(), "APPLY -default, -t0, -t1, and 998 more refused") ||
+		len(err.Error()) > 200 {
 		t.Fatalf("%v", err)
 	}
 }

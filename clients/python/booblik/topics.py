@@ -211,14 +211,20 @@ def decode_apply_response(body: bytes) -> int:
     return revision
 
 
+# An APPLY's label in errors names this many changes, then counts the rest: one line, however many.
+_LABEL_CHANGES_MAX = 3
+
+
 def describe_apply(changes) -> str:
-    """The label of an APPLY in errors: ``APPLY orders, -old``."""
+    """The label of an APPLY in errors: ``APPLY orders, -old`` (a delete is ``-name``)."""
     names = []
-    for change in changes:
+    for change in changes[:_LABEL_CHANGES_MAX]:
         if isinstance(change, Upsert):
-            names.append(str(change.spec.name))
+            names.append(str(getattr(change.spec, "name", "?")))
         elif isinstance(change, Delete):
             names.append(f"-{change.name}")
+    if len(changes) > _LABEL_CHANGES_MAX:
+        names.append(f"and {len(changes) - _LABEL_CHANGES_MAX} more")
     return "APPLY " + ", ".join(names) if names else "APPLY (no changes)"
 
 

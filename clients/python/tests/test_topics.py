@@ -87,6 +87,13 @@ class TopicsTest(unittest.TestCase):
         self.assertEqual(self.connection.list_topics().names(), ["default"])
         self.assertFalse(self.connection.closed)
 
+    def test_a_refused_apply_of_many_changes_is_named_in_one_short_line(self):
+        changes = [Delete("default", 9)] + [Delete(f"t{i}") for i in range(1000)]
+        with self.assertRaises(RevisionMismatchError) as caught:
+            self.connection.apply_topics(changes)
+        self.assertIn("APPLY -default, -t0, -t1, and 998 more refused", str(caught.exception))
+        self.assertLess(len(str(caught.exception)), 200)
+
     def test_a_value_the_broker_refuses_names_the_field(self):
         self.create_orders()
         with self.assertRaises(InvalidArgumentRefusal) as caught:
