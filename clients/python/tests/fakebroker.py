@@ -153,7 +153,7 @@ class FakeBroker:
             return list(self.requests)
 
     def wait_for_fetch_waiting(self, timeout: float = 5.0) -> None:
-        """Block until a long fetch is being held (it is in the wait, nothing to answer yet)."""
+        """Block until a long fetch or a watching LIST is being held (in its wait, nothing to answer yet)."""
         with self._cond:
             if not self._cond.wait_for(lambda: self._waiting > 0, timeout):
                 raise AssertionError("no fetch is waiting")

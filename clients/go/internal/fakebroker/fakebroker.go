@@ -197,7 +197,7 @@ func (b *Broker) RequestsOf(api int16) []Request {
 	return out
 }
 
-// Waiting is how many fetches are holding for data right now.
+// Waiting is how many fetches and watching LISTs are being held right now.
 func (b *Broker) Waiting() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
