@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AckPolicy } from '@booblik/protocol';
+import { AckPolicy, fetchableRecordBytesMax, recordHeaderBytes } from '@booblik/protocol';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { LogClosedError, RecordTooLargeError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
@@ -117,6 +117,19 @@ describe('partition writer', () => {
     t.after(() => log.close());
     await writer.append(batchOf([rec('x', 92)]), AckPolicy.WRITTEN);
     assert.equal(log.highWatermark.value, 1);
+  });
+
+  it('a record too large for any FETCH answer is refused, though a segment could hold it', async (t) => {
+    const { log, writer } = openWriter(tempDir(t), { segmentBytesMax: 16 * 1024 * 1024 });
+    t.after(() => log.close());
+    const readable = fetchableRecordBytesMax - recordHeaderBytes; // 8,388,582 payload bytes
+    const unreadable = writer.append(batchOf([rec('too-big', readable + 1)]), AckPolicy.WRITTEN);
+    await assert.rejects(unreadable, (e: unknown) => e instanceof RecordTooLargeError && e.recordIndex === 0);
+    await writer.append(batchOf([rec('largest', readable)]), AckPolicy.WRITTEN);
+    assert.equal(log.highWatermark.value, 1);
+    const answer = await log.read(0, 2 ** 31 - 1);
+    assert.equal(answer.bytes, fetchableRecordBytesMax, 'the largest record is served whole');
+    answer.release?.();
   });
 
   it('backpressure: a full queue makes callers wait, and waiting batches keep their order', async (t) => {

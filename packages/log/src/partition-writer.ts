@@ -1,4 +1,9 @@
-import { AckPolicy, type AckPolicyValue, recordHeaderBytes } from '@booblik/protocol';
+import {
+  AckPolicy,
+  type AckPolicyValue,
+  fetchableRecordBytesMax,
+  recordHeaderBytes,
+} from '@booblik/protocol';
 import { LogClosedError, OffsetMismatchError, RecordTooLargeError, StorageError } from './errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type AppendBatch, PartitionLog } from './partition-log.js';
@@ -122,9 +127,12 @@ export class PartitionWriter {
     });
   }
 
-  /** A record whose header and payload exceed a whole segment can never be stored: refuse the batch. */
+  /**
+   * A record whose header and payload exceed a whole segment can never be stored, and one beyond a
+   * FETCH answer could never be read: refuse the batch.
+   */
   private findTooLarge(batch: AppendBatch, storedBytes: number): RecordTooLargeError | null {
-    const max = this.log.config.segmentBytesMax;
+    const max = Math.min(this.log.config.segmentBytesMax, fetchableRecordBytesMax);
     if (storedBytes <= max) return null;
     let pos = 0;
     for (let i = 0; i < batch.count; i++) {
