@@ -125,7 +125,7 @@ func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame [
 			continue // the answer to an abandoned call: nobody is waiting for it
 		}
 		if code != CodeNone {
-			return nil, &BrokerError{Code: code, API: api.String(), Request: request}
+			return nil, refusal(code, api, request, body)
 		}
 		return body, nil
 	}

@@ -10,6 +10,9 @@
 //     Records iterator, which waits at the end of the log instead of stopping.
 //   - NewProducer batches records that arrive one at a time, per partition, behind one writer.
 //   - Conn.Metadata reports partitions and their offsets.
+//   - Conn.ApplyTopics creates, changes and deletes topics (all or nothing, each change at the
+//     revision it expects); Conn.ListTopics lists them by label selector; Conn.WatchTopics follows
+//     their changes.
 //
 // Refusals from the broker are *BrokerError values, matched with errors.Is against
 // ErrUnknownTopicOrPartition, ErrOffsetOutOfRange and the other sentinels; the connection stays

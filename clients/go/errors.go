@@ -18,6 +18,15 @@ const (
 	// CodeStorageError is an addition to the protocol's table: the broker could not write to its
 	// disk. Clients that predate it show it as UNKNOWN(6).
 	CodeStorageError ErrorCode = 6
+
+	// Additions after v1 (docs/protocol.md). Codes 7, 8 and 11 carry details: the refusal is then
+	// a *RevisionMismatchError, *OffsetMismatchError or *InvalidArgumentRefusal.
+	CodeRevisionMismatch ErrorCode = 7
+	CodeOffsetMismatch   ErrorCode = 8
+	CodeNotPrimary       ErrorCode = 9  // reserved for the cluster
+	CodeNoPrimary        ErrorCode = 10 // reserved for the cluster
+	CodeInvalidArgument  ErrorCode = 11
+	CodeTopicReadOnly    ErrorCode = 12
 )
 
 // codeInfo is one row of the error table, the same in every booblik client (the TypeScript
@@ -37,6 +46,16 @@ var codeTable = [...]codeInfo{
 	CodeCorruptRequest:          {"CORRUPT_REQUEST", false, "the frame does not decode or breaks a rule of the protocol"},
 	CodeStorageError: {"STORAGE_ERROR", true,
 		"the broker could not write to its disk (full or failing); nothing of the batch was stored"},
+	CodeRevisionMismatch: {"REVISION_MISMATCH", false,
+		"an APPLY change expected another revision of its topic; nothing of the APPLY was applied"},
+	CodeOffsetMismatch: {"OFFSET_MISMATCH", false,
+		"the partition's end is not the batch's expected offset; nothing of the batch was written"},
+	CodeNotPrimary: {"NOT_PRIMARY", true,
+		"this broker does not serve the partition's primary (reserved for the cluster)"},
+	CodeNoPrimary: {"NO_PRIMARY", true, "the partition has no primary at the moment (reserved for the cluster)"},
+	CodeInvalidArgument: {"INVALID_ARGUMENT", false,
+		"a value is not allowed (a topic spec, a selector); the answer says which and why"},
+	CodeTopicReadOnly: {"TOPIC_READ_ONLY", false, "the topic is read-only: its spec refuses appends"},
 }
 
 func (c ErrorCode) info() (codeInfo, bool) {
@@ -112,6 +131,13 @@ var (
 	ErrUnsupportedVersion      error = &BrokerError{Code: CodeUnsupportedVersion}
 	ErrCorruptRequest          error = &BrokerError{Code: CodeCorruptRequest}
 	ErrStorageError            error = &BrokerError{Code: CodeStorageError}
+	ErrRevisionMismatch        error = &BrokerError{Code: CodeRevisionMismatch}
+	ErrOffsetMismatch          error = &BrokerError{Code: CodeOffsetMismatch}
+	ErrNotPrimary              error = &BrokerError{Code: CodeNotPrimary}
+	ErrNoPrimary               error = &BrokerError{Code: CodeNoPrimary}
+	// ErrArgumentRefused is the broker's INVALID_ARGUMENT; ErrInvalidArgument is the client's own.
+	ErrArgumentRefused error = &BrokerError{Code: CodeInvalidArgument}
+	ErrTopicReadOnly   error = &BrokerError{Code: CodeTopicReadOnly}
 )
 
 var (

@@ -23,6 +23,8 @@ var examples = []struct {
 	{"ExampleTopic_Send", ExampleTopic_Send},
 	{"ExampleConsumer_Poll", ExampleConsumer_Poll},
 	{"ExampleProducer", ExampleProducer},
+	{"ExampleConn_ApplyTopics", ExampleConn_ApplyTopics},
+	{"ExampleConn_WatchTopics", ExampleConn_WatchTopics},
 }
 
 // runExamples runs every example against addr; one that fails calls log.Fatal, which fails the

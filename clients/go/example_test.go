@@ -158,3 +158,59 @@ func ExampleRecordExceedsMaxBytesError() {
 	// 500 100
 	// booblik: record at offset 7 is 500 bytes (+8 header), more than maxBytes 100 lets through
 }
+
+func ExampleConn_ApplyTopics() {
+	ctx := context.Background()
+	conn, err := booblik.Dial(ctx, exampleBroker)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	spec := booblik.NewTopicSpec("orders", 3) // every other field: the broker's defaults
+	spec.Labels = map[string]string{"team": "payments"}
+	spec.Revision = booblik.RevisionMustNotExist
+	revision, err := conn.ApplyTopics(ctx, []booblik.TopicChange{booblik.UpsertTopic(spec)})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Gazette's selectors: k=v, k!=v, k, !k, k in (a,b), k notin (a,b); a comma is "and".
+	listing, err := conn.ListTopics(ctx, "team=payments")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range listing.Topics {
+		fmt.Println(t.Spec.Name, t.Spec.Partitions, t.Spec.Revision, t.Routes[0].Primary)
+	}
+
+	// A stale revision changes nothing, and says what the topic is at now.
+	spec.Partitions, spec.Revision = 4, revision-1
+	var stale *booblik.RevisionMismatchError
+	if _, err := conn.ApplyTopics(ctx, []booblik.TopicChange{booblik.UpsertTopic(spec)}); errors.As(err, &stale) {
+		fmt.Println(stale.Topic, "is at", stale.ActualRevision, "not", stale.ExpectedRevision)
+	}
+
+	if _, err := conn.ApplyTopics(ctx, []booblik.TopicChange{booblik.DeleteTopic("orders", revision)}); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func ExampleConn_WatchTopics() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := booblik.Dial(ctx, exampleBroker) // a Conn of its own: the watch holds it
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	errSeen := errors.New("seen one listing")
+	err = conn.WatchTopics(ctx, "team=payments", 0, func(l *booblik.TopicListing) error {
+		fmt.Println(l.Revision, l.Names()) // now, then after every change of the spec store
+		return errSeen                     // stop here; return nil to keep watching
+	})
+	if !errors.Is(err, errSeen) {
+		log.Fatal(err)
+	}
+}

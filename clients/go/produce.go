@@ -2,13 +2,20 @@ package booblik
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
 // PRODUCE request v1  => topic partition ackPolicy recordCount [size record]
-// PRODUCE response v1 => baseOffset logEndOffset
+// PRODUCE request v2  => topic partition ackPolicy expectedOffset recordCount [size record]
+// PRODUCE response    => baseOffset logEndOffset
 
-const produceVersion = 1
+const (
+	produceVersion          = 1
+	produceExpectingVersion = 2 // v2: the batch lands only where the partition ends at expectedOffset
+
+	noExpectedOffset = -1
+)
 
 // AckPolicy says how long the broker waits before answering a write. Its zero value is AckWritten,
 // so a zero ProducerConfig never loses records silently. The constants are not the wire's numbers
@@ -71,6 +78,25 @@ type ProduceResult struct {
 // Records go to the broker as given: a zero-length record is the broker's to refuse
 // (CORRUPT_REQUEST, and nothing of the batch is written).
 func (c *Conn) Produce(ctx context.Context, topic string, partition int32, records [][]byte, ack AckPolicy) (*ProduceResult, error) {
+	return c.produce(ctx, topic, partition, noExpectedOffset, records, ack)
+}
+
+// ProduceAt is Produce, landing the batch only if the partition ends at expectedOffset (PRODUCE
+// v2): a single writer fences itself. Otherwise nothing of the batch is written and the call fails
+// with an *OffsetMismatchError (errors.Is ErrOffsetMismatch) carrying where the partition ends.
+func (c *Conn) ProduceAt(ctx context.Context, topic string, partition int32, expectedOffset int64, records [][]byte, ack AckPolicy) (*ProduceResult, error) {
+	if expectedOffset < 0 {
+		return nil, &InvalidArgumentError{Field: "expectedOffset", Got: fmt.Sprint(expectedOffset), Want: ">= 0"}
+	}
+	res, err := c.produce(ctx, topic, partition, expectedOffset, records, ack)
+	var mismatch *OffsetMismatchError
+	if errors.As(err, &mismatch) {
+		mismatch.ExpectedOffset = expectedOffset
+	}
+	return res, err
+}
+
+func (c *Conn) produce(ctx context.Context, topic string, partition int32, expectedOffset int64, records [][]byte, ack AckPolicy) (*ProduceResult, error) {
 	if err := validTopic("topic", topic); err != nil {
 		return nil, err
 	}
@@ -83,11 +109,16 @@ func (c *Conn) Produce(ctx context.Context, topic string, partition int32, recor
 	if len(records) == 0 {
 		return nil, &InvalidArgumentError{Field: "records", Got: "none", Want: "at least one"}
 	}
-	if n := produceRequestBytes(topic, records); n > frameBytesMax {
+	if n := produceRequestBytes(topic, records) + expectingBytes(expectedOffset); n > frameBytesMax {
 		return nil, &InvalidArgumentError{Field: "records", Got: fmt.Sprintf("%d bytes in one request", n),
 			Want: fmt.Sprintf("<= %d (the broker drops a connection that sends a larger frame)", frameBytesMax)}
 	}
-	frame := appendProduceRequest(beginFrame(apiProduce, produceVersion), topic, partition, ack, records)
+	var frame []byte
+	if expectedOffset == noExpectedOffset {
+		frame = appendProduceRequest(beginFrame(apiProduce, produceVersion), topic, partition, ack, records)
+	} else {
+		frame = appendProduceRequestAt(beginFrame(apiProduce, produceExpectingVersion), topic, partition, ack, expectedOffset, records)
+	}
 	body, err := c.exchange(ctx, apiProduce, fmt.Sprintf("PRODUCE %s/%d", topic, partition), frame, ack != AckNone)
 	if err != nil || ack == AckNone {
 		return nil, err
@@ -107,10 +138,30 @@ func produceRequestBytes(topic string, records [][]byte) int {
 // produceFixedBytes is a PRODUCE payload without its records: topic, partition, ack, count.
 func produceFixedBytes(topic string) int { return 2 + len(topic) + 4 + 1 + 4 }
 
+// expectingBytes is what PRODUCE v2 adds to a request: the expected offset, when there is one.
+func expectingBytes(expectedOffset int64) int {
+	if expectedOffset == noExpectedOffset {
+		return 0
+	}
+	return 8
+}
+
 func appendProduceRequest(b []byte, topic string, partition int32, ack AckPolicy, records [][]byte) []byte {
 	b = appendString(b, topic)
 	b = appendInt32(b, partition)
 	b = appendInt8(b, ack.wire())
+	return appendRecords(b, records)
+}
+
+func appendProduceRequestAt(b []byte, topic string, partition int32, ack AckPolicy, expectedOffset int64, records [][]byte) []byte {
+	b = appendString(b, topic)
+	b = appendInt32(b, partition)
+	b = appendInt8(b, ack.wire())
+	b = appendInt64(b, expectedOffset)
+	return appendRecords(b, records)
+}
+
+func appendRecords(b []byte, records [][]byte) []byte {
 	b = appendInt32(b, int32(len(records)))
 	for _, r := range records {
 		b = appendInt32(b, int32(len(r)))

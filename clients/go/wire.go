@@ -17,6 +17,8 @@ const (
 	apiProduce  apiKey = 1
 	apiFetch    apiKey = 2
 	apiMetadata apiKey = 3
+	apiApply    apiKey = 4
+	apiList     apiKey = 5
 )
 
 func (k apiKey) String() string {
@@ -27,6 +29,10 @@ func (k apiKey) String() string {
 		return "FETCH"
 	case apiMetadata:
 		return "METADATA"
+	case apiApply:
+		return "APPLY"
+	case apiList:
+		return "LIST"
 	}
 	return fmt.Sprintf("API(%d)", int16(k))
 }

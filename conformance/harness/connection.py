@@ -8,7 +8,7 @@ broker shows up here as an error instead of as a shifted answer.
 import socket
 import struct
 
-from . import wire
+from . import topics_wire, wire
 
 TIMEOUT_S = 10  # a local broker answers in milliseconds; this only bounds a broken one
 FETCH_MAX_BYTES = 1024 * 1024  # larger than anything a check writes, so one fetch reads it all
@@ -122,3 +122,12 @@ class Connection:
         payload = wire.fetch_v2(topic, partition, offset, max_bytes, max_wait_ms, min_bytes)
         timeout_s = TIMEOUT_S + max_wait_ms / 1000
         return wire.parse_fetch_body(self.request(wire.API_FETCH, 2, payload, timeout_s))
+
+    def apply_topics(self, *changes: bytes) -> int:
+        """One APPLY of changes built with topics_wire.upsert and .delete; the new revision."""
+        body = self.request(topics_wire.API_APPLY, 1, topics_wire.apply_v1(list(changes)))
+        return topics_wire.parse_apply_body(body)
+
+    def list_topics(self, selector: str = "") -> tuple[int, list]:
+        """(store revision, [topics_wire.Listed]) of one LIST without a watch."""
+        return topics_wire.parse_list_body(self.request(topics_wire.API_LIST, 1, topics_wire.list_v1(selector)))

@@ -6,6 +6,7 @@ from typing import Callable
 
 PRODUCER = "producer"
 CONSUMER = "consumer"
+TOPICS = "topics"  # APPLY and LIST: create, list by label, refuse a stale revision, delete
 BROKER = "broker"  # checks of the broker itself, made with the harness's own wire client
 
 

@@ -6,12 +6,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from . import broker_checks, checks, extra_checks  # noqa: F401  (they register the checks)
+from . import broker_checks, checks, extra_checks, topic_checks  # noqa: F401  (they register the checks)
 from .client_command import VERB_TIMEOUT_S, ClientCommand
 from .context import Context
-from .registry import BROKER_CHECKS, CLIENT_CHECKS, CONSUMER, PRODUCER, Check, CheckFailed
+from .registry import BROKER_CHECKS, CLIENT_CHECKS, CONSUMER, PRODUCER, TOPICS, Check, CheckFailed
 
-KNOWN_ROLES = (PRODUCER, CONSUMER)
+KNOWN_ROLES = (PRODUCER, CONSUMER, TOPICS)
 DETAIL_CHARS_MAX = 700  # a failure line stays one readable line
 
 

@@ -38,6 +38,14 @@ ERROR_NAMES = {
     3: "RECORD_TOO_LARGE",
     4: "UNSUPPORTED_VERSION",
     5: "CORRUPT_REQUEST",
+    # Additions after v1 (docs/protocol.md).
+    6: "STORAGE_ERROR",
+    7: "REVISION_MISMATCH",
+    8: "OFFSET_MISMATCH",
+    9: "NOT_PRIMARY",
+    10: "NO_PRIMARY",
+    11: "INVALID_ARGUMENT",
+    12: "TOPIC_READ_ONLY",
 }
 ERROR_CODES = {name: code for code, name in ERROR_NAMES.items()}
 

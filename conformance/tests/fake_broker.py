@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An in-memory reference broker for the kit's self-tests: PRODUCE v1, FETCH v1 and v2 (with the
-long-poll wait), METADATA v1, per the protocol. It shares no code with the harness, on purpose: the
+long-poll wait), METADATA v1, APPLY v1 and LIST v1 (no watch; selectors of k=v, k and !k joined by
+commas), per the protocol. It shares no code with the harness, on purpose: the
 self-tests check the harness against an independent reading of the protocol.
 
 `flaws` make it wrong in one named way, to show the broker checks can fail:
@@ -27,6 +28,8 @@ FLAWS = {"refuses-none-loudly", "no-wakeup"}
 
 NONE, UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE = 0, 1, 2
 RECORD_TOO_LARGE, UNSUPPORTED_VERSION, CORRUPT_REQUEST = 3, 4, 5
+REVISION_MISMATCH, INVALID_ARGUMENT = 7, 11
+DETAILED = {REVISION_MISMATCH, INVALID_ARGUMENT}  # codes whose refusal carries a body
 
 
 def crc32c(data: bytes) -> int:
@@ -80,6 +83,9 @@ class FakeBroker:
         self.logs = {(t, p): [] for t, n in (topics or {"conformance": 3, "single": 1}).items()
                      for p in range(n)}
         self.grew = threading.Condition()
+        # The spec store: name -> (partitions, labels, revision); the startup topics are revision 1.
+        self.revision = 1
+        self.specs = {t: (n, {}, 1) for t, n in (topics or {"conformance": 3, "single": 1}).items()}
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.address = "127.0.0.1:%d" % self.listener.getsockname()[1]
         self.closing = False
@@ -140,7 +146,7 @@ class FakeBroker:
         api, version, corr = struct.unpack_from(">hhi", frame)
         cursor = Cursor(frame[8:])
         handlers = {(1, 1): self._produce, (2, 1): self._fetch, (2, 2): self._fetch,
-                    (3, 1): self._metadata}
+                    (3, 1): self._metadata, (4, 1): self._apply, (5, 1): self._list}
         handler = handlers.get((api, version))
         if handler is None:
             return struct.pack(">iih", 6, corr, UNSUPPORTED_VERSION)
@@ -153,7 +159,7 @@ class FakeBroker:
             if code == NONE or "refuses-none-loudly" not in self.flaws:
                 self.refused_none += code != NONE
                 return None
-        if code != NONE:
+        if code != NONE and not (api in (4, 5) and code in DETAILED):
             body = b""
         return struct.pack(">iih", 6 + len(body), corr, code) + body
 
@@ -238,6 +244,88 @@ class FakeBroker:
                 for p in ids:
                     body += struct.pack(">iqq", p, 0, len(self.logs[(name, p)]))
         return NONE, body
+
+    def _apply(self, cur: Cursor, _version, _state):
+        dry_run, count = cur.get(">b"), cur.get(">i")
+        if dry_run not in (0, 1) or count < 0:
+            raise Corrupt("apply header")
+        changes = []
+        for _ in range(count):
+            op = cur.get(">b")
+            name = cur.topic()
+            if op == 2:
+                changes.append((name, None, None, cur.get(">q")))
+                continue
+            if op != 1:
+                raise Corrupt("op")
+            partitions = cur.get(">i")
+            labels = {}
+            for _ in range(cur.get(">i")):
+                key = cur.raw(cur.get(">H")).decode()
+                labels[key] = cur.raw(cur.get(">H")).decode()
+            cur.raw(8 + 8 + 4 + 4 + 2)
+            cur.raw(cur.get(">H"))
+            changes.append((name, partitions, labels, cur.get(">q")))
+        with self.grew:
+            for index, (name, partitions, _, expected) in enumerate(changes):
+                actual = self.specs[name][2] if name in self.specs else 0
+                if expected != -1 and expected != actual:
+                    raw = name.encode()
+                    return REVISION_MISMATCH, struct.pack(">iH", index, len(raw)) + raw + struct.pack(
+                        ">qq", expected, actual)
+                if partitions is not None and not 1 <= partitions <= 10_000:
+                    message = f"changes[{index}].partitions: {partitions}, expected 1..10000".encode()
+                    return INVALID_ARGUMENT, struct.pack(">iH", index, len(message)) + message
+            if dry_run or not changes:
+                return NONE, struct.pack(">q", self.revision)
+            self.revision += 1
+            for name, partitions, labels, _ in changes:
+                gone = [k for k in self.logs if k[0] == name and (partitions is None or k[1] >= partitions)]
+                for key in gone:
+                    del self.logs[key]
+                if partitions is None:
+                    self.specs.pop(name, None)
+                    continue
+                self.specs[name] = (partitions, labels, self.revision)
+                for p in range(partitions):
+                    self.logs.setdefault((name, p), [])
+            return NONE, struct.pack(">q", self.revision)
+
+    def _list(self, cur: Cursor, _version, _state):
+        selector = cur.raw(cur.get(">H")).decode()
+        cur.get(">q")
+        cur.get(">i")
+        requirements = [part.strip() for part in selector.split(",") if part.strip()]
+        body = b""
+        with self.grew:
+            chosen = [n for n in sorted(self.specs) if matches(requirements, n, self.specs[n][1])]
+            for name in chosen:
+                partitions, labels, revision = self.specs[name]
+                body += text(name) + struct.pack(">ii", partitions, len(labels))
+                for key in sorted(labels):
+                    body += text(key) + text(labels[key])
+                body += struct.pack(">qqiih", -1, -1, RECORD_MAX, 0, 1) + text("")
+                body += struct.pack(">qi", revision, partitions)
+                body += (text(self.address) + struct.pack(">i", 0)) * partitions
+            return NONE, struct.pack(">qi", self.revision, len(chosen)) + body
+
+
+def matches(requirements: list[str], name: str, labels: dict) -> bool:
+    for requirement in requirements:
+        key, has_value, value = requirement.partition("=")
+        negated = key.startswith("!")
+        key = key.lstrip("!").strip()
+        have = name if key == "name" else labels.get(key)
+        if has_value and have != value.strip():
+            return False
+        if not has_value and (have is None) != negated:
+            return False
+    return True
+
+
+def text(value: str) -> bytes:
+    raw = value.encode()
+    return struct.pack(">H", len(raw)) + raw
 
 
 def main() -> int:

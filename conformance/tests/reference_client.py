@@ -38,13 +38,18 @@ FLAWS = {
     "tail-needs-4-bytes": "a fetch reads a record header when only 4 bytes of it arrived",
     "no-crc-check": "fetched records are not checked against their CRC-32C",
     "eof-ends-frame": "a closed connection ends the frame; what arrived is used",
+    "create-ignores-revision": "topics-apply sends revision -1 (any) whatever it is given",
+    "list-ignores-selector": "topics-list lists every topic, whatever the selector",
+    "mismatch-swaps-revisions": "a REVISION_MISMATCH prints the expected revision as the actual one",
+    "delete-ignores-revision": "topics-delete sends revision -1 (any) whatever it is given",
     "producer-only": "declares only the producer role",
+    "no-topics-role": "declares the producer and consumer roles, not topics",
     "no-roles": "declares no role",
     "hang": "every verb but capabilities hangs",
 }
 
 ERRORS = {1: "UNKNOWN_TOPIC_OR_PARTITION", 2: "OFFSET_OUT_OF_RANGE", 3: "RECORD_TOO_LARGE",
-          4: "UNSUPPORTED_VERSION", 5: "CORRUPT_REQUEST"}
+          4: "UNSUPPORTED_VERSION", 5: "CORRUPT_REQUEST", 7: "REVISION_MISMATCH", 11: "INVALID_ARGUMENT"}
 ACKS = {"none": 0, "written": 1, "forced": 2}
 TIMEOUT_S = 15
 NONE_ANSWER_WAIT_S = 5.5  # the none-waits flaw: longer than the contract's 5 s
@@ -52,9 +57,17 @@ FLAW = None
 
 
 class Refused(Exception):
-    def __init__(self, code):
+    def __init__(self, code, body=b""):
         super().__init__(ERRORS.get(code, f"UNKNOWN({code})"))
         self.name = str(self)
+        self.details = []  # (key, value) lines printed after error=
+        if code == 7 and body:
+            (length,) = struct.unpack_from(">H", body, 4)
+            topic = body[6 : 6 + length].decode()
+            expected, actual = struct.unpack_from(">qq", body, 6 + length)
+            if FLAW == "mismatch-swaps-revisions":
+                expected, actual = actual, expected
+            self.details = [("topic", topic), ("expectedRevision", expected), ("actualRevision", actual)]
 
 
 class BadWire(Exception):
@@ -118,7 +131,7 @@ class Broker:
         if got != corr and FLAW != "ignore-correlation-id":
             raise BadWire(f"answer for correlationId {got}, expected {corr}")
         if code:
-            raise Refused(code)
+            raise Refused(code, frame[6:])
         return frame[6:]
 
     def partitions(self, topic: str) -> list[tuple[int, int, int]]:
@@ -234,6 +247,52 @@ def verb_fetch(broker: Broker, topic: str, partition: str, offset: str, max_byte
         print(f"record={record.hex()}")
 
 
+def verb_topics_apply(broker: Broker, name: str, partitions: str, labels: str, expected: str):
+    pairs = [] if labels == "-" else sorted(tuple(item.split("=", 1)) for item in labels.split(","))
+    revision = -1 if FLAW == "create-ignores-revision" else int(expected)
+    spec = text(name) + struct.pack(">ii", int(partitions), len(pairs))
+    spec += b"".join(text(k) + text(v) for k, v in pairs)
+    spec += struct.pack(">qqiih", -2, -2, 0, 0, 0) + text("") + struct.pack(">q", revision)
+    body = broker.call(4, 1, struct.pack(">bib", 0, 1, 1) + spec)
+    print(f"revision={struct.unpack('>q', body)[0]}")
+
+
+def verb_topics_delete(broker: Broker, name: str, expected: str):
+    revision = -1 if FLAW == "delete-ignores-revision" else int(expected)
+    body = broker.call(4, 1, struct.pack(">bib", 0, 1, 2) + text(name) + struct.pack(">q", revision))
+    print(f"revision={struct.unpack('>q', body)[0]}")
+
+
+def verb_topics_list(broker: Broker, selector: str):
+    body = broker.call(5, 1, text("" if FLAW == "list-ignores-selector" else selector) + struct.pack(">qi", -1, 0))
+    revision, count = struct.unpack_from(">qi", body)
+    pos = 12
+    print(f"revision={revision}")
+
+    def string():
+        nonlocal pos
+        (length,) = struct.unpack_from(">H", body, pos)
+        pos += 2 + length
+        return body[pos - length : pos].decode()
+
+    for _ in range(count):
+        name = string()
+        partitions, label_count = struct.unpack_from(">ii", body, pos)
+        pos += 8
+        labels = sorted(f"{string()}={string()}" for _ in range(label_count))
+        pos += 8 + 8 + 4 + 4 + 2
+        string()
+        (spec_revision, routes) = struct.unpack_from(">qi", body, pos)
+        pos += 12
+        for _ in range(routes):
+            string()
+            (replicas,) = struct.unpack_from(">i", body, pos)
+            pos += 4
+            for _ in range(replicas):
+                string()
+        print(f"topic={name} {partitions} {spec_revision} {','.join(labels) or '-'}")
+
+
 def main(argv: list[str]) -> int:
     global FLAW
     if argv[:1] == ["--flaw"]:
@@ -243,14 +302,17 @@ def main(argv: list[str]) -> int:
             return 2
     verb, args = argv[0], argv[1:]
     if verb == "capabilities":
-        roles = {"producer-only": "producer", "no-roles": ""}.get(FLAW, "producer,consumer")
+        roles = {"producer-only": "producer", "no-roles": "",
+                 "no-topics-role": "producer,consumer"}.get(FLAW, "producer,consumer,topics")
         print(f"roles={roles}")
         print("name=reference")
         return 0
     if FLAW == "hang":
         threading.Event().wait()
     verbs = {"metadata": verb_metadata, "produce": verb_produce,
-             "produce-keyed": verb_produce_keyed, "fetch": verb_fetch}
+             "produce-keyed": verb_produce_keyed, "fetch": verb_fetch,
+             "topics-apply": verb_topics_apply, "topics-delete": verb_topics_delete,
+             "topics-list": verb_topics_list}
     try:
         verbs[verb](Broker(), *args)
     except Refused as refusal:
@@ -258,6 +320,8 @@ def main(argv: list[str]) -> int:
             raise
         if FLAW != "silent-refusals":
             print(f"error={refusal.name}")
+            for key, value in refusal.details:
+                print(f"{key}={value}")
     except (BadWire, OSError) as error:
         print(f"reference client: {error}", file=sys.stderr)
         return 1

@@ -35,6 +35,10 @@ AIMED_AT = {
     "tail-needs-4-bytes": "21",
     "no-crc-check": "22",
     "eof-ends-frame": "24",
+    "create-ignores-revision": "25",
+    "list-ignores-selector": "26",
+    "mismatch-swaps-revisions": "27",
+    "delete-ignores-revision": "28",
 }
 ALSO_AIMED_AT = {"ignore-correlation-id": "23"}
 
@@ -45,7 +49,7 @@ class ReferenceClient(unittest.TestCase):
         tally, report = support.run_client(broker, support.reference())
         self.assertEqual(tally.failed, 0, report)
         self.assertEqual(tally.passed, len(suite.CLIENT_CHECKS), report)
-        self.assertTrue(report.lines[-1].startswith("PASS 24 "), report)
+        self.assertTrue(report.lines[-1].startswith("PASS 28 "), report)
 
     def test_a_producer_runs_only_the_producer_checks(self):
         broker = support.started_broker(self)
@@ -53,6 +57,14 @@ class ReferenceClient(unittest.TestCase):
                                            only={"1", "10"})
         self.assertEqual(tally.results, {"1": True}, report)
         self.assertIn("SKIP 10 ", str(report))
+
+    def test_a_client_that_does_not_claim_topics_is_not_held_to_them(self):
+        broker = support.started_broker(self)
+        tally, report = support.run_client(broker, support.reference("no-topics-role"),
+                                           only={"1", "25", "26", "27", "28"})
+        self.assertEqual(tally.results, {"1": True}, report)
+        for number in ("25", "26", "27", "28"):
+            self.assertIn(f"SKIP {number} ", str(report))
 
     def test_a_client_that_declares_no_role_fails_the_run(self):
         broker = support.started_broker(self)
@@ -75,7 +87,7 @@ class ReferenceClient(unittest.TestCase):
 
 class BrokenClients(unittest.TestCase):
     def test_every_flaw_is_aimed_at_a_check(self):
-        self.assertEqual(set(AIMED_AT), set(FLAWS) - {"producer-only", "no-roles", "hang"})
+        self.assertEqual(set(AIMED_AT), set(FLAWS) - {"producer-only", "no-roles", "no-topics-role", "hang"})
 
     def test_every_check_is_the_aim_of_some_flaw(self):
         aimed = set(AIMED_AT.values()) | set(ALSO_AIMED_AT.values())

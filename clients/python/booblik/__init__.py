@@ -13,12 +13,26 @@ from .errors import (
     ConnectionClosedError,
     CorruptRecordError,
     ErrorCode,
+    InvalidArgumentRefusal,
+    OffsetMismatchError,
     ProducerClosedError,
     ProtocolError,
     RecordExceedsMaxBytesError,
+    RevisionMismatchError,
 )
 from .partitioner import fnv1a, partition_index
 from .producer import Producer
+from .topics import (
+    FLAG_READ_ONLY,
+    REVISION_ANY,
+    REVISION_MUST_NOT_EXIST,
+    Delete,
+    ListedTopic,
+    Route,
+    TopicListing,
+    TopicSpec,
+    Upsert,
+)
 from .wire import (
     OFFSET_UNKNOWN,
     AckPolicy,
@@ -32,7 +46,10 @@ from .wire import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "FLAG_READ_ONLY",
     "OFFSET_UNKNOWN",
+    "REVISION_ANY",
+    "REVISION_MUST_NOT_EXIST",
     "AckPolicy",
     "BooblikError",
     "BrokerError",
@@ -40,8 +57,12 @@ __all__ = [
     "ConnectionClosedError",
     "Consumer",
     "CorruptRecordError",
+    "Delete",
     "ErrorCode",
     "FetchResult",
+    "InvalidArgumentRefusal",
+    "ListedTopic",
+    "OffsetMismatchError",
     "PartitionMetadata",
     "ProduceResult",
     "Producer",
@@ -50,8 +71,13 @@ __all__ = [
     "ProtocolError",
     "Record",
     "RecordExceedsMaxBytesError",
+    "RevisionMismatchError",
+    "Route",
     "Topic",
+    "TopicListing",
     "TopicMetadata",
+    "TopicSpec",
+    "Upsert",
     "crc32c",
     "fnv1a",
     "partition_index",

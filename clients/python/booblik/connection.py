@@ -10,12 +10,29 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from . import limits, wire
 from .address import parse_address
-from .errors import BrokerError, ConnectionClosedError, ProtocolError
+from .errors import ConnectionClosedError, ProtocolError
 from .partitioner import Key, TopicRouting
+from .refusals import refusal
+from .topics import (
+    NO_WATCH,
+    Delete,
+    TopicListing,
+    Upsert,
+    decode_apply_response,
+    decode_list_response,
+    describe_apply,
+    describe_list,
+    encode_apply_request,
+    encode_list_request,
+)
 from .wire import AckPolicy, FetchResult, ProduceResult
+
+if TYPE_CHECKING:
+    from .watch import TopicWatch
 
 
 class Connection:
@@ -81,21 +98,28 @@ class Connection:
         return wire.decode_metadata_response(body)
 
     def produce(
-        self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
+        self,
+        topic: str,
+        partition: int,
+        records: Iterable[bytes],
+        ack: AckPolicy = AckPolicy.WRITTEN,
+        expected_offset: int | None = None,
     ) -> ProduceResult | None:
         """Append ``records`` to one partition, contiguously and in order.
 
         Returns ``ProduceResult(base_offset, log_end_offset)``; under ``AckPolicy.NONE`` the broker
-        answers nothing, so this returns ``None`` once the request is written.
+        answers nothing, so this returns ``None`` once the request is written. With
+        ``expected_offset`` the batch lands only if the partition ends there (a single writer
+        fences itself); otherwise nothing is written and OffsetMismatchError says where it ends.
         """
-        payload = wire.encode_produce_request(topic, partition, ack, records)
+        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset)
+        version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
         if ack == AckPolicy.NONE:
             with self._lock:
-                self._send(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload)
+                self._send(wire.API_PRODUCE, version, payload)
             return None
-        body = self._call(
-            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
-        )
+        what = wire.describe(wire.API_PRODUCE, topic, partition)
+        body = self._call(wire.API_PRODUCE, version, payload, what, expected_offset)
         return wire.decode_produce_response(body)
 
     def fetch(
@@ -117,6 +141,44 @@ class Connection:
         payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
         body = self._call(wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition))
         return wire.decode_fetch_response(body, offset, max_bytes)
+
+    def apply_topics(self, changes, dry_run: bool = False) -> int:
+        """Create, change and delete topics: every change or none (APPLY). Returns the spec store's
+        new revision, which every upserted spec now carries.
+
+        ``changes`` is a list of ``Upsert(TopicSpec(...))`` and ``Delete(name)``, each with the
+        revision it expects (0 must not exist, -1 any, N exactly N). A stale one raises
+        RevisionMismatchError (topic, both revisions), a value the broker refuses
+        InvalidArgumentRefusal (its ``detail`` names the field). ``dry_run`` checks everything on the
+        broker and changes nothing; the answer is then the current revision.
+        """
+        changes = list(changes) if not isinstance(changes, (Upsert, Delete)) else changes
+        payload = encode_apply_request(changes, dry_run)
+        body = self._call(wire.API_APPLY, wire.APPLY_VERSION, payload, describe_apply(changes))
+        return decode_apply_response(body)
+
+    def list_topics(self, selector: str = "") -> TopicListing:
+        """The topics a label selector matches (``team=payments,env in (prod,dev)``; "" for all),
+        sorted by name, each with its spec, revision and one route per partition."""
+        return self._list(selector, NO_WATCH, 0)
+
+    def watch_topics(self, selector: str = "", max_wait_millis: int | None = None) -> TopicWatch:
+        """Follow the topics a selector matches: iterating yields the listing now, then a new one
+        each time the spec store changes. It holds its LIST on a connection of its own, so this one
+        stays free; ``close()`` it (from any thread) or use it in a ``with`` to stop.
+
+        ``max_wait_millis`` is how long each held LIST waits before asking again (default 20 s, or
+        half the timeout when that is shorter); it must be shorter than the timeout.
+        """
+        from .watch import TopicWatch, default_watch_wait_millis
+
+        wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
+        check_wait_fits_timeout(wait, self.timeout)
+        return TopicWatch(Connection.connect(self.address, self.timeout), selector, wait)
+
+    def _list(self, selector: str, watch_revision: int, max_wait_millis: int) -> TopicListing:
+        payload = encode_list_request(selector, watch_revision, max_wait_millis)
+        return decode_list_response(self._call(wire.API_LIST, wire.LIST_VERSION, payload, describe_list(selector)))
 
     def topic(self, name: str) -> Topic:
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""
@@ -141,10 +203,12 @@ class Connection:
 
     # -- the exchange (the Producer uses _send and _receive directly to pipeline) --
 
-    def _call(self, api_key: int, api_version: int, payload: bytes, what: str) -> bytes:
+    def _call(
+        self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
+    ) -> bytes:
         with self._lock:
             correlation_id = self._send(api_key, api_version, payload)
-            return self._receive(correlation_id, what)
+            return self._receive(correlation_id, what, expected_offset)
 
     def _send(self, api_key: int, api_version: int, payload: bytes) -> int:
         """Write one request frame; returns its correlation id. Caller holds the lock."""
@@ -163,7 +227,7 @@ class Connection:
             raise
         return correlation_id
 
-    def _receive(self, correlation_id: int, what: str) -> bytes:
+    def _receive(self, correlation_id: int, what: str, expected_offset: int | None = None) -> bytes:
         """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock."""
         self._check_open()
         try:
@@ -182,7 +246,7 @@ class Connection:
                 ) from error
             raise
         if error_code != 0:
-            raise BrokerError(error_code, what)
+            raise refusal(error_code, what, body, expected_offset)
         return body
 
     def _read_exactly(self, size: int, what: str) -> bytes:

@@ -20,6 +20,13 @@ class ErrorCode(enum.IntEnum):
     CORRUPT_REQUEST = 5
     # An addition to the protocol's table: clients that predate it show it as UNKNOWN(6).
     STORAGE_ERROR = 6
+    # Additions after v1 (docs/protocol.md). Codes 7, 8 and 11 carry details (booblik.refusals).
+    REVISION_MISMATCH = 7
+    OFFSET_MISMATCH = 8
+    NOT_PRIMARY = 9  # reserved for the cluster
+    NO_PRIMARY = 10  # reserved for the cluster
+    INVALID_ARGUMENT = 11
+    TOPIC_READ_ONLY = 12
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,27 @@ ERROR_TABLE = (
         True,
         "the broker could not write to its disk (full or failing); nothing of the batch was stored",
     ),
+    ErrorInfo(
+        7,
+        "REVISION_MISMATCH",
+        False,
+        "an APPLY change expected another revision of its topic; nothing of the APPLY was applied",
+    ),
+    ErrorInfo(
+        8,
+        "OFFSET_MISMATCH",
+        False,
+        "the partition's end is not the batch's expected offset; nothing of the batch was written",
+    ),
+    ErrorInfo(9, "NOT_PRIMARY", True, "this broker does not serve the partition's primary (reserved for the cluster)"),
+    ErrorInfo(10, "NO_PRIMARY", True, "the partition has no primary at the moment (reserved for the cluster)"),
+    ErrorInfo(
+        11,
+        "INVALID_ARGUMENT",
+        False,
+        "a value is not allowed (a topic spec, a selector); the answer says which and why",
+    ),
+    ErrorInfo(12, "TOPIC_READ_ONLY", False, "the topic is read-only: its spec refuses appends"),
 )
 
 _BY_CODE = {info.code: info for info in ERROR_TABLE}
@@ -82,6 +110,58 @@ class BrokerError(BooblikError):
 
     def __reduce__(self):
         return (type(self), (self.code, self.request))
+
+
+class RevisionMismatchError(BrokerError):
+    """APPLY: a change expected another revision of its topic; nothing of the APPLY was applied."""
+
+    def __init__(
+        self, request: str, change_index: int, topic: str, expected_revision: int, actual_revision: int
+    ) -> None:
+        super().__init__(ErrorCode.REVISION_MISMATCH, request)
+        self.change_index = change_index  # which change of the APPLY, from 0
+        self.topic = topic
+        self.expected_revision = expected_revision
+        self.actual_revision = actual_revision  # 0 when the topic does not exist
+        self.args = (
+            f"{request} refused: topic {topic} is at revision {actual_revision}, "
+            f"change {change_index} expected {expected_revision}",
+        )
+
+    def __reduce__(self):
+        return (
+            type(self),
+            (self.request, self.change_index, self.topic, self.expected_revision, self.actual_revision),
+        )
+
+
+class InvalidArgumentRefusal(BrokerError):
+    """The broker does not allow a value (a spec field, a selector); ``detail`` names the field and
+    what is allowed, for people: programs decide by ``code`` and ``index``, never by the text."""
+
+    def __init__(self, request: str, index: int, detail: str) -> None:
+        super().__init__(ErrorCode.INVALID_ARGUMENT, request)
+        self.index = index  # the APPLY change at fault, or -1 (a LIST selector)
+        self.detail = detail
+        self.args = (f"{request} refused: INVALID_ARGUMENT: {detail}",)
+
+    def __reduce__(self):
+        return (type(self), (self.request, self.index, self.detail))
+
+
+class OffsetMismatchError(BrokerError):
+    """PRODUCE with an expected offset: the partition ends elsewhere; nothing of the batch was written."""
+
+    def __init__(self, request: str, expected_offset: int, log_end_offset: int) -> None:
+        super().__init__(ErrorCode.OFFSET_MISMATCH, request)
+        self.expected_offset = expected_offset
+        self.log_end_offset = log_end_offset  # where the partition ends: the offset to expect next
+        self.args = (
+            f"{request} refused: expected offset {expected_offset}, the partition ends at {log_end_offset}",
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.request, self.expected_offset, self.log_end_offset))
 
 
 class ProtocolError(BooblikError):

@@ -41,6 +41,16 @@ DEFAULT_LINGER = 0.005
 # Producer: records per batch before it goes out without waiting for the linger.
 DEFAULT_MAX_BATCH_SIZE = 100
 
+# Topics at runtime (docs/protocol.md, "Additions after v1"): the broker refuses a spec with more
+# partitions, and an APPLY with more changes, than these; checked here so the error names the field.
+TOPIC_PARTITIONS_MAX = 10_000
+APPLY_CHANGES_MAX = 10_000
+# The broker holds a watching LIST at most this long, whatever it is asked (as it caps a FETCH's wait).
+LIST_WAIT_MILLIS_MAX = 60_000
+# A watch's held LIST asks again after this long without a change: each wait is one cheap request,
+# and it stays below the default timeout so a quiet watch never reads as a dead broker.
+DEFAULT_WATCH_WAIT_MILLIS = 20_000
+
 # Correlation ids count up from 1 and wrap before leaving int32.
 CORRELATION_ID_FIRST = 1
 
@@ -54,4 +64,6 @@ _check(DEFAULT_MAX_WAIT_MILLIS / 1000 < DEFAULT_TIMEOUT, "the default wait must 
 _check(0 < DEFAULT_MAX_BYTES <= FETCH_MAX_BYTES_MAX, "the default max_bytes must be one a fetch may ask for")
 _check(DEFAULT_MIN_BYTES <= DEFAULT_MAX_BYTES, "min_bytes > max_bytes is a refused request")
 _check(FETCH_MAX_BYTES_MAX > RECORD_HEADER_BYTES, "a fetch must be able to carry a record header")
+_check(DEFAULT_WATCH_WAIT_MILLIS / 1000 < DEFAULT_TIMEOUT, "a quiet watch must not time out by default")
+_check(DEFAULT_WATCH_WAIT_MILLIS <= LIST_WAIT_MILLIS_MAX, "the broker cuts a longer watch wait short")
 _check(1 <= DEFAULT_MAX_BATCH_SIZE <= INT32_MAX, "a batch holds at least one record")

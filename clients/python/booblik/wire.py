@@ -21,14 +21,26 @@ from .errors import CorruptRecordError, ProtocolError, RecordExceedsMaxBytesErro
 API_PRODUCE = 1
 API_FETCH = 2
 API_METADATA = 3
+API_APPLY = 4
+API_LIST = 5
 
 PRODUCE_VERSION = 1
+# PRODUCE v2 adds expectedOffset: the batch lands only where the partition ends at it.
+PRODUCE_EXPECTING_VERSION = 2
 # Always v2, also when nothing is waited for, so the waiting fields are exercised on every fetch
 # rather than only in the branch nobody debugs.
 FETCH_VERSION = 2
 METADATA_VERSION = 1
+APPLY_VERSION = 1
+LIST_VERSION = 1
 
-API_NAMES = {API_PRODUCE: "PRODUCE", API_FETCH: "FETCH", API_METADATA: "METADATA"}
+API_NAMES = {
+    API_PRODUCE: "PRODUCE",
+    API_FETCH: "FETCH",
+    API_METADATA: "METADATA",
+    API_APPLY: "APPLY",
+    API_LIST: "LIST",
+}
 
 # The offset a send under AckPolicy.NONE completes with: no offset exists until the writer reaches
 # the batch, and the broker never says which it was.
@@ -159,8 +171,9 @@ def split_response(frame: bytes) -> tuple[int, int, bytes]:
     return correlation_id, error_code, frame[limits.RESPONSE_HEADER_BYTES :]
 
 
-class _BodyReader:
-    """Reads fields from a response body; running past the end is a ProtocolError saying where."""
+class BodyReader:
+    """Reads fields from a response body; running past the end is a ProtocolError saying where.
+    Shared with the other codec modules of the package (booblik.topics, booblik.refusals)."""
 
     def __init__(self, what: str, body: bytes) -> None:
         self.what = what
@@ -173,6 +186,12 @@ class _BodyReader:
             raise ProtocolError(f"{self.what}: {field} needs {size} bytes at byte {start}, body has {len(self.body)}")
         self.pos = start + size
         return start
+
+    def i8(self, field: str) -> int:
+        return _I8.unpack_from(self.body, self._take(field, 1))[0]
+
+    def i16(self, field: str) -> int:
+        return _I16.unpack_from(self.body, self._take(field, 2))[0]
 
     def i32(self, field: str) -> int:
         return _I32.unpack_from(self.body, self._take(field, 4))[0]
@@ -197,9 +216,10 @@ class _BodyReader:
             raise ProtocolError(f"{self.what}: {len(self.body) - self.pos} unexpected bytes after the last field")
 
 
-# -- PRODUCE v1 --
-#   request  => topic:string partition:int32 ackPolicy:int8 recordCount:int32 [size:int32 bytes]
-#   response => baseOffset:int64 logEndOffset:int64
+# -- PRODUCE v1 and v2 --
+#   request v1 => topic:string partition:int32 ackPolicy:int8 recordCount:int32 [size:int32 bytes]
+#   request v2 => topic:string partition:int32 ackPolicy:int8 expectedOffset:int64 recordCount:int32 [...]
+#   response   => baseOffset:int64 logEndOffset:int64
 
 
 def produce_overhead_bytes(topic: str) -> int:
@@ -207,7 +227,10 @@ def produce_overhead_bytes(topic: str) -> int:
     return limits.REQUEST_HEADER_BYTES + 2 + len(topic.encode("utf-8")) + 4 + 1 + 4
 
 
-def encode_produce_request(topic: str, partition: int, ack: AckPolicy, records: Sequence[bytes]) -> bytes:
+def encode_produce_request(
+    topic: str, partition: int, ack: AckPolicy, records: Sequence[bytes], expected_offset: int | None = None
+) -> bytes:
+    """A PRODUCE payload: v1, or v2 (PRODUCE_EXPECTING_VERSION) when ``expected_offset`` is given."""
     if isinstance(records, (bytes, bytearray, memoryview, str)):
         raise TypeError("records: expected a list of records, got a single bytes/str value; wrap it in a list")
     records = list(records)
@@ -218,8 +241,10 @@ def encode_produce_request(topic: str, partition: int, ack: AckPolicy, records: 
         encode_string("topic", topic),
         _I32.pack(check_int("partition", partition, 0, limits.INT32_MAX)),
         _I8.pack(ack),
-        _I32.pack(len(records)),
     ]
+    if expected_offset is not None:
+        parts.append(_I64.pack(check_int("expected_offset", expected_offset, 0, limits.INT64_MAX)))
+    parts.append(_I32.pack(len(records)))
     for index, record in enumerate(records):
         if not isinstance(record, (bytes, bytearray, memoryview)):
             raise TypeError(f"records[{index}]: expected bytes, got {type(record).__name__}")
@@ -231,7 +256,7 @@ def encode_produce_request(topic: str, partition: int, ack: AckPolicy, records: 
 
 
 def decode_produce_response(body: bytes) -> ProduceResult:
-    reader = _BodyReader("PRODUCE response", body)
+    reader = BodyReader("PRODUCE response", body)
     result = ProduceResult(reader.i64("baseOffset"), reader.i64("logEndOffset"))
     reader.end()
     return result
@@ -261,7 +286,7 @@ def encode_fetch_request(
 
 
 def decode_fetch_response(body: bytes, fetch_offset: int, max_bytes: int) -> FetchResult:
-    reader = _BodyReader("FETCH response", body)
+    reader = BodyReader("FETCH response", body)
     high_watermark = reader.i64("highWatermark")
     payload_bytes = reader.i32("payloadBytes")
     remaining = len(body) - reader.pos
@@ -330,7 +355,7 @@ def encode_metadata_request(topics: Iterable[str]) -> bytes:
 
 
 def decode_metadata_response(body: bytes) -> list:
-    reader = _BodyReader("METADATA response", body)
+    reader = BodyReader("METADATA response", body)
     topic_count = reader.i32("topicCount")
     if topic_count < 0:
         raise ProtocolError(f"METADATA response: topicCount {topic_count}, expected >= 0")

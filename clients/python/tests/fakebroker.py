@@ -2,9 +2,9 @@
 
 A thread with a listening socket on a random port that DECODES what the client encoded, with its own
 struct-based reader and its own bitwise CRC-32C (sharing the client's code would let a bug on both
-sides pass). It keeps logs in memory, answers PRODUCE, FETCH (v1 and v2, with long-poll) and
-METADATA as the protocol says, records every request it decoded, and can be told to misbehave per
-request through ``respond``.
+sides pass). It keeps logs in memory, answers PRODUCE, FETCH (v1 and v2, with long-poll),
+METADATA, APPLY and LIST (with watch; selectors of the forms k=v, k!=v, k, !k only) as the protocol
+says, records every request it decoded, and can be told to misbehave per request through ``respond``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ UNKNOWN_TOPIC_OR_PARTITION = 1
 OFFSET_OUT_OF_RANGE = 2
 UNSUPPORTED_VERSION = 4
 CORRUPT_REQUEST = 5
+REVISION_MISMATCH = 7
+OFFSET_MISMATCH = 8
+INVALID_ARGUMENT = 11
 
 
 def crc32c_bitwise(data: bytes) -> int:
@@ -97,6 +100,9 @@ class FakeBroker:
         self.topics = dict(topics if topics is not None else {"orders": 3, "single": 1})
         self.respond = respond
         self.logs: dict = {(t, p): [] for t, n in self.topics.items() for p in range(n)}  # stored record bytes
+        # The spec store: the startup topics are its first revision, as the broker's booblik.topics are.
+        self.revision = 1 if self.topics else 0
+        self.specs: dict = {name: _stored_spec(name, n, {}, self.revision) for name, n in self.topics.items()}
         self.requests: list = []
         self._cond = threading.Condition()
         self._closing = False
@@ -147,7 +153,7 @@ class FakeBroker:
             return list(self.requests)
 
     def wait_for_fetch_waiting(self, timeout: float = 5.0) -> None:
-        """Block until a long fetch is being held (it is in the wait, nothing to answer yet)."""
+        """Block until a long fetch or a watching LIST is being held (in its wait, nothing to answer yet)."""
         with self._cond:
             if not self._cond.wait_for(lambda: self._waiting > 0, timeout):
                 raise AssertionError("no fetch is waiting")
@@ -221,7 +227,13 @@ class FakeBroker:
             conn.close()
 
     def _handle(self, request: Request, payload: bytes) -> bytes | None:
-        handlers = {1: (self._produce, {1}), 2: (self._fetch, {1, 2}), 3: (self._metadata, {1})}
+        handlers = {
+            1: (self._produce, {1, 2}),
+            2: (self._fetch, {1, 2}),
+            3: (self._metadata, {1}),
+            4: (self._apply, {1}),
+            5: (self._list, {1}),
+        }
         handler, versions = handlers.get(request.api_key, (None, set()))
         if handler is None or request.api_version not in versions:
             return response_frame(request.correlation_id, UNSUPPORTED_VERSION)
@@ -235,6 +247,8 @@ class FakeBroker:
         f["topic"] = d.string()
         f["partition"] = d.take(">i")
         f["ack"] = d.take(">b")
+        if request.api_version >= 2:
+            f["expected_offset"] = d.take(">q")
         count = d.take(">i")
         f["records"] = [d.raw(d.take(">i")) for _ in range(max(count, 0))]
         answer = f["ack"] != 0
@@ -246,6 +260,9 @@ class FakeBroker:
         with self._cond:
             log = self.logs[key]
             base = len(log)
+            if f.get("expected_offset", -1) >= 0 and f["expected_offset"] != base:
+                refused = response_frame(request.correlation_id, OFFSET_MISMATCH, struct.pack(">q", base))
+                return refused if answer else None
             log.extend(stored_record(r) for r in f["records"])
             end = len(log)
             self._cond.notify_all()
@@ -294,3 +311,178 @@ class FakeBroker:
                 for p in range(self.topics[name]):
                     body += struct.pack(">iqq", p, 0, len(self.logs[(name, p)]))
         return response_frame(request.correlation_id, 0, bytes(body))
+
+    # -- topics at runtime --
+
+    def _apply(self, request: Request, d: _Decoder) -> bytes:
+        f = request.fields
+        f["dry_run"] = d.take(">b")
+        count = d.take(">i")
+        changes = []
+        for _ in range(count):
+            op = d.take(">b")
+            if op == 1:
+                changes.append(dict(op="upsert", **_read_spec(d)))
+            elif op == 2:
+                changes.append(dict(op="delete", name=d.string(), revision=d.take(">q")))
+            else:
+                raise ValueError(f"op {op}")
+        if d.pos != len(d.payload):
+            raise ValueError("bytes after the last change")
+        f["changes"] = changes
+        cid = request.correlation_id
+        with self._cond:
+            for index, change in enumerate(changes):
+                name = change["name"]
+                current = self.specs.get(name)
+                actual = current["revision"] if current else 0
+                expected = change["revision"]
+                if expected != -1 and expected != actual:
+                    encoded = name.encode("utf-8")
+                    detail = struct.pack(">iH", index, len(encoded)) + encoded + struct.pack(">qq", expected, actual)
+                    return response_frame(cid, REVISION_MISMATCH, detail)
+                if change["op"] == "upsert":
+                    problem = None
+                    if not 1 <= change["partitions"] <= 10_000:
+                        problem = f"changes[{index}].partitions: {change['partitions']}, expected 1..10000"
+                    elif current and change["partitions"] < current["partitions"]:
+                        problem = (
+                            f"changes[{index}].partitions: {change['partitions']}, expected >= {current['partitions']}"
+                        )
+                    if problem:
+                        message = problem.encode("utf-8")
+                        return response_frame(cid, INVALID_ARGUMENT, struct.pack(">iH", index, len(message)) + message)
+            # An APPLY that changes nothing (only deletes of missing topics) keeps the revision.
+            changes_something = any(c["op"] == "upsert" or c["name"] in self.specs for c in changes)
+            if f["dry_run"] or not changes_something:
+                return response_frame(cid, 0, struct.pack(">q", self.revision))
+            self.revision += 1
+            for change in changes:
+                name = change["name"]
+                if change["op"] == "delete":
+                    self.specs.pop(name, None)
+                    for p in range(self.topics.pop(name, 0)):
+                        del self.logs[(name, p)]
+                    continue
+                spec = _stored_spec(name, change["partitions"], change["labels"], self.revision, change)
+                self.specs[name] = spec
+                for p in range(self.topics.get(name, 0), spec["partitions"]):
+                    self.logs[(name, p)] = []
+                self.topics[name] = spec["partitions"]
+            self._cond.notify_all()
+            return response_frame(cid, 0, struct.pack(">q", self.revision))
+
+    def _list(self, request: Request, d: _Decoder) -> bytes:
+        f = request.fields
+        f["selector"] = d.string()
+        f["watch_revision"] = d.take(">q")
+        f["max_wait_millis"] = d.take(">i")
+        cid = request.correlation_id
+        requirements = _parse_selector(f["selector"])
+        if requirements is None:
+            message = f"selector {f['selector']!r}: the fake broker knows k=v, k!=v, k and !k".encode()
+            return response_frame(cid, INVALID_ARGUMENT, struct.pack(">iH", -1, len(message)) + message)
+        watch = f["watch_revision"]
+        with self._cond:
+            if watch >= 0 and self.revision <= watch:
+                self._waiting += 1
+                self._cond.notify_all()
+                moved = self._cond.wait_for(
+                    lambda: self._closing or self.revision > watch, min(f["max_wait_millis"], 60_000) / 1000
+                )
+                self._waiting -= 1
+                if not moved or self._closing:
+                    return response_frame(cid, 0, struct.pack(">qi", watch, 0))
+            chosen = [s for n, s in sorted(self.specs.items()) if _matches(requirements, n, s["labels"])]
+            body = bytearray(struct.pack(">qi", self.revision, len(chosen)))
+            for spec in chosen:
+                body += _spec_bytes(spec) + struct.pack(">i", spec["partitions"])
+                for _ in range(spec["partitions"]):
+                    body += _string(self.address) + struct.pack(">i", 0)
+        return response_frame(cid, 0, bytes(body))
+
+
+def _string(s: str) -> bytes:
+    data = s.encode("utf-8")
+    return struct.pack(">H", len(data)) + data
+
+
+def _read_spec(d: _Decoder) -> dict:
+    spec = {"name": d.string(), "partitions": d.take(">i")}
+    labels = {}
+    for _ in range(d.take(">i")):
+        key = d.string()
+        labels[key] = d.string()
+    spec["labels"] = labels
+    for key, fmt in (
+        ("retention_bytes", ">q"),
+        ("retention_millis", ">q"),
+        ("segment_bytes", ">i"),
+        ("flags", ">i"),
+        ("replication", ">h"),
+    ):
+        spec[key] = d.take(fmt)
+    spec["store_url"] = d.string()
+    spec["revision"] = d.take(">q")
+    return spec
+
+
+def _stored_spec(name: str, partitions: int, labels: dict, revision: int, asked: dict | None = None) -> dict:
+    """A spec as the broker stores it: as applied, the default sentinels (-2, 0) kept."""
+    asked = asked or {}
+    return {
+        "name": name,
+        "partitions": partitions,
+        "labels": dict(labels),
+        "retention_bytes": asked.get("retention_bytes", -2),
+        "retention_millis": asked.get("retention_millis", -2),
+        "segment_bytes": asked.get("segment_bytes", 0),
+        "flags": asked.get("flags", 0),
+        "replication": asked.get("replication", 0),
+        "store_url": asked.get("store_url", ""),
+        "revision": revision,
+    }
+
+
+def _spec_bytes(spec: dict) -> bytes:
+    out = bytearray(_string(spec["name"]) + struct.pack(">ii", spec["partitions"], len(spec["labels"])))
+    for key in sorted(spec["labels"]):
+        out += _string(key) + _string(spec["labels"][key])
+    out += struct.pack(
+        ">qqiih", spec["retention_bytes"], spec["retention_millis"], spec["segment_bytes"], spec["flags"],
+        spec["replication"],
+    )
+    return bytes(out + _string(spec["store_url"]) + struct.pack(">q", spec["revision"]))
+
+
+def _parse_selector(selector: str):
+    """A list of (key, op, value) for k=v, k!=v, k and !k joined by commas; None for anything else."""
+    requirements = []
+    for part in (p.strip() for p in selector.split(",")) if selector.strip() else ():
+        if "!=" in part:
+            key, value = (x.strip() for x in part.split("!=", 1))
+            requirements.append((key, "!=", value))
+        elif "=" in part:
+            key, value = (x.strip() for x in part.split("=", 1))
+            requirements.append((key, "=", value))
+        elif part.startswith("!"):
+            requirements.append((part[1:].strip(), "!", None))
+        else:
+            requirements.append((part, "", None))
+        if not requirements[-1][0] or " " in requirements[-1][0] or "(" in part:
+            return None
+    return requirements
+
+
+def _matches(requirements: list, name: str, labels: dict) -> bool:
+    for key, op, value in requirements:
+        have = name if key == "name" else labels.get(key)
+        if op == "=" and have != value:
+            return False
+        if op == "!=" and have == value:
+            return False
+        if op == "" and have is None:
+            return False
+        if op == "!" and have is not None:
+            return False
+    return True

@@ -42,7 +42,7 @@ class ConformanceClientChecks:
 
     def test_capabilities_need_no_broker(self):
         code, lines, _ = self.run_verb("capabilities", broker=False)
-        self.assertEqual((code, lines), (0, ["roles=producer,consumer", f"name={self.COMMAND}"]))
+        self.assertEqual((code, lines), (0, ["roles=producer,consumer,topics", f"name={self.COMMAND}"]))
 
     def test_command_is_executable_on_its_own(self):
         self.assertTrue(os.access(self.path, os.X_OK), f"{self.path} is not executable")
@@ -129,6 +129,18 @@ class ConformanceClientChecks:
     def test_fetch_never_waits(self):
         self.ok("fetch", "single", "0", "0", "100")
         self.assertEqual(self.broker.requests[0].fields["max_wait_millis"], 0)
+
+    def test_topics_create_list_stale_and_delete(self):
+        # The fake's startup topics are revision 1.
+        self.assertEqual(self.ok("topics-apply", "t", "2", "team=p,env=x", "0"), ["revision=2"])
+        self.assertEqual(self.ok("topics-list", "team=p"), ["revision=2", "topic=t 2 2 env=x,team=p"])
+        self.assertEqual(self.ok("topics-list", "name=single"), ["revision=2", "topic=single 1 1 -"])
+        self.assertEqual(
+            self.ok("topics-apply", "t", "3", "-", "1"),
+            ["error=REVISION_MISMATCH", "topic=t", "expectedRevision=1", "actualRevision=2"],
+        )
+        self.assertEqual(self.ok("topics-delete", "t", "2"), ["revision=3"])
+        self.assertEqual(self.ok("topics-list", "team=p"), ["revision=3"])
 
     def test_usage_errors_exit_non_zero(self):
         self.assertEqual(self.run_verb("produce", "single")[0], 2)

@@ -42,8 +42,9 @@ booblik topics watch [-l SELECTOR] [--format table|json]
   delete   deletes the topics (all or none), each at the revision it is seen at
   watch    prints the listing, then again on every change, until Ctrl-C`,
   conformance: `booblik conformance <verb> [args...]
-  The conformance kit's client contract (capabilities, metadata, produce, produce-keyed, fetch),
-  printing key=value lines; the broker comes from BOOBLIK_BROKER.`,
+  The conformance kit's client contract (capabilities, metadata, produce, produce-keyed, fetch,
+  topics-apply, topics-delete, topics-list), printing key=value lines; the broker comes from
+  BOOBLIK_BROKER.`,
 };
 
 export const mainHelp = `booblik: a command line for the booblik broker

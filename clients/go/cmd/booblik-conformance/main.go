@@ -6,6 +6,9 @@
 //	booblik-conformance produce <topic> <partition> <none|written|forced> <hex>[,<hex>...]
 //	booblik-conformance produce-keyed <topic> <keyHex> <payloadHex>
 //	booblik-conformance fetch <topic> <partition> <offset> <maxBytes>
+//	booblik-conformance topics-apply <name> <partitions> <k=v[,k=v...]|-> <expectedRevision>
+//	booblik-conformance topics-delete <name> <expectedRevision>
+//	booblik-conformance topics-list <selector>
 //
 // Exit status 0 means the verb was carried out, a broker refusal included (printed as
 // error=<CODE_NAME>); 1 means the client failed; 2 means the command line was wrong.
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +60,9 @@ var verbs = map[string]verb{
 	"produce":       {4, produce},
 	"produce-keyed": {3, produceKeyed},
 	"fetch":         {4, fetch},
+	"topics-apply":  {4, topicsApply},
+	"topics-delete": {2, topicsDelete},
+	"topics-list":   {1, topicsList},
 }
 
 func run(args []string, broker string, stdout, stderr io.Writer) int {
@@ -70,12 +77,12 @@ func run(args []string, broker string, stdout, stderr io.Writer) int {
 
 func runVerb(args []string, broker string, out io.Writer, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: booblik-conformance <capabilities|metadata|produce|produce-keyed|fetch> [args...]")
+		fmt.Fprintln(stderr, "usage: booblik-conformance <capabilities|metadata|produce|produce-keyed|fetch|topics-apply|topics-delete|topics-list> [args...]")
 		return exitUsage
 	}
 	name, args := args[0], args[1:]
 	if name == "capabilities" {
-		fmt.Fprintln(out, "roles=producer,consumer")
+		fmt.Fprintln(out, "roles=producer,consumer,topics")
 		fmt.Fprintln(out, "name=go")
 		return exitOK
 	}
@@ -109,6 +116,11 @@ func runVerb(args []string, broker string, out io.Writer, stderr io.Writer) int 
 		return exitOK
 	case errors.As(err, &refused):
 		fmt.Fprintf(out, "error=%s\n", refused.Name())
+		var mismatch *booblik.RevisionMismatchError
+		if errors.As(err, &mismatch) {
+			fmt.Fprintf(out, "topic=%s\nexpectedRevision=%d\nactualRevision=%d\n",
+				mismatch.Topic, mismatch.ExpectedRevision, mismatch.ActualRevision)
+		}
 		return exitOK
 	case errors.As(err, &usage), errors.Is(err, booblik.ErrInvalidArgument):
 		fmt.Fprintf(stderr, "booblik-conformance: %s: %v\n", name, err)
@@ -211,6 +223,67 @@ func fetch(ctx context.Context, conn *booblik.Conn, args []string, out io.Writer
 	}
 	if tooLarge != nil {
 		fmt.Fprintf(out, "recordExceedsMaxBytes=%d\n", tooLarge.Size)
+	}
+	return nil
+}
+
+func topicsApply(ctx context.Context, conn *booblik.Conn, args []string, out io.Writer) error {
+	partitions, err := parseInt32("partitions", args[1])
+	if err != nil {
+		return err
+	}
+	spec := booblik.NewTopicSpec(args[0], partitions)
+	if args[2] != "-" {
+		spec.Labels = map[string]string{}
+		for _, pair := range strings.Split(args[2], ",") {
+			k, v, ok := strings.Cut(pair, "=")
+			if !ok {
+				return usagef("labels: %q, expected k=v", pair)
+			}
+			spec.Labels[k] = v
+		}
+	}
+	if spec.Revision, err = strconv.ParseInt(args[3], 10, 64); err != nil {
+		return usagef("expectedRevision: %v", err)
+	}
+	revision, err := conn.ApplyTopics(ctx, []booblik.TopicChange{booblik.UpsertTopic(spec)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "revision=%d\n", revision)
+	return nil
+}
+
+func topicsDelete(ctx context.Context, conn *booblik.Conn, args []string, out io.Writer) error {
+	expected, err := strconv.ParseInt(args[1], 10, 64)
+	if err != nil {
+		return usagef("expectedRevision: %v", err)
+	}
+	revision, err := conn.ApplyTopics(ctx, []booblik.TopicChange{booblik.DeleteTopic(args[0], expected)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "revision=%d\n", revision)
+	return nil
+}
+
+func topicsList(ctx context.Context, conn *booblik.Conn, args []string, out io.Writer) error {
+	listing, err := conn.ListTopics(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "revision=%d\n", listing.Revision)
+	for _, t := range listing.Topics {
+		labels := make([]string, 0, len(t.Spec.Labels))
+		for k, v := range t.Spec.Labels {
+			labels = append(labels, k+"="+v)
+		}
+		slices.Sort(labels)
+		shown := strings.Join(labels, ",")
+		if shown == "" {
+			shown = "-"
+		}
+		fmt.Fprintf(out, "topic=%s %d %d %s\n", t.Spec.Name, t.Spec.Partitions, t.Spec.Revision, shown)
 	}
 	return nil
 }

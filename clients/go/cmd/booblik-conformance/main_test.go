@@ -43,7 +43,7 @@ func expect(t *testing.T, b *fakebroker.Broker, args []string, wantCode int, wan
 }
 
 func TestCapabilitiesNeedNoBroker(t *testing.T) {
-	expect(t, nil, []string{"capabilities"}, 0, "roles=producer,consumer\nname=go\n")
+	expect(t, nil, []string{"capabilities"}, 0, "roles=producer,consumer,topics\nname=go\n")
 }
 
 func TestMetadataPrintsOneLinePerPartition(t *testing.T) {
@@ -98,6 +98,18 @@ func TestRefusalsArePrintedWithExitZero(t *testing.T) {
 	expect(t, b, []string{"produce", "conformance", "3", "written", "aa"}, 0, "error=UNKNOWN_TOPIC_OR_PARTITION\n")
 	expect(t, b, []string{"produce-keyed", "missing", "aa", "bb"}, 0, "error=UNKNOWN_TOPIC_OR_PARTITION\n")
 	expect(t, b, []string{"fetch", "single", "0", "1000", "100"}, 0, "error=OFFSET_OUT_OF_RANGE\n")
+}
+
+func TestTopicsCreateListStaleAndDelete(t *testing.T) {
+	b := startBroker(t) // the startup topics are revision 1
+	expect(t, b, []string{"topics-apply", "t", "2", "team=p,env=x", "0"}, 0, "revision=2\n")
+	expect(t, b, []string{"topics-list", "team=p"}, 0, "revision=2\ntopic=t 2 2 env=x,team=p\n")
+	expect(t, b, []string{"topics-list", "name=single"}, 0, "revision=2\ntopic=single 1 1 -\n")
+	expect(t, b, []string{"topics-apply", "t", "3", "-", "1"}, 0,
+		"error=REVISION_MISMATCH\ntopic=t\nexpectedRevision=1\nactualRevision=2\n")
+	expect(t, b, []string{"topics-delete", "t", "2"}, 0, "revision=3\n")
+	expect(t, b, []string{"topics-list", "team=p"}, 0, "revision=3\n")
+	expect(t, b, []string{"topics-apply", "t", "1", "nolabel", "0"}, 2, "")
 }
 
 func TestProduceKeyedPicksThePartitionOfEveryVector(t *testing.T) {
@@ -215,7 +227,7 @@ func TestConformanceScriptBuildsAndRunsTheCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"capabilities"}, "roles=producer,consumer\nname=go\n"},
+		{[]string{"capabilities"}, "roles=producer,consumer,topics\nname=go\n"},
 		{[]string{"produce", "single", "0", "written", "6869"}, "baseOffset=0\nlogEndOffset=1\n"},
 		{[]string{"fetch", "single", "0", "0", "100"}, "highWatermark=1\nrecord=6869\n"},
 	} {

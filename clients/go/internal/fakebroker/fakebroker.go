@@ -2,6 +2,7 @@
 // own code, not the client's, so an encoding mistake in the client fails a test instead of being
 // read back by the same mistake. It keeps records in memory, answers like the protocol says, and
 // can be told to misbehave: hold requests, split answers into pieces, or answer with raw bytes.
+// It keeps a spec store too, for APPLY and LIST (topics.go).
 package fakebroker
 
 import (
@@ -22,6 +23,8 @@ const (
 	APIProduce  = 1
 	APIFetch    = 2
 	APIMetadata = 3
+	APIApply    = 4
+	APIList     = 5
 
 	CodeNone                    = 0
 	CodeUnknownTopicOrPartition = 1
@@ -29,6 +32,9 @@ const (
 	CodeRecordTooLarge          = 3
 	CodeUnsupportedVersion      = 4
 	CodeCorruptRequest          = 5
+	CodeRevisionMismatch        = 7
+	CodeOffsetMismatch          = 8
+	CodeInvalidArgument         = 11
 
 	frameBytesMax = 8 << 20
 	fetchWaitMax  = 60 * time.Second
@@ -46,8 +52,9 @@ type Request struct {
 	Topic     string // PRODUCE, FETCH
 	Partition int32  // PRODUCE, FETCH
 
-	Ack     int8     // PRODUCE
-	Records [][]byte // PRODUCE
+	Ack            int8     // PRODUCE
+	ExpectedOffset int64    // PRODUCE v2; -1 in v1
+	Records        [][]byte // PRODUCE
 
 	Offset        int64 // FETCH
 	MaxBytes      int32 // FETCH
@@ -55,6 +62,11 @@ type Request struct {
 	MinBytes      int32 // FETCH v2
 
 	Topics []string // METADATA
+
+	DryRun        bool     // APPLY
+	Changes       []Change // APPLY
+	Selector      string   // LIST
+	WatchRevision int64    // LIST; MaxWaitMillis too
 
 	DecodeErr string // why the fake answered CORRUPT_REQUEST; empty when the request decoded
 }
@@ -73,7 +85,9 @@ type Broker struct {
 	mu        sync.Mutex
 	logs      map[string][]*partitionLog
 	requests  []Request
-	waiting   int           // fetches holding for data right now
+	waiting   int // fetches and LISTs holding right now
+	specs     map[string]Spec
+	revision  int64
 	changed   chan struct{} // closed and replaced on every change: a broadcast
 	intercept func(Request) (Action, bool)
 	chunk     int
@@ -104,10 +118,13 @@ func Start(t testing.TB, topics map[string]int) *Broker {
 		conns:   make(map[net.Conn]struct{}),
 		closing: make(chan struct{}),
 	}
+	b.specs = make(map[string]Spec)
 	for name, n := range topics {
 		for i := 0; i < n; i++ {
 			b.logs[name] = append(b.logs[name], &partitionLog{})
 		}
+		b.revision = 1 // the startup topics are the store's first revision, like booblik.topics
+		b.specs[name] = storedSpec(Spec{Name: name, Partitions: int32(n), RetentionBytes: -2, RetentionMillis: -2}, 1)
 	}
 	b.wg.Add(1)
 	go b.accept()
@@ -180,7 +197,7 @@ func (b *Broker) RequestsOf(api int16) []Request {
 	return out
 }
 
-// Waiting is how many fetches are holding for data right now.
+// Waiting is how many fetches and watching LISTs are being held right now.
 func (b *Broker) Waiting() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -368,9 +385,10 @@ func (b *Broker) handle(req Request) []byte {
 		}
 		return Answer(id, code, nil)
 	}
-	supported := (req.APIKey == APIProduce && req.Version == 1) ||
+	supported := (req.APIKey == APIProduce && (req.Version == 1 || req.Version == 2)) ||
 		(req.APIKey == APIFetch && (req.Version == 1 || req.Version == 2)) ||
-		(req.APIKey == APIMetadata && req.Version == 1)
+		(req.APIKey == APIMetadata && req.Version == 1) ||
+		((req.APIKey == APIApply || req.APIKey == APIList) && req.Version == 1)
 	if !supported {
 		return refuse(CodeUnsupportedVersion)
 	}
@@ -385,6 +403,14 @@ func (b *Broker) handle(req Request) []byte {
 			b.mu.Unlock()
 			return refuse(CodeUnknownTopicOrPartition)
 		}
+		if req.ExpectedOffset >= 0 && req.ExpectedOffset != int64(len(p.starts)) {
+			end := int64(len(p.starts))
+			b.mu.Unlock()
+			if silent {
+				return nil
+			}
+			return Answer(id, CodeOffsetMismatch, binary.BigEndian.AppendUint64(nil, uint64(end)))
+		}
 		base := b.appendLocked(p, req.Records)
 		end := int64(len(p.starts))
 		b.mu.Unlock()
@@ -396,6 +422,10 @@ func (b *Broker) handle(req Request) []byte {
 		return Answer(id, CodeNone, body)
 	case APIFetch:
 		return b.fetch(req)
+	case APIApply:
+		return b.apply(req)
+	case APIList:
+		return b.list(req)
 	default:
 		return b.metadata(req)
 	}
@@ -585,6 +615,10 @@ func decodeRequest(frame []byte) Request {
 		req.Topic = r.str()
 		req.Partition = r.i32()
 		req.Ack = r.i8()
+		req.ExpectedOffset = -1
+		if req.Version >= 2 {
+			req.ExpectedOffset = r.i64()
+		}
 		count := r.i32()
 		if r.err != nil {
 			return fail("produce header: " + r.err.Error())
@@ -642,6 +676,10 @@ func decodeRequest(frame []byte) Request {
 				return fail("topic name")
 			}
 			req.Topics = append(req.Topics, t)
+		}
+	case APIApply, APIList:
+		if why := decodeTopicsRequest(r, &req); why != "" {
+			return fail(why)
 		}
 	}
 	return req

@@ -11,9 +11,23 @@ from ..errors import (
     ConnectionClosedError,
     CorruptRecordError,
     ErrorCode,
+    InvalidArgumentRefusal,
+    OffsetMismatchError,
     ProducerClosedError,
     ProtocolError,
     RecordExceedsMaxBytesError,
+    RevisionMismatchError,
+)
+from ..topics import (
+    FLAG_READ_ONLY,
+    REVISION_ANY,
+    REVISION_MUST_NOT_EXIST,
+    Delete,
+    ListedTopic,
+    Route,
+    TopicListing,
+    TopicSpec,
+    Upsert,
 )
 from ..wire import OFFSET_UNKNOWN, AckPolicy, FetchResult, PartitionMetadata, ProduceResult, Record, TopicMetadata
 from .connection import Connection, Topic
@@ -21,7 +35,10 @@ from .consumer import Consumer
 from .producer import Producer
 
 __all__ = [
+    "FLAG_READ_ONLY",
     "OFFSET_UNKNOWN",
+    "REVISION_ANY",
+    "REVISION_MUST_NOT_EXIST",
     "AckPolicy",
     "BooblikError",
     "BrokerError",
@@ -29,8 +46,12 @@ __all__ = [
     "ConnectionClosedError",
     "Consumer",
     "CorruptRecordError",
+    "Delete",
     "ErrorCode",
     "FetchResult",
+    "InvalidArgumentRefusal",
+    "ListedTopic",
+    "OffsetMismatchError",
     "PartitionMetadata",
     "ProduceResult",
     "Producer",
@@ -39,6 +60,11 @@ __all__ = [
     "ProtocolError",
     "Record",
     "RecordExceedsMaxBytesError",
+    "RevisionMismatchError",
+    "Route",
     "Topic",
+    "TopicListing",
     "TopicMetadata",
+    "TopicSpec",
+    "Upsert",
 ]

@@ -17,8 +17,22 @@ from collections.abc import Iterable
 from .. import limits, wire
 from ..address import parse_address
 from ..connection import check_wait_fits_timeout
-from ..errors import BrokerError, ConnectionClosedError, ProtocolError
+from ..errors import ConnectionClosedError, ProtocolError
 from ..partitioner import Key, TopicRouting
+from ..refusals import refusal
+from ..topics import (
+    NO_WATCH,
+    Delete,
+    TopicListing,
+    Upsert,
+    decode_apply_response,
+    decode_list_response,
+    describe_apply,
+    describe_list,
+    encode_apply_request,
+    encode_list_request,
+)
+from ..watch import default_watch_wait_millis
 from ..wire import AckPolicy, FetchResult, ProduceResult
 
 
@@ -86,17 +100,23 @@ class Connection:
         return wire.decode_metadata_response(body)
 
     async def produce(
-        self, topic: str, partition: int, records: Iterable[bytes], ack: AckPolicy = AckPolicy.WRITTEN
+        self,
+        topic: str,
+        partition: int,
+        records: Iterable[bytes],
+        ack: AckPolicy = AckPolicy.WRITTEN,
+        expected_offset: int | None = None,
     ) -> ProduceResult | None:
-        """Append ``records`` to one partition; ``None`` under AckPolicy.NONE, once written."""
-        payload = wire.encode_produce_request(topic, partition, ack, records)
+        """Append ``records`` to one partition; ``None`` under AckPolicy.NONE, once written. With
+        ``expected_offset``, only if the partition ends there (else OffsetMismatchError)."""
+        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset)
+        version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
         if ack == AckPolicy.NONE:
-            self._submit(wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, answered=False)
+            self._submit(wire.API_PRODUCE, version, payload, answered=False)
             await self._bounded(self._drain(), "writing a PRODUCE")
             return None
-        body = await self._call(
-            wire.API_PRODUCE, wire.PRODUCE_VERSION, payload, wire.describe(wire.API_PRODUCE, topic, partition)
-        )
+        what = wire.describe(wire.API_PRODUCE, topic, partition)
+        body = await self._call(wire.API_PRODUCE, version, payload, what, expected_offset)
         return wire.decode_produce_response(body)
 
     async def fetch(
@@ -116,6 +136,38 @@ class Connection:
             wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition)
         )
         return wire.decode_fetch_response(body, offset, max_bytes)
+
+    async def apply_topics(self, changes, dry_run: bool = False) -> int:
+        """Create, change and delete topics, every change or none; the spec store's new revision.
+        As ``booblik.Connection.apply_topics``: RevisionMismatchError for a stale expected revision,
+        InvalidArgumentRefusal for a value the broker refuses."""
+        changes = list(changes) if not isinstance(changes, (Upsert, Delete)) else changes
+        payload = encode_apply_request(changes, dry_run)
+        return decode_apply_response(
+            await self._call(wire.API_APPLY, wire.APPLY_VERSION, payload, describe_apply(changes))
+        )
+
+    async def list_topics(self, selector: str = "") -> TopicListing:
+        """The topics a label selector matches ("" for all), with specs, revisions and routes."""
+        return await self._list(selector, NO_WATCH, 0)
+
+    def watch_topics(self, selector: str = "", max_wait_millis: int | None = None):
+        """An async iterator: the listing now, then a new one each time the spec store changes.
+
+        ``async with connection.watch_topics("team=payments") as watch: async for listing in watch:``.
+        It holds its LIST on a connection of its own, opened on the first step; leaving the
+        ``async with`` (or ``await watch.aclose()``) closes it, and cancelling the task stops it.
+        """
+        from .watch import TopicWatch
+
+        wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
+        check_wait_fits_timeout(wait, self.timeout)
+        return TopicWatch(lambda: Connection.connect(self.address, self.timeout), selector, wait)
+
+    async def _list(self, selector: str, watch_revision: int, max_wait_millis: int) -> TopicListing:
+        payload = encode_list_request(selector, watch_revision, max_wait_millis)
+        body = await self._call(wire.API_LIST, wire.LIST_VERSION, payload, describe_list(selector))
+        return decode_list_response(body)
 
     async def topic(self, name: str) -> Topic:
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""
@@ -163,11 +215,13 @@ class Connection:
             self._shutdown(lost)
             raise lost
 
-    async def _call(self, api_key: int, api_version: int, payload: bytes, what: str) -> bytes:
+    async def _call(
+        self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
+    ) -> bytes:
         answer = self._submit(api_key, api_version, payload)
         error_code, body = await self._bounded(self._exchange(answer), what)
         if error_code != 0:
-            raise BrokerError(error_code, what)
+            raise refusal(error_code, what, body, expected_offset)
         return body
 
     async def _exchange(self, answer: asyncio.Future):

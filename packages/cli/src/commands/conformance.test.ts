@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { FakeBroker, MemoryLog } from '@booblik/client/testing';
+import { FakeBroker, MemoryLog, startBrokerProcess } from '@booblik/client/testing';
 import { readVectors } from '@booblik/protocol/testing';
 import { conformanceClient, start } from '../test-support/spawn.js';
 
@@ -28,10 +28,35 @@ async function client(
 }
 
 describe('conformance client (conformance/clients/typescript)', () => {
-  it('capabilities needs no broker and declares both roles', async () => {
+  it('capabilities needs no broker and declares its three roles', async () => {
     const run = await client('127.0.0.1:1', 'capabilities');
     assert.equal(run.code, 0);
-    assert.deepEqual(run.lines, ['roles=producer,consumer', 'name=typescript']);
+    assert.deepEqual(run.lines, ['roles=producer,consumer,topics', 'name=typescript']);
+  });
+
+  it('topics verbs create, list by label, print a stale revision with its details, and delete', async (t) => {
+    const address = await startBrokerProcess(t, ['--topics=single:1']);
+    const ok = async (...args: string[]) => {
+      const run = await client(address, ...args);
+      assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);
+      return run.lines;
+    };
+    const [created] = await ok('topics-apply', 't', '2', 'team=p,env=x', '0');
+    const revision = Number(created?.replace('revision=', ''));
+    assert.ok(revision > 0, created);
+    assert.deepEqual(await ok('topics-list', 'team=p'), [
+      `revision=${revision}`,
+      `topic=t 2 ${revision} env=x,team=p`,
+    ]);
+    assert.deepEqual(await ok('topics-apply', 't', '3', '-', String(revision - 1)), [
+      'error=REVISION_MISMATCH',
+      'topic=t',
+      `expectedRevision=${revision - 1}`,
+      `actualRevision=${revision}`,
+    ]);
+    assert.deepEqual(await ok('topics-delete', 't', String(revision)), [`revision=${revision + 1}`]);
+    assert.deepEqual(await ok('topics-list', 'team=p'), [`revision=${revision + 1}`]);
+    assert.equal((await client(address, 'topics-apply', 't', '1', 'nolabel', '0')).code, 2);
   });
 
   it('metadata prints one partition line each, with log start and high watermark', async () => {

@@ -3,7 +3,14 @@
  * lines. A broker refusal is a verb carried out: it prints `error=<CODE_NAME>` and exits 0. The
  * broker judges the content (an empty record is sent as given, so the broker's refusal is what shows).
  */
-import { AckPolicy, BrokerError, Connection, INT32_MAX } from '@booblik/client';
+import {
+  AckPolicy,
+  BrokerError,
+  Connection,
+  INT32_MAX,
+  RevisionMismatchError,
+  type TopicListing,
+} from '@booblik/client';
 import { ackPolicy, brokerAddress, integer, parse, positionals } from '../args.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
@@ -11,7 +18,7 @@ import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 
 /** What this client declares to the harness. */
-const CAPABILITIES = ['roles=producer,consumer', 'name=typescript'];
+const CAPABILITIES = ['roles=producer,consumer,topics', 'name=typescript'];
 
 export async function conformanceCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, {});
@@ -43,6 +50,13 @@ export async function conformanceCommand(args: string[], io: Io): Promise<number
   } catch (error) {
     if (!(error instanceof BrokerError)) throw error;
     await print(`error=${error.codeName}`);
+    if (error instanceof RevisionMismatchError) {
+      await print(
+        `topic=${error.topic}`,
+        `expectedRevision=${error.expectedRevision}`,
+        `actualRevision=${error.actualRevision}`,
+      );
+    }
   } finally {
     await connection.close();
   }
@@ -115,7 +129,63 @@ const verbs: Record<string, (args: string[]) => (connection: Connection) => Prom
       return [...lines, ...result.records.map((r) => `record=${r.payload.toString('hex')}`)];
     };
   },
+
+  'topics-apply'(args) {
+    const [name, partitionsText, labelsText, revisionText] = positionals(args, [
+      'name',
+      'partitions',
+      'k=v,...|-',
+      'expectedRevision',
+    ]) as [string, string, string, string];
+    const partitions = integer('partitions', partitionsText, 1, INT32_MAX);
+    const labels = labelsArg(labelsText);
+    const revision = integer('expectedRevision', revisionText, -1);
+    return async (connection) => {
+      const applied = await connection.applyTopics([
+        { op: 'upsert', spec: { name, partitions, labels, revision } },
+      ]);
+      return [`revision=${applied.revision}`];
+    };
+  },
+
+  'topics-delete'(args) {
+    const [name, revisionText] = positionals(args, ['name', 'expectedRevision']) as [string, string];
+    const expectedRevision = integer('expectedRevision', revisionText, -1);
+    return async (connection) => {
+      const applied = await connection.applyTopics([{ op: 'delete', name, expectedRevision }]);
+      return [`revision=${applied.revision}`];
+    };
+  },
+
+  'topics-list'(args) {
+    const [selector] = positionals(args, ['selector']) as [string];
+    return async (connection) => listingLines(await connection.listTopics(selector));
+  },
 };
+
+/** `k=v,k=v` or `-` for none. */
+function labelsArg(text: string): Record<string, string> {
+  if (text === '-') return {};
+  const labels: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    if (at < 0) throw new UsageError(`labels: "${pair}", expected k=v`);
+    labels[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return labels;
+}
+
+function listingLines(listing: TopicListing): string[] {
+  const lines = [`revision=${listing.revision}`];
+  for (const { spec } of listing.topics) {
+    const labels = Object.entries(spec.labels)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    lines.push(`topic=${spec.name} ${spec.partitions} ${spec.revision} ${labels || '-'}`);
+  }
+  return lines;
+}
 
 function hex(name: string, text: string): Buffer {
   if (!/^(?:[0-9a-fA-F]{2})*$/.test(text))
