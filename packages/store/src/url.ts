@@ -130,11 +130,12 @@ function parseS3Url(text: string, url: URL): S3Location {
       location.forcePathStyle = value === 'true';
     }
   }
-  const query = new URLSearchParams();
-  if (location.endpoint !== undefined) query.set('endpoint', location.endpoint);
-  if (location.region !== undefined) query.set('region', location.region);
-  if (location.forcePathStyle !== undefined) query.set('forcePathStyle', String(location.forcePathStyle));
-  const search = query.size > 0 ? `?${query}` : '';
+  // Every value is an origin, a region name or a boolean: nothing in them needs escaping to be read back.
+  const query: string[] = [];
+  if (location.endpoint !== undefined) query.push(`endpoint=${location.endpoint}`);
+  if (location.region !== undefined) query.push(`region=${location.region}`);
+  if (location.forcePathStyle !== undefined) query.push(`forcePathStyle=${location.forcePathStyle}`);
+  const search = query.length > 0 ? `?${query.join('&')}` : '';
   location.url = `s3://${bucket}/${prefix.split('/').map(encodeURIComponent).join('/')}${search}`;
   return location;
 }

@@ -116,6 +116,7 @@ export class S3TestServer {
     const binary = await versitygwBinary();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-s3-'));
     fs.mkdirSync(path.join(dataDir, 'root'));
+    fs.mkdirSync(path.join(dataDir, 'meta'));
     const server = new S3TestServer(binary, dataDir, await freePort(), bucket);
     try {
       await server.start();
@@ -133,9 +134,9 @@ export class S3TestServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** The store URL of `prefix` in the bucket. */
-  url(prefix: string): string {
-    return `s3://${this.bucket}/${prefix}?endpoint=${encodeURIComponent(this.endpoint)}&region=${TEST_REGION}&forcePathStyle=true`;
+  /** The store URL of `prefix` in the bucket (through another endpoint, such as a TcpProxy, if given). */
+  url(prefix: string, endpoint = this.endpoint): string {
+    return `s3://${this.bucket}/${prefix}?endpoint=${encodeURIComponent(endpoint)}&region=${TEST_REGION}&forcePathStyle=true`;
   }
 
   /** What a broker process needs in its environment to reach this server with the standard AWS sources. */
@@ -201,14 +202,19 @@ export class S3TestServer {
     }
   }
 
+  /** A crash: SIGKILL to the gateway's pid, resolved once it has exited. `start()` brings it back. */
+  kill(): Promise<void> {
+    return this.stop('SIGKILL');
+  }
+
   /** Ends the gateway by its pid (SIGTERM, then SIGKILL if it lingers) and waits for it to exit. */
-  async stop(): Promise<void> {
+  async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     const child = this.process;
     if (child === undefined) return;
     this.process = undefined;
     process.off('exit', this.killOnExit);
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
+      child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
       await this.exited;
       clearTimeout(timer);
