@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ObjectNotFoundError, StoreUnavailableError } from './errors.js';
 import type { ObjectStore } from './object-store.js';
 import { openStore } from './open-store.js';
 import { collect } from './test-support/contract.js';
-import { S3TestServer, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
+import { s3ServerForSuite, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
 import { TcpProxy } from './test-support/tcp-proxy.js';
 import { within } from './test-support/wait.js';
 
@@ -18,13 +18,10 @@ const isUnavailable = (error: unknown) => {
 };
 
 describe('s3:// when the server goes away', { skip: s3TestsSkipped() ?? false }, () => {
-  let server: S3TestServer;
-  before(async () => {
-    server = await S3TestServer.start();
-  });
-  after(() => server?.close());
+  const suiteServer = s3ServerForSuite();
 
   it('killed mid-upload and while down: calls fail retriable; after a restart they work, nothing half-written', async () => {
+    const server = suiteServer();
     const proxy = await TcpProxy.start(server.port);
     const url = server.url('restart/', proxy.endpoint);
     const quick = await openStore(url, { s3: { credentials: TEST_CREDENTIALS, maxAttempts: 1 } });

@@ -1,29 +1,25 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { StoreRefusedError, StoreUrlError } from './errors.js';
 import { openStore } from './open-store.js';
 import { storeContract } from './test-support/contract.js';
-import { S3TestServer, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
+import { s3ServerForSuite, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
 
 const skip = s3TestsSkipped() ?? false;
-let server: S3TestServer | undefined;
 
 /** A prefix of its own for each test, so the tests share one server and bucket. */
 const freshPrefix = () => `t-${randomBytes(4).toString('hex')}/`;
 
 describe('s3:// against a real S3-compatible server (versitygw)', { skip }, () => {
-  before(async () => {
-    server = await S3TestServer.start();
-  });
-  after(() => server?.close());
+  const server = s3ServerForSuite();
 
   storeContract('s3://', (_t, options) =>
-    openStore(server!.url(freshPrefix()), { ...options, s3: { credentials: TEST_CREDENTIALS } }),
+    openStore(server().url(freshPrefix()), { ...options, s3: { credentials: TEST_CREDENTIALS } }),
   );
 
   it('wrong credentials are a refusal, not retriable', async () => {
-    const store = await openStore(server!.url(freshPrefix()), {
+    const store = await openStore(server().url(freshPrefix()), {
       s3: { credentials: { ...TEST_CREDENTIALS, secretAccessKey: 'not-the-secret' } },
     });
     try {
@@ -44,7 +40,7 @@ describe('s3:// against a real S3-compatible server (versitygw)', { skip }, () =
   });
 
   it('a bucket that does not exist is a refusal naming it, not a missing object', async () => {
-    const url = server!.url('p/').replace(`s3://${server!.bucket}/`, 's3://no-such-bucket/');
+    const url = server().url('p/').replace(`s3://${server().bucket}/`, 's3://no-such-bucket/');
     const store = await openStore(url, { s3: { credentials: TEST_CREDENTIALS } });
     try {
       await assert.rejects(store.put('k', Buffer.from('x')), /no-such-bucket.*NoSuchBucket/s);
@@ -56,10 +52,10 @@ describe('s3:// against a real S3-compatible server (versitygw)', { skip }, () =
 
   it('objects land under the URL prefix in the bucket, and list shows keys without it', async () => {
     const prefix = freshPrefix();
-    const store = await openStore(server!.url(`${prefix}deeper`), { s3: { credentials: TEST_CREDENTIALS } });
+    const store = await openStore(server().url(`${prefix}deeper`), { s3: { credentials: TEST_CREDENTIALS } });
     try {
       await store.put('k', Buffer.from('x'));
-      const plain = await openStore(server!.url(''), { s3: { credentials: TEST_CREDENTIALS } });
+      const plain = await openStore(server().url(''), { s3: { credentials: TEST_CREDENTIALS } });
       assert.equal((await plain.get(`${prefix}deeper/k`)).toString(), 'x');
       plain.close();
       const keys: string[] = [];

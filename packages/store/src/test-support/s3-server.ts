@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
 // The SDK warns once per process that its releases from 2027 on need Node 22; the tests know.
@@ -224,4 +225,26 @@ export class S3TestServer {
     await this.stop();
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One gateway for the tests of the `describe` this is called in: started before them, closed after.
+ * If it cannot start (no Go, no module proxy, a build error), every test that asks for it fails
+ * with that reason, rather than being counted as cancelled.
+ */
+export function s3ServerForSuite(): () => S3TestServer {
+  let server: S3TestServer | undefined;
+  let failure: unknown;
+  before(async () => {
+    try {
+      server = await S3TestServer.start();
+    } catch (error) {
+      failure = error;
+    }
+  });
+  after(() => server?.close());
+  return () => {
+    if (server === undefined) throw failure ?? new Error('the S3 test server was asked for outside a test');
+    return server;
+  };
 }
