@@ -1,6 +1,9 @@
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
-import { checkPrefix, checkRange } from './keys.js';
+import { createGzip, gunzip, gzip } from 'node:zlib';
+import { readableSource } from './file-store.js';
+import { checkKey, checkPrefix, checkRange } from './keys.js';
 import type { ObjectInfo, ObjectStore, PutOptions, PutResult } from './object-store.js';
 
 const gzipAsync = promisify(gzip);
@@ -25,6 +28,17 @@ export class GzipStore implements ObjectStore {
 
   async put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult> {
     return this.inner.put(key + GZIP_SUFFIX, await gzipAsync(body), options);
+  }
+
+  /** Compressed through a stream into memory (the object's compressed size), then stored whole. */
+  async putFile(key: string, file: string, options?: PutOptions): Promise<PutResult> {
+    checkKey(key);
+    await readableSource(this.url, key, file);
+    const chunks: Buffer[] = [];
+    await pipeline(fs.createReadStream(file), createGzip(), async (source: AsyncIterable<Buffer>) => {
+      for await (const chunk of source) chunks.push(chunk);
+    });
+    return this.inner.put(key + GZIP_SUFFIX, Buffer.concat(chunks), options);
   }
 
   async get(key: string, start?: number, end?: number): Promise<Buffer> {

@@ -39,6 +39,11 @@ export interface ObjectStore {
    */
   put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult>;
   /**
+   * `put` of a file's content, streamed (a segment need not fit in memory), with the same
+   * guarantees. The file must not change while this runs (a closed segment does not).
+   */
+  putFile(key: string, file: string, options?: PutOptions): Promise<PutResult>;
+  /**
    * Bytes `[start, end)` of the object (`end` exclusive, default: to its end). Like pread, a range
    * that runs past the end is cut at the end, and one that starts at or past it is empty.
    * `ObjectNotFoundError` when there is no such object.

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { InvalidKeyError, ObjectExistsError, ObjectNotFoundError, StoreUnavailableError } from '../errors.js';
+import {
+  InvalidKeyError,
+  ObjectExistsError,
+  ObjectNotFoundError,
+  StoreRefusedError,
+  StoreUnavailableError,
+} from '../errors.js';
 import type { ObjectInfo, ObjectStore } from '../object-store.js';
 
 /** Makes a fresh, empty store for one test (gone after it); `listPageSize` small to make listings page. */
@@ -46,6 +55,25 @@ export function storeContract(name: string, open: StoreFactory): void {
           await store.put(key, bytes);
           assert.ok((await store.get(key)).equals(bytes), `${key} came back different`);
         }
+      }));
+
+    it('putFile streams a file into an object: same bytes; ifAbsent holds; a missing file stores nothing', (t) =>
+      withStore(t, {}, async (store) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-putfile-'));
+        t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+        const file = path.join(dir, 'segment');
+        const bytes = binary(5 << 20);
+        fs.writeFileSync(file, bytes);
+        const { etag } = await store.putFile('seg/1', file, { ifAbsent: true });
+        assert.ok((await store.get('seg/1')).equals(bytes));
+        assert.equal((await store.head('seg/1')).etag, etag);
+        await assert.rejects(store.putFile('seg/1', file, { ifAbsent: true }), ObjectExistsError);
+        await assert.rejects(store.putFile('seg/2', path.join(dir, 'missing')), (error: unknown) => {
+          assert.ok(error instanceof StoreRefusedError, `got ${error}`);
+          assert.match(error.message, /cannot read .*missing/);
+          return true;
+        });
+        await assert.rejects(store.head('seg/2'), ObjectNotFoundError);
       }));
 
     it('ranged get: first byte, last byte, a middle slice; past the end is cut, at or after it empty', (t) =>
