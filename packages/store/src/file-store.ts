@@ -79,7 +79,8 @@ export class FileStore implements ObjectStore {
     checkKey(key);
     const target = path.join(this.root, key);
     const dir = path.dirname(target);
-    const temp = path.join(dir, `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${path.basename(target)}`);
+    // Not named after the target: a long key segment would make the name too long.
+    const temp = path.join(dir, `${TEMP_PREFIX}${randomBytes(8).toString('hex')}`);
     let published = false;
     try {
       await this.checkRoot('put', key);
