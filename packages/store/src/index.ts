@@ -1,0 +1,16 @@
+export {
+  InvalidKeyError,
+  ObjectExistsError,
+  ObjectNotFoundError,
+  StoreError,
+  StoreRefusedError,
+  StoreUnavailableError,
+  StoreUrlError,
+} from './errors.js';
+export { FileStore, type FileStoreOptions } from './file-store.js';
+export { GZIP_SUFFIX, GzipStore } from './gzip-store.js';
+export { checkKey, checkPrefix, KEY_BYTES_MAX } from './keys.js';
+export type { ObjectInfo, ObjectStore, PutOptions, PutResult } from './object-store.js';
+export { type OpenStoreOptions, openStore } from './open-store.js';
+export { S3Store, type S3StoreOptions } from './s3-store.js';
+export { type FileLocation, parseStoreUrl, type S3Location, type StoreLocation } from './url.js';
