@@ -77,8 +77,10 @@ describe('opening a partition with the recovery scan in a worker thread', () => 
     });
     t.after(() => opened?.log.close());
     assert.equal(opened!.log.highWatermark.value, records);
+    // Relative to the synchronous scan in the same run, so a loaded machine's own hiccups (tens of
+    // ms) do not fail it, while a scan back on the loop (a stall as long as the sync open) does.
     assert.ok(
-      stallMs < Math.max(25, syncMs / 3),
+      stallMs < Math.max(40, syncMs / 2),
       `the loop stalled ${stallMs.toFixed(1)} ms during a ${syncMs.toFixed(1)} ms recovery`,
     );
   });
