@@ -4,6 +4,17 @@ import { ClusterUnavailableError } from './errors.js';
 
 /** One etcd round trip longer than this is etcd down or partitioned, not slow: fail and say so. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 3000;
+/**
+ * gRPC redials a lost etcd with a backoff that grows to 2 minutes by default; capped here so a
+ * broker is back within a second of etcd.
+ */
+const RECONNECT_BACKOFF_MAX_MS = 1000;
+/**
+ * A ping on an idle connection finds a silently dead link (a partition, not a closed socket). etcd
+ * refuses pings more often than every 5 s (`--grpc-keepalive-min-time`), hence 10 s.
+ */
+const KEEPALIVE_TIME_MS = 10_000;
+const KEEPALIVE_TIMEOUT_MS = 5000;
 /** Watch reconnects start fast (etcd is often back within a second) and back off to this. */
 const WATCH_BACKOFF_MAX_MS = 1000;
 
@@ -24,6 +35,13 @@ export function connectEtcd(options: EtcdClientOptions): Etcd3 {
   return new Etcd3({
     hosts: [...options.endpoints],
     dialTimeout: requestTimeoutMs,
+    grpcOptions: {
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': RECONNECT_BACKOFF_MAX_MS,
+      'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
+      'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
+      'grpc.keepalive_permit_without_calls': 1,
+    },
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
     faultHandling: {
       host: () => noop,
