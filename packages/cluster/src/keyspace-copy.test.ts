@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Etcd3 } from 'etcd3';
-import { connectEtcd } from './etcd-client.js';
 import { ClusterUnavailableError, RevisionWaitTimeoutError } from './errors.js';
-import { KeyspaceCopy } from './keyspace-copy.js';
+import { connectEtcd } from './etcd-client.js';
 import { Keyspace } from './keyspace.js';
+import { KeyspaceCopy } from './keyspace-copy.js';
 import { EtcdSpecStore } from './spec-store.js';
 import { type EtcdServer, startEtcd } from './test-support/etcd-server.js';
 import { specOf, uniqueCluster, untilCopy, untilEvent } from './test-support/fixture.js';
@@ -82,7 +82,10 @@ describe('keyspace copy', () => {
   test('copy: a value it cannot read is reported and left out, and replaces what the key held', async (t) => {
     const cluster = uniqueCluster();
     const problems: string[] = [];
-    const copy = await KeyspaceCopy.start(newClient(), { cluster, onProblem: (key, problem) => problems.push(`${key}: ${problem}`) });
+    const copy = await KeyspaceCopy.start(newClient(), {
+      cluster,
+      onProblem: (key, problem) => problems.push(`${key}: ${problem}`),
+    });
     t.after(() => copy.close());
     const store = new EtcdSpecStore(newClient(), { cluster });
     const revision = await store.apply([{ op: 'upsert', spec: specOf('orders', 0) }]);
@@ -138,7 +141,10 @@ describe('keyspace copy', () => {
 
         proxy.restore();
         await copy.waitForRevision(reached, 10_000);
-        assert.deepEqual([...copy.specs.keys()].sort(), compacted ? ['added', 'kept', 'later'] : ['added', 'kept']);
+        assert.deepEqual(
+          [...copy.specs.keys()].sort(),
+          compacted ? ['added', 'kept', 'later'] : ['added', 'kept'],
+        );
         assert.equal(copy.specs.get('kept')?.partitions, 4);
         assert.equal(copy.specs.get('kept')?.revision, changed);
         // A copy read whole again attaches its new watch just after.
@@ -184,7 +190,10 @@ describe('etcd stopped', () => {
       assert.match(error.message, /^applying topic changes: etcd unreachable .*; retry$/);
       return true;
     });
-    assert.ok(Date.now() - startedAt < REQUEST_TIMEOUT_MS + 1000, `failed after ${Date.now() - startedAt} ms`);
+    assert.ok(
+      Date.now() - startedAt < REQUEST_TIMEOUT_MS + 1000,
+      `failed after ${Date.now() - startedAt} ms`,
+    );
 
     await etcd.restart();
     // Changed by another broker as soon as etcd is back, whether or not this copy's watch is yet.

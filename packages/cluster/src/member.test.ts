@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Etcd3 } from 'etcd3';
-import { connectEtcd } from './etcd-client.js';
 import { LeaseLostError, MemberIdTakenError } from './errors.js';
+import { connectEtcd } from './etcd-client.js';
 import { KeyspaceCopy } from './keyspace-copy.js';
 import { Member } from './member.js';
 import { type EtcdServer, startEtcd } from './test-support/etcd-server.js';
@@ -38,8 +38,14 @@ describe('members', () => {
     const copyA = await KeyspaceCopy.start(clientA, { cluster });
     const copyB = await KeyspaceCopy.start(clientB, { cluster });
     t.after(() => Promise.all([copyA.close(), copyB.close()]));
-    const a = await Member.join(clientA, { cluster, member: { id: 'a', zone: 'z1', address: '127.0.0.1:9001' } });
-    const b = await Member.join(clientB, { cluster, member: { id: 'b', zone: 'z2', address: '127.0.0.1:9002' } });
+    const a = await Member.join(clientA, {
+      cluster,
+      member: { id: 'a', zone: 'z1', address: '127.0.0.1:9001' },
+    });
+    const b = await Member.join(clientB, {
+      cluster,
+      member: { id: 'b', zone: 'z2', address: '127.0.0.1:9002' },
+    });
     t.after(() => Promise.all([a.leave(), b.leave()]));
     for (const copy of [copyA, copyB]) {
       await untilCopy(copy, 'both members', () => copy.members.size === 2, 5000);
@@ -90,7 +96,12 @@ describe('members', () => {
       leaseMs: LEASE_MS,
     });
     t.after(() => again.leave());
-    await untilCopy(copy, 'the member back', () => copy.members.get('doomed')?.leaseId === again.leaseId, 5000);
+    await untilCopy(
+      copy,
+      'the member back',
+      () => copy.members.get('doomed')?.leaseId === again.leaseId,
+      5000,
+    );
   });
 
   test('members: a second live broker with the same id is refused once the first outlives a lease', async (t) => {
@@ -103,7 +114,11 @@ describe('members', () => {
     });
     t.after(() => first.leave());
     await assert.rejects(
-      Member.join(newClient(), { cluster, member: { id: 'twin', zone: 'b', address: '127.0.0.1:9002' }, leaseMs: LEASE_MS }),
+      Member.join(newClient(), {
+        cluster,
+        member: { id: 'twin', zone: 'b', address: '127.0.0.1:9002' },
+        leaseMs: LEASE_MS,
+      }),
       (error) => error instanceof MemberIdTakenError && /another live broker holds/.test(error.message),
     );
     assert.equal(first.state, 'alive');

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Revision } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
-import { connectEtcd } from './etcd-client.js';
 import { SpecChangeInvalidError, SpecRevisionMismatchError } from './errors.js';
+import { connectEtcd } from './etcd-client.js';
 import { EtcdSpecStore } from './spec-store.js';
 import { type EtcdServer, startEtcd } from './test-support/etcd-server.js';
 import { specOf, uniqueCluster } from './test-support/fixture.js';
@@ -23,7 +23,9 @@ describe('etcd spec store', () => {
 
   test('spec store: a created topic reads back with its change revision as its revision', async () => {
     const store = newStore();
-    const revision = await store.apply([{ op: 'upsert', spec: specOf('orders', Revision.MUST_NOT_EXIST, 3) }]);
+    const revision = await store.apply([
+      { op: 'upsert', spec: specOf('orders', Revision.MUST_NOT_EXIST, 3) },
+    ]);
     const state = await store.load();
     assert.equal(state.revision, revision);
     assert.deepEqual(state.specs, [{ ...specOf('orders', revision, 3) }]);
@@ -116,7 +118,10 @@ describe('etcd spec store', () => {
       ]),
       /changes\[1\]\.name: t is changed twice/,
     );
-    await assert.rejects(store.apply([{ op: 'delete', name: 'bad/name', expectedRevision: -1 }]), SpecChangeInvalidError);
+    await assert.rejects(
+      store.apply([{ op: 'delete', name: 'bad/name', expectedRevision: -1 }]),
+      SpecChangeInvalidError,
+    );
     await assert.rejects(
       store.apply([1, 2, 3].map((i) => ({ op: 'upsert' as const, spec: specOf(`t${i}`, 0) }))),
       /changes: 3, expected at most 2 in one APPLY \(the etcd server's --max-txn-ops\)/,
@@ -124,7 +129,7 @@ describe('etcd spec store', () => {
     assert.deepEqual((await store.load()).specs, []);
   });
 
-  test("spec store: a value it cannot read is reported as unreadable, not served", async () => {
+  test('spec store: a value it cannot read is reported as unreadable, not served', async () => {
     const store = newStore();
     await client.put(`${store.keyspace.specsPrefix}broken`).value('{"name":"broken","partitions":-4}');
     const state = await store.load();

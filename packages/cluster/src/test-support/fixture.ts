@@ -16,7 +16,12 @@ export function specOf(name: string, revision: number, partitions = 1): TopicSpe
  * Resolves once `holds()` is true of the copy, checked now and after each change the watch
  * delivers (never by polling); rejects naming `what` after `timeoutMs`.
  */
-export function untilCopy(copy: KeyspaceCopy, what: string, holds: () => boolean, timeoutMs: number): Promise<void> {
+export function untilCopy(
+  copy: KeyspaceCopy,
+  what: string,
+  holds: () => boolean,
+  timeoutMs: number,
+): Promise<void> {
   if (holds()) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onChange = () => {
@@ -35,7 +40,10 @@ export function untilCopy(copy: KeyspaceCopy, what: string, holds: () => boolean
 
 /** Resolves with how long it took for `emitter` to emit `event`; rejects after `timeoutMs`. */
 export function untilEvent(
-  emitter: { once(event: string, listener: (...args: unknown[]) => void): unknown; off(event: string, listener: (...args: unknown[]) => void): unknown },
+  emitter: {
+    once(event: string, listener: (...args: unknown[]) => void): unknown;
+    off(event: string, listener: (...args: unknown[]) => void): unknown;
+  },
   event: string,
   timeoutMs: number,
   matches: (...args: unknown[]) => boolean = () => true,

@@ -22,6 +22,8 @@ member.on('lost', (error) => {
   process.stderr.write(`${error.message}\n`);
   process.exit(3);
 });
-process.stdout.write(`${JSON.stringify({ leaseId: member.leaseId, createRevision: member.createRevision })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ leaseId: member.leaseId, createRevision: member.createRevision })}\n`,
+);
 // The lease's keepalive timer holds the process; this keeps it even if that changes.
 setInterval(() => {}, 60_000);
