@@ -5,6 +5,7 @@ import { ClusterUnavailableError, RevisionWaitTimeoutError } from './errors.js';
 import { connectEtcd } from './etcd-client.js';
 import { Keyspace } from './keyspace.js';
 import { KeyspaceCopy } from './keyspace-copy.js';
+import { Member } from './member.js';
 import { EtcdSpecStore } from './spec-store.js';
 import { type EtcdServer, startEtcd } from './test-support/etcd-server.js';
 import { specOf, uniqueCluster, untilCopy, untilEvent } from './test-support/fixture.js';
@@ -178,6 +179,12 @@ describe('etcd stopped', () => {
     const store = new EtcdSpecStore(client, { cluster });
     const created = await store.apply([{ op: 'upsert', spec: specOf('orders', 0, 2) }]);
     await copy.waitForRevision(created, 5000);
+    const member = await Member.join(client, {
+      cluster,
+      member: { id: 'b1', zone: 'a', address: '127.0.0.1:9001' },
+    });
+    t.after(() => member.leave().catch(() => {}));
+    await copy.waitForRevision(member.createRevision, 5000);
 
     const disconnected = untilEvent(copy, 'connection', 5000, (up) => up === false);
     await etcd.stop('SIGKILL');
@@ -205,5 +212,9 @@ describe('etcd stopped', () => {
     assert.equal(copy.specs.get('orders')?.partitions, 5);
     assert.equal(copy.specs.get('payments')?.revision, changed);
     assert.equal(copy.connected, true);
+    // etcd keeps leases across its restart: the member renews the same one and stays a member.
+    await untilEvent(member, 'renewed', 5000);
+    assert.equal(member.state, 'alive');
+    assert.equal(copy.members.get('b1')?.leaseId, member.leaseId);
   });
 });

@@ -30,8 +30,9 @@ export type MemberState = 'alive' | 'lost' | 'left';
  *   alive --lease expired / revoked / unreachable--> lost
  *   alive --leave()--> left
  */
-export class Member extends EventEmitter<{ lost: [LeaseLostError] }> {
+export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }> {
   private currentState: MemberState = 'alive';
+  private renewedAt = Date.now();
 
   private constructor(
     readonly keyspace: Keyspace,
@@ -45,6 +46,15 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError] }> {
   ) {
     super();
     lease.on('lost', (error) => this.markLost(error));
+    lease.on('keepaliveSucceeded', () => {
+      this.renewedAt = Date.now();
+      this.emit('renewed');
+    });
+  }
+
+  /** When etcd last confirmed the lease (ms since the epoch): a readiness check can judge by it. */
+  get lastRenewedAt(): number {
+    return this.renewedAt;
   }
 
   /** Takes a lease, announces `info` under it, and resolves once etcd holds the member key. */
