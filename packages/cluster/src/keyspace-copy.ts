@@ -56,7 +56,11 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
   private watcher: Watcher | null = null;
   private watching = false;
   private closed = false;
-  private readonly waiters = new Set<{ revision: number; resolve: () => void }>();
+  private readonly waiters = new Set<{
+    revision: number;
+    resolve: () => void;
+    reject: (error: Error) => void;
+  }>();
 
   private constructor(
     private readonly client: Etcd3,
@@ -115,6 +119,10 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
           clearTimeout(timer);
           resolve();
         },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
@@ -124,8 +132,11 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     });
   }
 
+  /** Stops following etcd; waits still pending are rejected. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const waiter of this.waiters) waiter.reject(new Error('the keyspace copy was closed'));
+    this.waiters.clear();
     const watcher = this.watcher;
     this.watcher = null;
     if (watcher !== null) await watcher.cancel();
@@ -139,6 +150,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     } catch (error) {
       throw clusterError(error, `reading cluster ${this.keyspace.cluster}`);
     }
+    if (this.closed) return;
     this.memberMap.clear();
     this.specMap.clear();
     this.assignmentMap.clear();
