@@ -1,0 +1,7 @@
+export * from './errors.js';
+export { connectEtcd, DEFAULT_REQUEST_TIMEOUT_MS, type EtcdClientOptions } from './etcd-client.js';
+export * from './keyspace.js';
+export * from './keyspace-copy.js';
+export * from './member.js';
+export * from './spec-store.js';
+export * from './values.js';

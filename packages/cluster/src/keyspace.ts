@@ -1,0 +1,104 @@
+/**
+ * The cluster's keys in etcd, all under `/<cluster>/`:
+ *
+ *   /<cluster>/members/<member>                            member value, under the member's lease
+ *   /<cluster>/specs/<topic>                               topic spec value (revision = key's mod revision)
+ *   /<cluster>/assignments/<topic>/<partition>/<member>    assignment value, under the assignee's lease
+ *
+ * Names are checked before they become keys, so none holds a `/` and every key parses back into
+ * exactly one (kind, names) triple.
+ */
+import { topicNameProblem, topicPartitionsMax } from '@booblik/protocol';
+
+/** Cluster names and member ids: they become path segments, so no `/` and nothing to escape. */
+const segmentPattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** Long enough for a host name or a UUID, short enough to keep keys small. */
+export const NAME_CHARS_MAX = 64;
+
+function segmentProblem(what: string, value: string): string | null {
+  if (value.length === 0 || value.length > NAME_CHARS_MAX) {
+    return `${what}: ${JSON.stringify(value.slice(0, 80))} has ${value.length} characters, expected 1..${NAME_CHARS_MAX}`;
+  }
+  if (!segmentPattern.test(value)) {
+    return `${what}: ${JSON.stringify(value)}, expected a letter or digit first, then letters, digits, ".", "_" or "-"`;
+  }
+  return null;
+}
+
+export function clusterNameProblem(name: string): string | null {
+  return segmentProblem('cluster name', name);
+}
+
+export function memberIdProblem(id: string): string | null {
+  return segmentProblem('member id', id);
+}
+
+export type ParsedKey =
+  | { kind: 'member'; member: string }
+  | { kind: 'spec'; topic: string }
+  | { kind: 'assignment'; topic: string; partition: number; member: string };
+
+/** Every key of one cluster: building them, and reading one back. */
+export class Keyspace {
+  /** `/<cluster>/`: every key of the cluster starts with it (the watched copy's prefix). */
+  readonly prefix: string;
+  readonly membersPrefix: string;
+  readonly specsPrefix: string;
+  readonly assignmentsPrefix: string;
+
+  constructor(readonly cluster: string) {
+    const problem = clusterNameProblem(cluster);
+    if (problem !== null) throw new RangeError(problem);
+    this.prefix = `/${cluster}/`;
+    this.membersPrefix = `${this.prefix}members/`;
+    this.specsPrefix = `${this.prefix}specs/`;
+    this.assignmentsPrefix = `${this.prefix}assignments/`;
+  }
+
+  memberKey(member: string): string {
+    const problem = memberIdProblem(member);
+    if (problem !== null) throw new RangeError(problem);
+    return this.membersPrefix + member;
+  }
+
+  specKey(topic: string): string {
+    const problem = topicNameProblem(topic);
+    if (problem !== null) throw new RangeError(`topic: ${JSON.stringify(topic.slice(0, 60))} ${problem}`);
+    return this.specsPrefix + topic;
+  }
+
+  /** Every assignment of a topic (a deleted topic's are removed with this prefix). */
+  topicAssignmentsPrefix(topic: string): string {
+    return `${this.assignmentsPrefix}${this.specKey(topic).slice(this.specsPrefix.length)}/`;
+  }
+
+  assignmentKey(topic: string, partition: number, member: string): string {
+    if (!Number.isInteger(partition) || partition < 0 || partition >= topicPartitionsMax) {
+      throw new RangeError(`partition: ${partition}, expected 0..${topicPartitionsMax - 1}`);
+    }
+    return `${this.topicAssignmentsPrefix(topic)}${partition}/${this.memberKey(member).slice(this.membersPrefix.length)}`;
+  }
+
+  /** What a key under the prefix names, or null for a key this version does not know (left alone). */
+  parse(key: string): ParsedKey | null {
+    if (!key.startsWith(this.prefix)) return null;
+    if (key.startsWith(this.membersPrefix)) {
+      const member = key.slice(this.membersPrefix.length);
+      return memberIdProblem(member) === null ? { kind: 'member', member } : null;
+    }
+    if (key.startsWith(this.specsPrefix)) {
+      const topic = key.slice(this.specsPrefix.length);
+      return topicNameProblem(topic) === null ? { kind: 'spec', topic } : null;
+    }
+    if (key.startsWith(this.assignmentsPrefix)) {
+      const parts = key.slice(this.assignmentsPrefix.length).split('/');
+      if (parts.length !== 3) return null;
+      const [topic, partitionText, member] = parts as [string, string, string];
+      const partition = /^(0|[1-9][0-9]{0,8})$/.test(partitionText) ? Number(partitionText) : -1;
+      if (topicNameProblem(topic) !== null || memberIdProblem(member) !== null) return null;
+      if (partition < 0 || partition >= topicPartitionsMax) return null;
+      return { kind: 'assignment', topic, partition, member };
+    }
+    return null;
+  }
+}

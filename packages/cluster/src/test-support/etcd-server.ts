@@ -1,0 +1,204 @@
+/**
+ * A real etcd for tests: one member on free loopback ports (client and peer) with a temporary data
+ * directory, installed with apt-get when missing. It can be stopped (SIGTERM or SIGKILL, by pid)
+ * and restarted on the same data and ports, and is always cleaned up: `cleanup()` in the test's
+ * `after`, and the process dies with the test process (a parent-death signal) if that is killed.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureEtcdInstalled } from './etcd-install.js';
+
+export { ensureEtcdInstalled, findEtcd } from './etcd-install.js';
+
+/** etcd 3.4 starts in about a second here; a loaded 2-core machine can take several. */
+const READY_TIMEOUT_MS = 30_000;
+/** SIGTERM gets this long to end etcd before SIGKILL does. */
+const STOP_TIMEOUT_MS = 10_000;
+/** etcd 3.4 logs one of these once its client listener serves (the health check then confirms). */
+const servingPattern = /serving client traffic|ready to serve client requests/;
+/** Lines of etcd's log kept to explain a failed start. */
+const LOG_LINES_KEPT = 40;
+/** setpriv (util-linux) gives etcd a parent-death signal, so a killed test leaves no etcd behind. */
+const SETPRIV = '/usr/bin/setpriv';
+
+export interface EtcdServer {
+  /** `http://127.0.0.1:<port>`, what a client dials. */
+  readonly endpoint: string;
+  readonly clientPort: number;
+  readonly peerPort: number;
+  readonly dataDir: string;
+  /** The running etcd's pid, or undefined while it is stopped. */
+  readonly pid: number | undefined;
+  /** Stops etcd by its pid and waits for it to exit (SIGTERM escalates to SIGKILL after 10 s). */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** Starts etcd again on the same data directory and ports; resolves once it answers. */
+  restart(): Promise<void>;
+  /** Kills etcd if running and removes its data directory. Safe to call twice. */
+  cleanup(): Promise<void>;
+  /** The last lines etcd logged. */
+  log(): string;
+}
+
+export interface StartEtcdOptions {
+  /** Defaults to a new temporary directory, removed by cleanup(). */
+  dataDir?: string;
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdServer> {
+  const binary = ensureEtcdInstalled();
+  const ownDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'booblik-etcd-')));
+  const [clientPort, peerPort] = (await freePorts(2)) as [number, number];
+  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const name = `booblik-test-${clientPort}`;
+  const args = [
+    '--name',
+    name,
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    clientUrl,
+    '--advertise-client-urls',
+    clientUrl,
+    '--listen-peer-urls',
+    peerUrl,
+    '--initial-advertise-peer-urls',
+    peerUrl,
+    '--initial-cluster',
+    `${name}=${peerUrl}`,
+    '--initial-cluster-token',
+    name,
+    '--logger',
+    'zap',
+    '--log-outputs',
+    'stderr',
+  ];
+  const logLines: string[] = [];
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+
+  const launch = async (): Promise<void> => {
+    const [command, commandArgs] = existsSync(SETPRIV)
+      ? [SETPRIV, ['--pdeathsig', 'KILL', '--', binary, ...args]]
+      : [binary, args];
+    const proc = spawn(command, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = proc;
+    running.add(proc);
+    exited = new Promise((resolve) =>
+      proc.once('exit', () => {
+        running.delete(proc);
+        if (child === proc) child = undefined;
+        resolve();
+      }),
+    );
+    let pending = '';
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`etcd did not answer within ${READY_TIMEOUT_MS} ms:\n${logLines.join('\n')}`)),
+        READY_TIMEOUT_MS,
+      );
+      proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+        pending += chunk;
+        const lines = pending.split('\n');
+        pending = lines.pop()!;
+        for (const line of lines) {
+          logLines.push(line);
+          if (logLines.length > LOG_LINES_KEPT) logLines.shift();
+          if (servingPattern.test(line)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        }
+      });
+      proc.once('error', (error) => {
+        clearTimeout(timer);
+        reject(new Error(`etcd could not be started (${binary}): ${error.message}`));
+      });
+      proc.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`etcd exited (${signal ?? code}) before it answered:\n${logLines.join('\n')}`));
+      });
+    });
+    try {
+      await ready;
+      await healthy(clientUrl);
+    } catch (error) {
+      proc.kill('SIGKILL');
+      await exited;
+      throw error;
+    }
+  };
+
+  const stop = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> => {
+    const proc = child;
+    if (proc?.pid === undefined) return;
+    process.kill(proc.pid, signal);
+    const timer = setTimeout(() => {
+      if (proc.pid !== undefined && proc.exitCode === null) process.kill(proc.pid, 'SIGKILL');
+    }, STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  await launch().catch(async (error) => {
+    if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  });
+  let cleaned = false;
+  return {
+    endpoint: clientUrl,
+    clientPort,
+    peerPort,
+    dataDir,
+    get pid() {
+      return child?.pid;
+    },
+    stop,
+    async restart() {
+      if (child !== undefined) throw new Error('etcd is running: stop it before restarting');
+      await launch();
+    },
+    async cleanup() {
+      await stop('SIGKILL');
+      if (cleaned) return;
+      cleaned = true;
+      if (ownDataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+    log: () => logLines.join('\n'),
+  };
+}
+
+/** Ports the kernel hands out now, held together so the same one is never returned twice. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+/** etcd said it serves; confirm over its HTTP health endpoint (one request, bounded). */
+async function healthy(clientUrl: string): Promise<void> {
+  const response = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) });
+  const body = (await response.json()) as { health?: string };
+  if (body.health !== 'true') throw new Error(`etcd at ${clientUrl} is not healthy: ${JSON.stringify(body)}`);
+}
