@@ -89,6 +89,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   /** Fires on close() and on the caller's signal. */
   private readonly stop = new AbortController();
   private readonly signal: AbortSignal;
+  /** The signal fired: a field, so the per-record path skips AbortSignal's getter and its checks. */
+  private stopped = false;
 
   /** The connection fetches go to; undefined after a loss until the next dial. */
   private connection: Connection | undefined;
@@ -237,7 +239,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     const iterator: RecordIterator = {
       next: () => {
         if (fetching) return fetching.then(() => iterator.next());
-        if (!finished && !this.signal.aborted && this.hasBuffered()) {
+        if (!finished && !this.stopped && this.hasBuffered()) {
           return Promise.resolve(this.take());
         }
         fetching = fetchThenTake().finally(() => {
@@ -314,6 +316,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   }
 
   private shutdown(): void {
+    this.stopped = true;
     if (!this.machine.is('closed')) this.machine.to('closed');
     this.readAhead?.stop.abort();
     void this.owned?.close();
