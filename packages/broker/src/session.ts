@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import {
+  AckPolicy,
   ApiKey,
   decodeRequest,
   ErrorCode,
@@ -8,19 +9,45 @@ import {
   RequestRefusal,
   requestFrameLimits,
 } from '@booblik/protocol';
-import { type ApiContext, discardReply, type Reply } from './api/context.js';
+import { type AnswerSink, type ApiContext, discardReply, type Reply } from './api/context.js';
 import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
 import { handleMetadata } from './api/metadata.js';
-import { handleProduce } from './api/produce.js';
+import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
-interface Slot {
-  reply: Reply | null;
-  done: boolean;
-  /** What the request may hold until its answer is written (see `inflightBytes`). */
-  bytes: number;
+class Slot implements AnswerSink {
+  reply: Reply | null = null;
+  done = false;
+
+  constructor(
+    private readonly session: Session,
+    /** What the request may hold until its answer is written (see `inflightBytes`). */
+    readonly bytes: number,
+  ) {}
+
+  deliver(reply: Reply): void {
+    this.reply = reply;
+    this.done = true;
+    this.session.writeReadyAnswers();
+  }
+
+  broken(error: unknown): void {
+    this.session.handlerFailed(error);
+  }
+}
+
+/** An ack NONE PRODUCE's frame, counted against the budget until its batch is written or refused. */
+class HeldFrame implements UnansweredSink {
+  constructor(
+    private readonly session: Session,
+    private readonly bytes: number,
+  ) {}
+
+  settled(): void {
+    this.session.releaseHeld(this.bytes);
+  }
 }
 
 enum SessionState {
@@ -90,10 +117,14 @@ export class Session implements FrameSink, HoldScope {
     switch (request.apiKey) {
       case ApiKey.PRODUCE: {
         this.ctx.metrics.requests.produce++;
-        const reply = handleProduce(request.body, request.correlationId, this.ctx, (settled) =>
-          this.holdUntil(settled, frame.length),
-        );
-        if (reply !== null) this.answer(reply, frame.length);
+        if (request.body.ack === AckPolicy.NONE) {
+          this.inflightBytes += frame.length;
+          handleUnansweredProduce(request.body, this.ctx, new HeldFrame(this, frame.length));
+          return;
+        }
+        const slot = this.openSlot(frame.length);
+        handleProduce(request.body, request.correlationId, this.ctx, slot);
+        if (!slot.done) this.updateFlow();
         return;
       }
       case ApiKey.FETCH:
@@ -147,31 +178,32 @@ export class Session implements FrameSink, HoldScope {
         this.write(reply);
         return;
       }
-      this.slots.push({ reply, done: true, bytes: 0 });
+      const slot = new Slot(this, 0);
+      slot.reply = reply;
+      slot.done = true;
+      this.slots.push(slot);
       this.flush();
       return;
     }
-    const slot: Slot = { reply: null, done: false, bytes };
-    this.slots.push(slot);
-    this.inflightBytes += bytes;
+    const slot = this.openSlot(bytes);
     this.updateFlow();
     reply.then(
-      (r) => {
-        if (this.state === SessionState.Closed) {
-          discardReply(r);
-          return;
-        }
-        slot.reply = r;
-        slot.done = true;
-        this.flush();
-      },
-      (error: unknown) => {
-        // A handler failure is our bug, not the client's: log it and drop the connection rather than
-        // answer out of order or not at all.
-        this.ctx.logger.error(`request failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
-        this.socket.destroy();
-      },
+      (r) => slot.deliver(r),
+      (error: unknown) => slot.broken(error),
     );
+  }
+
+  private openSlot(bytes: number): Slot {
+    const slot = new Slot(this, bytes);
+    this.slots.push(slot);
+    this.inflightBytes += bytes;
+    return slot;
+  }
+
+  /** A handler failure is our bug, not the client's: log it and drop the connection rather than answer out of order or not at all. */
+  handlerFailed(error: unknown): void {
+    this.ctx.logger.error(`request failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
+    this.socket.destroy();
   }
 
   /**
@@ -180,12 +212,22 @@ export class Session implements FrameSink, HoldScope {
    * the broker queue its frames without limit while a FORCED group waited for fdatasync (found by
    * the reliability suite's overload check).
    */
-  private holdUntil(settled: Promise<unknown>, bytes: number): void {
-    this.inflightBytes += bytes;
-    void settled.finally(() => {
-      this.inflightBytes -= bytes;
-      this.updateFlow();
-    });
+  releaseHeld(bytes: number): void {
+    this.inflightBytes -= bytes;
+    this.updateFlow();
+  }
+
+  /** Writes every answer whose turn has come (all before it written); called when a slot is filled. */
+  writeReadyAnswers(): void {
+    if (this.state === SessionState.Closed) {
+      // Nobody will read them: hand pooled buffers back.
+      while (this.slotsHead < this.slots.length && this.slots[this.slotsHead]!.done) {
+        discardReply(this.slots[this.slotsHead]!.reply);
+        this.slots[this.slotsHead++] = undefined as unknown as Slot;
+      }
+      return;
+    }
+    this.flush();
   }
 
   private flush(): void {
@@ -208,23 +250,45 @@ export class Session implements FrameSink, HoldScope {
       discardReply(reply);
       return;
     }
-    // Answers written in the same turn leave in one syscall.
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
+    // One syscall per answer, and one for all the answers of a turn: while more answers are due on
+    // this connection, the socket is corked until they are written or the turn ends; the last one due
+    // goes out at once with whatever was held. A lone answer is written uncorked, straight away.
+    const moreDue = this.inflight > 0;
+    if (Buffer.isBuffer(reply)) {
+      if (moreDue) this.holdWrites();
+      this.socket.write(reply);
+    } else {
+      // Pieces of one answer (a FETCH header and file bytes) always leave together.
+      if (moreDue) this.holdWrites();
+      else if (!this.corked) {
+        this.corked = true;
+        this.socket.cork();
+      }
+      if ('release' in reply) {
+        // The pooled buffer may be reused only once the socket is done with it: the last write's callback.
+        const { pieces, release } = reply;
+        for (let i = 0; i < pieces.length - 1; i++) this.socket.write(pieces[i]!);
+        this.socket.write(pieces[pieces.length - 1]!, () => release());
+      } else for (const piece of reply) this.socket.write(piece);
     }
-    if (Buffer.isBuffer(reply)) this.socket.write(reply);
-    else if ('release' in reply) {
-      // The pooled buffer may be reused only once the socket is done with it: the last write's callback.
-      const { pieces, release } = reply;
-      for (let i = 0; i < pieces.length - 1; i++) this.socket.write(pieces[i]!);
-      this.socket.write(pieces[pieces.length - 1]!, () => release());
-    } else for (const piece of reply) this.socket.write(piece);
+    if (!moreDue && this.corked) this.releaseWrites();
   }
+
+  private holdWrites(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    process.nextTick(this.releaseAtEndOfTurn);
+  }
+
+  private releaseWrites(): void {
+    this.corked = false;
+    this.socket.uncork();
+  }
+
+  private readonly releaseAtEndOfTurn = (): void => {
+    if (this.corked) this.releaseWrites();
+  };
 
   /** Stops reading while too much is unanswered or unread; resumes when both are back under their limits. */
   private overloaded(): boolean {

@@ -49,6 +49,50 @@ describe('partition writer', () => {
     assert.deepEqual(await readAll(log, 0), [rec('a'), rec('b')]);
   });
 
+  it('a waiter is told at once for a lone WRITTEN batch, and the batch is readable when it is told', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    let told: { baseOffset: number; highWatermark: number } | undefined;
+    writer.appendTo(batchOf([rec('a')]), AckPolicy.WRITTEN, {
+      appended: (baseOffset) => {
+        told = { baseOffset, highWatermark: log.highWatermark.value };
+      },
+      failed: (error) => assert.fail(error),
+    });
+    assert.deepEqual(
+      told,
+      { baseOffset: 0, highWatermark: 1 },
+      'told before appendTo returned, published first',
+    );
+  });
+
+  it('a waiter that appends again from inside its acknowledgement queues behind it, offsets in call order', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const offsets: number[] = [];
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const chain = (i: number) =>
+      writer.appendTo(batchOf([rec(i)]), AckPolicy.WRITTEN, {
+        appended: (baseOffset) => {
+          offsets.push(baseOffset);
+          if (i < 5) chain(i + 1);
+          else resolve();
+        },
+        failed: (error) => assert.fail(error),
+      });
+    chain(0);
+    await done;
+    assert.deepEqual(offsets, [0, 1, 2, 3, 4, 5]);
+    assert.equal(log.highWatermark.value, 6);
+    assert.deepEqual(
+      await readAll(log, 0),
+      [0, 1, 2, 3, 4, 5].map((i) => rec(i)),
+    );
+  });
+
   it('batches acknowledged while a barrier runs join the next group, in order', async (t) => {
     const { log, writer } = openWriter(tempDir(t));
     t.after(() => log.close());

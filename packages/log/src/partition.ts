@@ -3,7 +3,12 @@ import type { LogConfig } from './config.js';
 import type { HighWatermark } from './high-watermark.js';
 import type { Logger } from './logger.js';
 import { type AppendBatch, type OpenReport, PartitionLog, type ReadResult } from './partition-log.js';
-import { type AppendResult, PartitionWriter, type WriterStats } from './partition-writer.js';
+import {
+  type AppendResult,
+  type AppendWaiter,
+  PartitionWriter,
+  type WriterStats,
+} from './partition-writer.js';
 import { partitionDirName } from './segment-name.js';
 
 /**
@@ -64,6 +69,11 @@ export class Partition {
 
   append(batch: AppendBatch, ack: AckPolicyValue): Promise<AppendResult> {
     return this.writer.append(batch, ack);
+  }
+
+  /** `append` without a promise: `waiter` is told the outcome, possibly before this returns. */
+  appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void {
+    this.writer.appendTo(batch, ack, waiter);
   }
 
   read(offset: number, maxBytes: number): Promise<ReadResult> {
