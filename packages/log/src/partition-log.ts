@@ -61,6 +61,9 @@ export interface LogOptions {
   now?: () => number;
 }
 
+/** The positions of a one-record group (it starts its buffer), shared rather than copied per group. */
+const LONE_RECORD_POSITIONS = new Uint32Array(1);
+
 /**
  * One partition on disk: its segments, the sparse index of each, the in-memory tail, and the
  * published high watermark. Writes are synchronous (the page cache absorbs them); `sync` makes them
@@ -227,7 +230,12 @@ export class PartitionLog {
     positions[count] = bytes; // sentinel: the end of the last record
     const touched = this.writeRuns(buffer, positions, count);
     this.unpublished.push({
-      chunk: { startOffset: firstOffset, count, buffer, positions: positions.slice(0, count) },
+      chunk: {
+        startOffset: firstOffset,
+        count,
+        buffer,
+        positions: count === 1 ? LONE_RECORD_POSITIONS : positions.slice(0, count),
+      },
       endOffset: firstOffset + count,
       segmentEnds: touched.map((s) => [s, s.sizeBytes]),
     });
@@ -241,6 +249,17 @@ export class PartitionLog {
   private writeRuns(buffer: Buffer, positions: Uint32Array, count: number): Segment[] {
     const first = this.active;
     const firstSizeBefore = first.sizeBytes;
+    if (buffer.length <= this.config.segmentBytesMax - firstSizeBefore) {
+      // Nearly every group: it fits the active segment, one write and nothing to plan.
+      try {
+        pwriteFully(first.fd, buffer, firstSizeBefore);
+      } catch (error) {
+        this.undoRuns(first, firstSizeBefore, []);
+        throw this.writeRefused(error);
+      }
+      this.noteRun(first, positions, 0, count, this.now());
+      return [first];
+    }
     const created: Segment[] = [];
     const runs: { segment: Segment; from: number; to: number; firstRecord: number; records: number }[] = [];
     try {
@@ -265,24 +284,36 @@ export class PartitionLog {
       }
     } catch (error) {
       this.undoRuns(first, firstSizeBefore, created);
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new StorageError(`${this.name}: write refused by the disk (${code ?? String(error)})`, code, {
-        cause: error,
-      });
+      throw this.writeRefused(error);
     }
     const now = this.now();
-    for (const run of runs) {
-      const s = run.segment;
-      for (let i = run.firstRecord; i < run.firstRecord + run.records; i++) {
-        s.index.noteRecord(s.nextOffset, s.sizeBytes, positions[i + 1]! - positions[i]!);
-        s.nextOffset++;
-        s.sizeBytes += positions[i + 1]! - positions[i]!;
-      }
-      s.lastWriteMs = now;
-      this.unsynced.add(s);
-    }
+    for (const run of runs) this.noteRun(run.segment, positions, run.firstRecord, run.records, now);
     for (const s of created) this.segments.push(s);
     return runs.map((r) => r.segment);
+  }
+
+  /** Records a run just written to `s`: offsets, size, the sparse index, and that it needs a sync. */
+  private noteRun(
+    s: Segment,
+    positions: Uint32Array,
+    firstRecord: number,
+    records: number,
+    now: number,
+  ): void {
+    for (let i = firstRecord; i < firstRecord + records; i++) {
+      s.index.noteRecord(s.nextOffset, s.sizeBytes, positions[i + 1]! - positions[i]!);
+      s.nextOffset++;
+      s.sizeBytes += positions[i + 1]! - positions[i]!;
+    }
+    s.lastWriteMs = now;
+    this.unsynced.add(s);
+  }
+
+  private writeRefused(error: unknown): StorageError {
+    const code = (error as NodeJS.ErrnoException).code;
+    return new StorageError(`${this.name}: write refused by the disk (${code ?? String(error)})`, code, {
+      cause: error,
+    });
   }
 
   private planRun(segment: Segment, positions: Uint32Array, fromRecord: number, toRecord: number) {
