@@ -108,6 +108,65 @@ describe('partition writer', () => {
     assert.equal(writer.stats.forcedSyncs, 2);
   });
 
+  it('FORCED producers acknowledged together share the next barrier, though they come back turns apart', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const producers = 4;
+    const rounds = 20;
+    const turn = () => new Promise((r) => setImmediate(r));
+    await Promise.all(
+      Array.from({ length: producers }, async (_, p) => {
+        for (let round = 0; round < rounds; round++) {
+          await writer.append(batchOf([rec(`${p}-${round}`)]), AckPolicy.FORCED);
+          for (let i = 0; i < p; i++) await turn(); // each answer takes a different time to come back
+        }
+      }),
+    );
+    // One barrier per round, give or take a round split by a stall longer than the hold's bound (a
+    // barrier started at the first producer back made 2.5 to 3 per round).
+    assert.ok(
+      writer.stats.forcedSyncs <= rounds * 1.5,
+      `${writer.stats.forcedSyncs} barriers for ${rounds} rounds of ${producers} producers, expected about one a round`,
+    );
+  });
+
+  it('a lone FORCED producer is never held: its next barrier starts in the turn its batch arrives', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const barriers: (() => void)[] = [];
+    log.sync = () => new Promise<void>((resolve) => barriers.push(resolve));
+    const turn = () => new Promise((r) => setImmediate(r));
+    const first = writer.append(batchOf([rec(0)]), AckPolicy.FORCED);
+    await turn();
+    barriers[0]!();
+    await first;
+    const second = writer.append(batchOf([rec(1)]), AckPolicy.FORCED);
+    await turn();
+    assert.equal(barriers.length, 2, 'the producer that was acknowledged is the one expected back');
+    barriers[1]!();
+    await second;
+  });
+
+  it('a FORCED producer that does not come back holds the next barrier only briefly', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const barriers: (() => void)[] = [];
+    log.sync = () => new Promise<void>((resolve) => barriers.push(resolve));
+    const turn = () => new Promise((r) => setImmediate(r));
+    const both = [0, 1].map((i) => writer.append(batchOf([rec(i)]), AckPolicy.FORCED));
+    await turn();
+    barriers[0]!();
+    await Promise.all(both);
+    const again = writer.append(batchOf([rec(2)]), AckPolicy.FORCED); // the other producer stays away
+    await turn();
+    assert.equal(barriers.length, 1, 'held for the producer expected back');
+    const heldFrom = performance.now();
+    while (barriers.length < 2 && performance.now() - heldFrom < 2000) await turn();
+    assert.equal(barriers.length, 2, 'started without it');
+    barriers[1]!();
+    await again;
+  });
+
   it('barriers overlap, but acknowledgements and the high watermark follow write order', async (t) => {
     const { log, writer } = openWriter(tempDir(t));
     t.after(() => log.close());
