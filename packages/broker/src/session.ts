@@ -127,13 +127,13 @@ export class Session implements FrameSink, HoldScope {
         if (!slot.done) this.updateFlow();
         return;
       }
-      case ApiKey.FETCH:
+      case ApiKey.FETCH: {
         this.ctx.metrics.requests.fetch++;
-        this.answer(
-          handleFetch(request.body, request.correlationId, this.ctx, this),
-          Math.min(request.body.maxBytes, fetchPayloadBytesMax),
-        );
+        const slot = this.openSlot(Math.min(request.body.maxBytes, fetchPayloadBytesMax));
+        handleFetch(request.body, request.correlationId, this.ctx, this, slot);
+        if (!slot.done) this.updateFlow();
         return;
+      }
       case ApiKey.METADATA:
         this.ctx.metrics.requests.metadata++;
         this.answer(handleMetadata(request.body, request.correlationId, this.ctx));

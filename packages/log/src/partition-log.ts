@@ -385,13 +385,9 @@ export class PartitionLog {
    * then a hop over record headers to the exact position). Stops at a segment's end.
    */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    const now = this.readNow(offset, maxBytes);
+    if (now !== null) return now;
     const highWatermark = this.highWatermark.value;
-    if (offset < this.logStartOffset || offset > highWatermark) {
-      throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
-    }
-    if (offset === highWatermark) return { highWatermark, chunks: [], bytes: 0 };
-    const cached = this.tail.read(offset, maxBytes);
-    if (cached !== null) return { highWatermark, chunks: cached, bytes: sumLengths(cached) };
     const segment = this.segmentOf(offset);
     segment.acquire();
     try {
@@ -412,6 +408,22 @@ export class PartitionLog {
     } finally {
       segment.release();
     }
+  }
+
+  /**
+   * `read` when it needs no disk: out of range (thrown), at the high watermark (empty), or from the
+   * in-memory tail. Null when the records must be read from a segment file. A caught-up consumer
+   * woken by a write is answered from here in the same turn, without a promise step.
+   */
+  readNow(offset: number, maxBytes: number): ReadResult | null {
+    const highWatermark = this.highWatermark.value;
+    if (offset < this.logStartOffset || offset > highWatermark) {
+      throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
+    }
+    if (offset === highWatermark) return { highWatermark, chunks: [], bytes: 0 };
+    const cached = this.tail.read(offset, maxBytes);
+    if (cached !== null) return { highWatermark, chunks: cached, bytes: sumLengths(cached) };
+    return null;
   }
 
   private segmentOf(offset: number): Segment {

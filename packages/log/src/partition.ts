@@ -80,6 +80,11 @@ export class Partition {
     return this.log.read(offset, maxBytes);
   }
 
+  /** `read` without waiting, when no disk read is needed (see PartitionLog.readNow); else null. */
+  readNow(offset: number, maxBytes: number): ReadResult | null {
+    return this.log.readNow(offset, maxBytes);
+  }
+
   enforceRetention(nowMs?: number): number[] {
     return this.log.enforceRetention(nowMs);
   }
