@@ -51,9 +51,9 @@ export const SYNCS_IN_FLIGHT_MAX = 3;
  * How long an idle disk may wait for the FORCED producers just acknowledged to send again, so that
  * they share the next barrier instead of splitting it: the hold ends as soon as as many FORCED
  * batches have arrived as were acknowledged, and this only bounds it when some producer does not
- * come back. Over TCP the 8 producers of a benchmark come back over a few hundred µs: a barrier
- * started at the first of them carried 2.6 records on average (docs/benchmarks.md, "Per-request
- * cost"). One millisecond is also the timer's resolution.
+ * come back. Over TCP the 8 producers of the benchmark's W3 come back over 100-300 µs: a barrier
+ * started at the first of them carried 2.5 records on average, this one 8.0 (docs/benchmarks.md,
+ * "Per-request cost"). One millisecond is also the timer's resolution.
  */
 export const FORCED_GATHER_MS_MAX = 1;
 
@@ -77,9 +77,10 @@ interface Group {
  * The single writer of one partition. Producers' batches wait in a bounded queue (a full queue makes
  * callers wait: memory stays bounded); each turn takes everything queued as one group and writes it
  * with one write. A group with a FORCED member gets one fdatasync for all its members, and up to
- * SYNCS_IN_FLIGHT_MAX groups' barriers run at once. Groups are acknowledged strictly in write order,
- * each once its own barrier is done, and the high watermark is published after each acknowledgement.
- * Many producers share one disk barrier.
+ * SYNCS_IN_FLIGHT_MAX groups' barriers run at once, as many as the FORCED producers waiting call
+ * for (see `groupMayStart`). Groups are acknowledged strictly in write order, each once its own
+ * barrier is done, the high watermark published just before each acknowledgement. Many producers
+ * share one disk barrier.
  */
 export class PartitionWriter {
   readonly stats: WriterStats = {
