@@ -170,29 +170,24 @@ export class Session implements FrameSink, HoldScope {
     return () => this.endCallbacks.delete(callback);
   }
 
-  /** Takes a slot for an answer, in request order, and writes it as soon as everything before it is written. */
-  private answer(reply: Reply | Promise<Reply>, bytes = 0): void {
+  /** An answer ready now: written at once, or after the answers still due before it. */
+  private answer(reply: Reply): void {
     if (this.state === SessionState.Closed) return;
-    if (!(reply instanceof Promise)) {
-      if (this.inflight === 0) {
-        this.write(reply);
-        return;
-      }
-      const slot = new Slot(this, 0);
-      slot.reply = reply;
-      slot.done = true;
-      this.slots.push(slot);
-      this.flush();
+    if (this.inflight === 0) {
+      this.write(reply);
       return;
     }
-    const slot = this.openSlot(bytes);
-    this.updateFlow();
-    reply.then(
-      (r) => slot.deliver(r),
-      (error: unknown) => slot.broken(error),
-    );
+    const slot = new Slot(this, 0);
+    slot.reply = reply;
+    slot.done = true;
+    this.slots.push(slot);
+    this.flush();
   }
 
+  /**
+   * Takes a slot for an answer, in request order: the handler fills it (maybe before it returns), and
+   * it is written when all before it are.
+   */
   private openSlot(bytes: number): Slot {
     const slot = new Slot(this, bytes);
     this.slots.push(slot);
@@ -200,7 +195,10 @@ export class Session implements FrameSink, HoldScope {
     return slot;
   }
 
-  /** A handler failure is our bug, not the client's: log it and drop the connection rather than answer out of order or not at all. */
+  /**
+   * A handler failure is our bug, not the client's: log it and drop the connection rather than answer
+   * out of order or not at all.
+   */
   handlerFailed(error: unknown): void {
     this.ctx.logger.error(`request failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
     this.socket.destroy();
