@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   type AppendBatch,
   type AppendResult,
+  type AppendWaiter,
   type HighWatermark,
   type LogConfig,
   type Logger,
@@ -31,7 +32,11 @@ export interface ServedPartition {
   readonly writerStats: Readonly<WriterStats>;
   readonly blockedBatches: number;
   append(batch: AppendBatch, ack: AckPolicyValue): Promise<AppendResult>;
+  /** `append` for a caller that keeps its own state: `waiter` is told the outcome, maybe at once. */
+  appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void;
   read(offset: number, maxBytes: number): Promise<ReadResult>;
+  /** `read` when no disk read is needed (from the tail, or empty at the end); else null. */
+  readNow(offset: number, maxBytes: number): ReadResult | null;
 }
 
 /** Where (topic, partition) is served: here, on another broker (the cluster fills this in), or nowhere. */

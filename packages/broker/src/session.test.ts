@@ -238,11 +238,10 @@ describe('sessions', () => {
     let appends = 0;
     let stuck = true;
     const pending: (() => void)[] = [];
-    const done = { baseOffset: 0, logEndOffset: 0 };
-    partition.append = () => {
+    partition.appendTo = (_batch, _ack, waiter) => {
       appends++;
-      if (!stuck) return Promise.resolve(done);
-      return new Promise((resolve) => pending.push(() => resolve(done)));
+      if (!stuck) waiter.appended(0, 0);
+      else pending.push(() => waiter.appended(0, 0));
     };
     const producer = await RawClient.connect(port);
     const frame = encodeProduceRequest(0, {

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import {
+  AckPolicy,
   ApiKey,
   decodeRequest,
   ErrorCode,
@@ -10,20 +11,46 @@ import {
 } from '@booblik/protocol';
 import { handleApiVersions } from './api/api-versions.js';
 import { handleApply } from './api/apply.js';
-import { type ApiContext, discardReply, type Reply } from './api/context.js';
+import { type AnswerSink, type ApiContext, discardReply, type Reply } from './api/context.js';
 import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
 import { handleList } from './api/list.js';
 import { handleMetadata, handleMetadataV2 } from './api/metadata.js';
-import { handleProduce } from './api/produce.js';
+import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
-interface Slot {
-  reply: Reply | null;
-  done: boolean;
-  /** What the request may hold until its answer is written (see `inflightBytes`). */
-  bytes: number;
+class Slot implements AnswerSink {
+  reply: Reply | null = null;
+  done = false;
+
+  constructor(
+    private readonly session: Session,
+    /** What the request may hold until its answer is written (see `inflightBytes`). */
+    readonly bytes: number,
+  ) {}
+
+  deliver(reply: Reply): void {
+    this.reply = reply;
+    this.done = true;
+    this.session.writeReadyAnswers();
+  }
+
+  broken(error: unknown): void {
+    this.session.handlerFailed(error);
+  }
+}
+
+/** An ack NONE PRODUCE's frame, counted against the budget until its batch is written or refused. */
+class HeldFrame implements UnansweredSink {
+  constructor(
+    private readonly session: Session,
+    private readonly bytes: number,
+  ) {}
+
+  settled(): void {
+    this.session.releaseHeld(this.bytes);
+  }
 }
 
 enum SessionState {
@@ -103,19 +130,23 @@ export class Session implements FrameSink, HoldScope {
     switch (request.apiKey) {
       case ApiKey.PRODUCE: {
         this.ctx.metrics.requests.produce++;
-        const reply = handleProduce(request.body, request.correlationId, this.ctx, (settled) =>
-          this.holdUntil(settled, frame.length),
-        );
-        if (reply !== null) this.answer(reply, frame.length);
+        if (request.body.ack === AckPolicy.NONE) {
+          this.inflightBytes += frame.length;
+          handleUnansweredProduce(request.body, this.ctx, new HeldFrame(this, frame.length));
+          return;
+        }
+        const slot = this.openSlot(frame.length);
+        handleProduce(request.body, request.correlationId, this.ctx, slot);
+        if (!slot.done) this.updateFlow();
         return;
       }
-      case ApiKey.FETCH:
+      case ApiKey.FETCH: {
         this.ctx.metrics.requests.fetch++;
-        this.answer(
-          handleFetch(request.body, request.correlationId, this.ctx, this),
-          Math.min(request.body.maxBytes, fetchPayloadBytesMax),
-        );
+        const slot = this.openSlot(Math.min(request.body.maxBytes, fetchPayloadBytesMax));
+        handleFetch(request.body, request.correlationId, this.ctx, this, slot);
+        if (!slot.done) this.updateFlow();
         return;
+      }
       case ApiKey.METADATA:
         this.ctx.metrics.requests.metadata++;
         this.answer(
@@ -126,11 +157,11 @@ export class Session implements FrameSink, HoldScope {
         return;
       case ApiKey.APPLY:
         this.ctx.metrics.requests.apply++;
-        this.answer(handleApply(request.body, request.correlationId, this.ctx));
+        this.answerWhenReady(handleApply(request.body, request.correlationId, this.ctx));
         return;
       case ApiKey.LIST:
         this.ctx.metrics.requests.list++;
-        this.answer(handleList(request.body, request.correlationId, this.ctx, this, this.endpoint));
+        this.answerWhenReady(handleList(request.body, request.correlationId, this.ctx, this, this.endpoint));
         return;
       case ApiKey.API_VERSIONS:
         this.ctx.metrics.requests.apiVersions++;
@@ -168,39 +199,52 @@ export class Session implements FrameSink, HoldScope {
     return () => this.endCallbacks.delete(callback);
   }
 
-  /** Takes a slot for an answer, in request order, and writes it as soon as everything before it is written. */
-  private answer(reply: Reply | Promise<Reply>, bytes = 0): void {
+  /** An answer ready now: written at once, or after the answers still due before it. */
+  private answer(reply: Reply): void {
     if (this.state === SessionState.Closed) return;
-    if (!(reply instanceof Promise)) {
-      if (this.inflight === 0) {
-        this.write(reply);
-        return;
-      }
-      this.slots.push({ reply, done: true, bytes: 0 });
-      this.flush();
+    if (this.inflight === 0) {
+      this.write(reply);
       return;
     }
-    const slot: Slot = { reply: null, done: false, bytes };
+    const slot = new Slot(this, 0);
+    slot.reply = reply;
+    slot.done = true;
+    this.slots.push(slot);
+    this.flush();
+  }
+
+  /** An answer that may still be coming (an APPLY being written, a held LIST): its slot waits for it. */
+  private answerWhenReady(reply: Reply | Promise<Reply>): void {
+    if (!(reply instanceof Promise)) {
+      this.answer(reply);
+      return;
+    }
+    const slot = this.openSlot(0);
+    reply.then(
+      (ready) => slot.deliver(ready),
+      (error: unknown) => slot.broken(error),
+    );
+    this.updateFlow();
+  }
+
+  /**
+   * Takes a slot for an answer, in request order: the handler fills it (maybe before it returns), and
+   * it is written when all before it are.
+   */
+  private openSlot(bytes: number): Slot {
+    const slot = new Slot(this, bytes);
     this.slots.push(slot);
     this.inflightBytes += bytes;
-    this.updateFlow();
-    reply.then(
-      (r) => {
-        if (this.state === SessionState.Closed) {
-          discardReply(r);
-          return;
-        }
-        slot.reply = r;
-        slot.done = true;
-        this.flush();
-      },
-      (error: unknown) => {
-        // A handler failure is our bug, not the client's: log it and drop the connection rather than
-        // answer out of order or not at all.
-        this.ctx.logger.error(`request failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
-        this.socket.destroy();
-      },
-    );
+    return slot;
+  }
+
+  /**
+   * A handler failure is our bug, not the client's: log it and drop the connection rather than answer
+   * out of order or not at all.
+   */
+  handlerFailed(error: unknown): void {
+    this.ctx.logger.error(`request failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
+    this.socket.destroy();
   }
 
   /**
@@ -209,12 +253,22 @@ export class Session implements FrameSink, HoldScope {
    * the broker queue its frames without limit while a FORCED group waited for fdatasync (found by
    * the reliability suite's overload check).
    */
-  private holdUntil(settled: Promise<unknown>, bytes: number): void {
-    this.inflightBytes += bytes;
-    void settled.finally(() => {
-      this.inflightBytes -= bytes;
-      this.updateFlow();
-    });
+  releaseHeld(bytes: number): void {
+    this.inflightBytes -= bytes;
+    this.updateFlow();
+  }
+
+  /** Writes every answer whose turn has come (all before it written); called when a slot is filled. */
+  writeReadyAnswers(): void {
+    if (this.state === SessionState.Closed) {
+      // Nobody will read them: hand pooled buffers back.
+      while (this.slotsHead < this.slots.length && this.slots[this.slotsHead]!.done) {
+        discardReply(this.slots[this.slotsHead]!.reply);
+        this.slots[this.slotsHead++] = undefined as unknown as Slot;
+      }
+      return;
+    }
+    this.flush();
   }
 
   private flush(): void {
@@ -237,23 +291,45 @@ export class Session implements FrameSink, HoldScope {
       discardReply(reply);
       return;
     }
-    // Answers written in the same turn leave in one syscall.
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
+    // One syscall per answer, and one for all the answers of a turn: while more answers are due on
+    // this connection, the socket is corked until they are written or the turn ends; the last one due
+    // goes out at once with whatever was held. A lone answer is written uncorked, straight away.
+    const moreDue = this.inflight > 0;
+    if (Buffer.isBuffer(reply)) {
+      if (moreDue) this.holdWrites();
+      this.socket.write(reply);
+    } else {
+      // Pieces of one answer (a FETCH header and file bytes) always leave together.
+      if (moreDue) this.holdWrites();
+      else if (!this.corked) {
+        this.corked = true;
+        this.socket.cork();
+      }
+      if ('release' in reply) {
+        // The pooled buffer may be reused only once the socket is done with it: the last write's callback.
+        const { pieces, release } = reply;
+        for (let i = 0; i < pieces.length - 1; i++) this.socket.write(pieces[i]!);
+        this.socket.write(pieces[pieces.length - 1]!, () => release());
+      } else for (const piece of reply) this.socket.write(piece);
     }
-    if (Buffer.isBuffer(reply)) this.socket.write(reply);
-    else if ('release' in reply) {
-      // The pooled buffer may be reused only once the socket is done with it: the last write's callback.
-      const { pieces, release } = reply;
-      for (let i = 0; i < pieces.length - 1; i++) this.socket.write(pieces[i]!);
-      this.socket.write(pieces[pieces.length - 1]!, () => release());
-    } else for (const piece of reply) this.socket.write(piece);
+    if (!moreDue && this.corked) this.releaseWrites();
   }
+
+  private holdWrites(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    process.nextTick(this.releaseAtEndOfTurn);
+  }
+
+  private releaseWrites(): void {
+    this.corked = false;
+    this.socket.uncork();
+  }
+
+  private readonly releaseAtEndOfTurn = (): void => {
+    if (this.corked) this.releaseWrites();
+  };
 
   /** Stops reading while too much is unanswered or unread; resumes when both are back under their limits. */
   private overloaded(): boolean {

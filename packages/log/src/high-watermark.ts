@@ -16,6 +16,7 @@ export class HighWatermark {
   advance(value: number): void {
     if (value <= this.current) return;
     this.current = value;
+    if (this.listeners.size === 0) return; // the common case: nobody waiting, nothing to copy
     for (const listener of [...this.listeners]) listener(value);
   }
 

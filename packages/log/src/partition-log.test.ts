@@ -37,6 +37,23 @@ function append(log: PartitionLog, payloads: Buffer[]): number {
 }
 
 describe('partition log', () => {
+  it('readNow serves what needs no disk at once: the tail, the high watermark, a refusal; null for the rest', (t) => {
+    const cached = open(tempDir(t)).log;
+    const uncached = open(tempDir(t), { tailCacheBytes: 0 }).log;
+    t.after(() => {
+      cached.close();
+      uncached.close();
+    });
+    for (const log of [cached, uncached]) append(log, [rec('a'), rec('b')]);
+    const now = cached.readNow(1, 1 << 20);
+    assert.ok(now !== null);
+    assert.deepEqual(payloadsOf(now.chunks, 1), [rec('b')]);
+    assert.equal(now.highWatermark, 2);
+    assert.deepEqual(cached.readNow(2, 1 << 20), { highWatermark: 2, chunks: [], bytes: 0 });
+    assert.throws(() => cached.readNow(3, 1 << 20), OffsetOutOfRangeError);
+    assert.equal(uncached.readNow(1, 1 << 20), null, 'only in the segment file: read it with read()');
+  });
+
   it('a new partition starts empty at offset 0 with one segment file named by 20 digits', (t) => {
     const dir = tempDir(t);
     const { log, report } = open(dir);

@@ -74,6 +74,9 @@ export interface LogOptions {
   now?: () => number;
 }
 
+/** The positions of a one-record group (it starts its buffer), shared rather than copied per group. */
+const LONE_RECORD_POSITIONS = new Uint32Array(1);
+
 /**
  * One partition on disk: its segments, the sparse index of each, the in-memory tail, and the
  * published high watermark. Writes are synchronous (the page cache absorbs them); `sync` makes them
@@ -306,7 +309,12 @@ export class PartitionLog {
     positions[count] = bytes; // sentinel: the end of the last record
     const touched = this.writeRuns(buffer, positions, count);
     this.unpublished.push({
-      chunk: { startOffset: firstOffset, count, buffer, positions: positions.slice(0, count) },
+      chunk: {
+        startOffset: firstOffset,
+        count,
+        buffer,
+        positions: count === 1 ? LONE_RECORD_POSITIONS : positions.slice(0, count),
+      },
       endOffset: firstOffset + count,
       segmentEnds: touched.map((s) => [s, s.sizeBytes]),
     });
@@ -320,6 +328,17 @@ export class PartitionLog {
   private writeRuns(buffer: Buffer, positions: Uint32Array, count: number): Segment[] {
     const first = this.active;
     const firstSizeBefore = first.sizeBytes;
+    if (buffer.length <= this.config.segmentBytesMax - firstSizeBefore) {
+      // Nearly every group: it fits the active segment, one write and nothing to plan.
+      try {
+        pwriteFully(first.fd, buffer, firstSizeBefore);
+      } catch (error) {
+        this.undoRuns(first, firstSizeBefore, []);
+        throw this.writeRefused(error);
+      }
+      this.noteRun(first, positions, 0, count, this.now());
+      return [first];
+    }
     const created: Segment[] = [];
     const runs: { segment: Segment; from: number; to: number; firstRecord: number; records: number }[] = [];
     try {
@@ -344,24 +363,36 @@ export class PartitionLog {
       }
     } catch (error) {
       this.undoRuns(first, firstSizeBefore, created);
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new StorageError(`${this.name}: write refused by the disk (${code ?? String(error)})`, code, {
-        cause: error,
-      });
+      throw this.writeRefused(error);
     }
     const now = this.now();
-    for (const run of runs) {
-      const s = run.segment;
-      for (let i = run.firstRecord; i < run.firstRecord + run.records; i++) {
-        s.index.noteRecord(s.nextOffset, s.sizeBytes, positions[i + 1]! - positions[i]!);
-        s.nextOffset++;
-        s.sizeBytes += positions[i + 1]! - positions[i]!;
-      }
-      s.lastWriteMs = now;
-      this.unsynced.add(s);
-    }
+    for (const run of runs) this.noteRun(run.segment, positions, run.firstRecord, run.records, now);
     for (const s of created) this.segments.push(s);
     return runs.map((r) => r.segment);
+  }
+
+  /** Records a run just written to `s`: offsets, size, the sparse index, and that it needs a sync. */
+  private noteRun(
+    s: Segment,
+    positions: Uint32Array,
+    firstRecord: number,
+    records: number,
+    now: number,
+  ): void {
+    for (let i = firstRecord; i < firstRecord + records; i++) {
+      s.index.noteRecord(s.nextOffset, s.sizeBytes, positions[i + 1]! - positions[i]!);
+      s.nextOffset++;
+      s.sizeBytes += positions[i + 1]! - positions[i]!;
+    }
+    s.lastWriteMs = now;
+    this.unsynced.add(s);
+  }
+
+  private writeRefused(error: unknown): StorageError {
+    const code = (error as NodeJS.ErrnoException).code;
+    return new StorageError(`${this.name}: write refused by the disk (${code ?? String(error)})`, code, {
+      cause: error,
+    });
   }
 
   private planRun(segment: Segment, positions: Uint32Array, fromRecord: number, toRecord: number) {
@@ -434,13 +465,9 @@ export class PartitionLog {
    */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
     if (this.isClosed) throw new LogClosedError(this.name);
+    const now = this.readNow(offset, maxBytes);
+    if (now !== null) return now;
     const highWatermark = this.highWatermark.value;
-    if (offset < this.logStartOffset || offset > highWatermark) {
-      throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
-    }
-    if (offset === highWatermark) return { highWatermark, chunks: [], bytes: 0 };
-    const cached = this.tail.read(offset, maxBytes);
-    if (cached !== null) return { highWatermark, chunks: cached, bytes: sumLengths(cached) };
     const segment = this.segmentOf(offset);
     segment.acquire();
     try {
@@ -461,6 +488,23 @@ export class PartitionLog {
     } finally {
       segment.release();
     }
+  }
+
+  /**
+   * `read` when it needs no disk: out of range (thrown), at the high watermark (empty), or from the
+   * in-memory tail. Null when the records must be read from a segment file. A caught-up consumer
+   * woken by a write is answered from here in the same turn, without a promise step.
+   */
+  readNow(offset: number, maxBytes: number): ReadResult | null {
+    if (this.isClosed) throw new LogClosedError(this.name);
+    const highWatermark = this.highWatermark.value;
+    if (offset < this.logStartOffset || offset > highWatermark) {
+      throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
+    }
+    if (offset === highWatermark) return { highWatermark, chunks: [], bytes: 0 };
+    const cached = this.tail.read(offset, maxBytes);
+    if (cached !== null) return { highWatermark, chunks: cached, bytes: sumLengths(cached) };
+    return null;
   }
 
   private segmentOf(offset: number): Segment {

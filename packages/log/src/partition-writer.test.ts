@@ -65,6 +65,50 @@ describe('partition writer', () => {
     assert.deepEqual(await readAll(log, 0), [rec('a'), rec('b')]);
   });
 
+  it('a waiter is told at once for a lone WRITTEN batch, and the batch is readable when it is told', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    let told: { baseOffset: number; highWatermark: number } | undefined;
+    writer.appendTo(batchOf([rec('a')]), AckPolicy.WRITTEN, {
+      appended: (baseOffset) => {
+        told = { baseOffset, highWatermark: log.highWatermark.value };
+      },
+      failed: (error) => assert.fail(error),
+    });
+    assert.deepEqual(
+      told,
+      { baseOffset: 0, highWatermark: 1 },
+      'told before appendTo returned, published first',
+    );
+  });
+
+  it('a waiter that appends again from inside its acknowledgement queues behind it, offsets in call order', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const offsets: number[] = [];
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const chain = (i: number) =>
+      writer.appendTo(batchOf([rec(i)]), AckPolicy.WRITTEN, {
+        appended: (baseOffset) => {
+          offsets.push(baseOffset);
+          if (i < 5) chain(i + 1);
+          else resolve();
+        },
+        failed: (error) => assert.fail(error),
+      });
+    chain(0);
+    await done;
+    assert.deepEqual(offsets, [0, 1, 2, 3, 4, 5]);
+    assert.equal(log.highWatermark.value, 6);
+    assert.deepEqual(
+      await readAll(log, 0),
+      [0, 1, 2, 3, 4, 5].map((i) => rec(i)),
+    );
+  });
+
   it('batches acknowledged while a barrier runs join the next group, in order', async (t) => {
     const { log, writer } = openWriter(tempDir(t));
     t.after(() => log.close());
@@ -78,6 +122,65 @@ describe('partition writer', () => {
     );
     assert.equal(writer.stats.groups, 2, 'one group for the first, one for the three that queued behind it');
     assert.equal(writer.stats.forcedSyncs, 2);
+  });
+
+  it('FORCED producers acknowledged together share the next barrier, though they come back turns apart', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const producers = 4;
+    const rounds = 20;
+    const turn = () => new Promise((r) => setImmediate(r));
+    await Promise.all(
+      Array.from({ length: producers }, async (_, p) => {
+        for (let round = 0; round < rounds; round++) {
+          await writer.append(batchOf([rec(`${p}-${round}`)]), AckPolicy.FORCED);
+          for (let i = 0; i < p; i++) await turn(); // each answer takes a different time to come back
+        }
+      }),
+    );
+    // One barrier per round, give or take a round split by a stall longer than the hold's bound (a
+    // barrier started at the first producer back made 2.5 to 3 per round).
+    assert.ok(
+      writer.stats.forcedSyncs <= rounds * 1.5,
+      `${writer.stats.forcedSyncs} barriers for ${rounds} rounds of ${producers} producers, expected about one a round`,
+    );
+  });
+
+  it('a lone FORCED producer is never held: its next barrier starts in the turn its batch arrives', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const barriers: (() => void)[] = [];
+    log.sync = () => new Promise<void>((resolve) => barriers.push(resolve));
+    const turn = () => new Promise((r) => setImmediate(r));
+    const first = writer.append(batchOf([rec(0)]), AckPolicy.FORCED);
+    await turn();
+    barriers[0]!();
+    await first;
+    const second = writer.append(batchOf([rec(1)]), AckPolicy.FORCED);
+    await turn();
+    assert.equal(barriers.length, 2, 'the producer that was acknowledged is the one expected back');
+    barriers[1]!();
+    await second;
+  });
+
+  it('a FORCED producer that does not come back holds the next barrier only briefly', async (t) => {
+    const { log, writer } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const barriers: (() => void)[] = [];
+    log.sync = () => new Promise<void>((resolve) => barriers.push(resolve));
+    const turn = () => new Promise((r) => setImmediate(r));
+    const both = [0, 1].map((i) => writer.append(batchOf([rec(i)]), AckPolicy.FORCED));
+    await turn();
+    barriers[0]!();
+    await Promise.all(both);
+    const again = writer.append(batchOf([rec(2)]), AckPolicy.FORCED); // the other producer stays away
+    await turn();
+    assert.equal(barriers.length, 1, 'held for the producer expected back');
+    const heldFrom = performance.now();
+    while (barriers.length < 2 && performance.now() - heldFrom < 2000) await turn();
+    assert.equal(barriers.length, 2, 'started without it');
+    barriers[1]!();
+    await again;
   });
 
   it('barriers overlap, but acknowledgements and the high watermark follow write order', async (t) => {

@@ -15,12 +15,21 @@ export interface AppendResult {
   logEndOffset: number;
 }
 
+/**
+ * Told once how an append ended: in the log (or on stable storage, for FORCED), or refused. It may be
+ * told before `appendTo` returns (a lone WRITTEN batch is written at once), so a caller sets up
+ * whatever the answer needs first. No promise, no closure per batch: the broker's answer path.
+ */
+export interface AppendWaiter {
+  appended(baseOffset: number, logEndOffset: number): void;
+  failed(error: Error): void;
+}
+
 interface Pending {
   batch: AppendBatch;
   storedBytes: number;
   ack: AckPolicyValue;
-  resolve: (result: AppendResult) => void;
-  reject: (error: Error) => void;
+  waiter: AppendWaiter;
 }
 
 /** Counters for metrics; monotonic. */
@@ -43,12 +52,27 @@ export interface WriterStats {
  */
 export const SYNCS_IN_FLIGHT_MAX = 3;
 
+/**
+ * How long an idle disk may wait for the FORCED producers just acknowledged to send again, so that
+ * they share the next barrier instead of splitting it: the hold ends as soon as as many FORCED
+ * batches have arrived as were acknowledged, and this only bounds it when some producer does not
+ * come back. Over TCP the 8 producers of the benchmark's W3 come back over 100-300 µs: a barrier
+ * started at the first of them carried 2.5 records on average, this one 8.0 (docs/benchmarks.md,
+ * "Per-request cost"). One millisecond is also the timer's resolution.
+ */
+export const FORCED_GATHER_MS_MAX = 1;
+
+/** Schedules a microtask without a promise per call to resolve. */
+const settledPromise = Promise.resolve();
+
 /** A group written to the log and waiting to be acknowledged, in write order. */
 interface Group {
   members: Pending[];
   bases: number[];
   /** The log's end right after this group: what is published when it is acknowledged. */
   endOffset: number;
+  /** Members that asked FORCED: what its barrier covers. */
+  forced: number;
   /** False until its barrier (if it asked for one) has completed. */
   durable: boolean;
   syncError: Error | null;
@@ -58,9 +82,10 @@ interface Group {
  * The single writer of one partition. Producers' batches wait in a bounded queue (a full queue makes
  * callers wait: memory stays bounded); each turn takes everything queued as one group and writes it
  * with one write. A group with a FORCED member gets one fdatasync for all its members, and up to
- * SYNCS_IN_FLIGHT_MAX groups' barriers run at once. Groups are acknowledged strictly in write order,
- * each once its own barrier is done, and the high watermark is published after each acknowledgement.
- * Many producers share one disk barrier.
+ * SYNCS_IN_FLIGHT_MAX groups' barriers run at once, as many as the FORCED producers waiting call
+ * for (see `groupMayStart`). Groups are acknowledged strictly in write order, each once its own
+ * barrier is done, the high watermark published just before each acknowledgement. Many producers
+ * share one disk barrier.
  */
 export class PartitionWriter {
   readonly stats: WriterStats = {
@@ -73,8 +98,17 @@ export class PartitionWriter {
     storageErrors: 0,
   };
   private scheduled = false;
-  /** A lone batch was written at once in this turn of the event loop; the rest of the turn groups. */
-  private wroteThisTurn = false;
+  /**
+   * A lone batch was written at once in this callback (a socket read's frames, say); the rest of the
+   * callback's batches group. Cleared at the end of the callback (a microtask), not of the loop's
+   * turn: a setImmediate per lone write cost the check phase and its bookkeeping on every one-record
+   * request (~7% of the broker's CPU time on one awaited record at a time), and a nextTick a runtime
+   * call for its bookkeeping object.
+   */
+  private wroteAtOnce = false;
+  private readonly clearWroteAtOnce = (): void => {
+    this.wroteAtOnce = false;
+  };
   /** Inside `pump`: a batch admitted from the blocked list must queue behind the group being written. */
   private pumping = false;
   private accepting = true;
@@ -86,6 +120,16 @@ export class PartitionWriter {
   /** Written, not yet acknowledged, in write order. */
   private groups: Group[] = [];
   private syncsInFlight = 0;
+  /** FORCED batches in the queue, and under barriers now running. */
+  private queuedForced = 0;
+  private forcedInFlight = 0;
+  /**
+   * FORCED batches acknowledged whose producers are expected to send again soon (any FORCED arrival
+   * counts against it: producers are not told apart), and when the last of them were acknowledged.
+   */
+  private forcedReturning = 0;
+  private forcedAckedAtMs = 0;
+  private gatherTimer: NodeJS.Timeout | undefined;
   private recordsSinceFlush = 0;
   private flushTimer: NodeJS.Timeout | undefined;
   private flushInFlight: Promise<void> | null = null;
@@ -113,18 +157,32 @@ export class PartitionWriter {
    * (FORCED). Rejects with RecordTooLargeError (nothing written), StorageError or LogClosedError.
    */
   append(batch: AppendBatch, ack: AckPolicyValue): Promise<AppendResult> {
-    if (!this.accepting) return Promise.reject(new LogClosedError(this.log.name));
+    return new Promise((resolve, reject) => {
+      this.appendTo(batch, ack, {
+        appended: (baseOffset, logEndOffset) => resolve({ baseOffset, logEndOffset }),
+        failed: reject,
+      });
+    });
+  }
+
+  /** `append` for a caller that keeps its own state: `waiter` is told the outcome, maybe at once. */
+  appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void {
+    if (!this.accepting) {
+      waiter.failed(new LogClosedError(this.log.name));
+      return;
+    }
     const storedBytes = PartitionLog.storedBytes(batch);
     const tooLarge = this.findTooLarge(batch, storedBytes);
-    if (tooLarge !== null) return Promise.reject(tooLarge);
-    return new Promise((resolve, reject) => {
-      const pending: Pending = { batch, storedBytes, ack, resolve, reject };
-      if (this.blocked.length > 0 || !this.fits(storedBytes)) {
-        this.blocked.push(pending);
-        return;
-      }
-      this.admit(pending);
-    });
+    if (tooLarge !== null) {
+      waiter.failed(tooLarge);
+      return;
+    }
+    const pending: Pending = { batch, storedBytes, ack, waiter };
+    if (this.blocked.length > 0 || !this.fits(storedBytes)) {
+      this.blocked.push(pending);
+      return;
+    }
+    this.admit(pending);
   }
 
   /**
@@ -151,14 +209,16 @@ export class PartitionWriter {
   private admit(pending: Pending): void {
     this.queue.push(pending);
     this.queuedBytes += pending.storedBytes;
+    if (pending.ack === AckPolicy.FORCED) {
+      this.queuedForced++;
+      if (this.forcedReturning > 0) this.forcedReturning--;
+    }
     if (this.canWriteNow(pending)) {
       // A lone request that needs no barrier is written at once: one trip less through the event
       // loop, which is what a caught-up producer or an idle broker waits on. Later requests of this
-      // same turn still gather into one group below.
-      this.wroteThisTurn = true;
-      setImmediate(() => {
-        this.wroteThisTurn = false;
-      });
+      // same callback still gather into one group below, with everything else of this turn.
+      this.wroteAtOnce = true;
+      settledPromise.then(this.clearWroteAtOnce);
       this.pump();
       return;
     }
@@ -176,7 +236,7 @@ export class PartitionWriter {
   private canWriteNow(pending: Pending): boolean {
     return (
       pending.ack !== AckPolicy.FORCED &&
-      !this.wroteThisTurn &&
+      !this.wroteAtOnce &&
       !this.pumping &&
       !this.scheduled &&
       this.queue.length === 1 &&
@@ -190,18 +250,60 @@ export class PartitionWriter {
       this.admit(this.blocked.shift()!);
   }
 
-  /** Writes queued groups while a barrier is free, then acknowledges whatever is ready. */
+  /**
+   * Writes queued groups while a barrier is free, then acknowledges whatever is ready. Waiters are
+   * told synchronously, so one may append again from inside: that batch queues for the next turn
+   * (`pumping` is still set) instead of writing from inside this loop.
+   */
   private pump(): void {
     this.pumping = true;
-    while (this.queue.length > 0 && this.syncsInFlight < SYNCS_IN_FLIGHT_MAX) {
+    this.expectReturningProducers();
+    while (this.queue.length > 0 && this.groupMayStart()) {
       const members = this.queue;
       this.queue = [];
       this.queuedBytes = 0;
+      this.queuedForced = 0;
       this.admitBlocked(); // they form the next group
       this.write(members);
     }
-    this.pumping = false;
     this.acknowledge();
+    this.pumping = false;
+  }
+
+  /** The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them. */
+  private expectReturningProducers(): void {
+    let forced = 0;
+    for (let i = 0; i < this.groups.length && this.groups[i]!.durable; i++) forced += this.groups[i]!.forced;
+    if (forced === 0) return;
+    this.forcedReturning += forced;
+    this.forcedAckedAtMs = performance.now();
+  }
+
+  /**
+   * Whether the queue may be written as a group now. Batches that need no barrier go whenever a
+   * barrier slot is free. A FORCED group adapts to how many FORCED producers wait: while barriers
+   * run, another starts only for a group at least as large as all of theirs together (a burst that
+   * earns its own barrier; anything smaller waits and joins the next); on an idle disk, it starts
+   * once the producers just acknowledged are back, or FORCED_GATHER_MS_MAX after their
+   * acknowledgement, whichever is first. A lone producer never waits: it is the one expected back.
+   */
+  private groupMayStart(): boolean {
+    if (this.syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return false;
+    if (this.queuedForced === 0 || !this.accepting) return true;
+    if (this.syncsInFlight > 0) return this.queuedForced >= this.forcedInFlight;
+    if (this.forcedReturning === 0 || this.queuedBytes * 2 > this.log.config.writerQueueBytesMax) return true;
+    const heldMs = performance.now() - this.forcedAckedAtMs;
+    if (heldMs >= FORCED_GATHER_MS_MAX) {
+      this.forcedReturning = 0; // they are not coming back soon: stop expecting them
+      return true;
+    }
+    if (this.gatherTimer === undefined) {
+      this.gatherTimer = setTimeout(() => {
+        this.gatherTimer = undefined;
+        this.pump();
+      }, FORCED_GATHER_MS_MAX - heldMs);
+    }
+    return false;
   }
 
   private write(candidates: Pending[]): void {
@@ -214,16 +316,17 @@ export class PartitionWriter {
       // Nothing of the group was kept (the log cut it off again): fail exactly its members.
       this.stats.storageErrors++;
       this.logger.error(String((error as Error).message));
-      for (const p of members) p.reject(error as Error);
+      for (const p of members) p.waiter.failed(error as Error);
       return;
     }
     let records = 0;
-    let forced = false;
+    let forcedMembers = 0;
     for (const p of members) {
       records += p.batch.count;
       this.stats.bytes += p.storedBytes;
-      forced ||= p.ack === AckPolicy.FORCED;
+      if (p.ack === AckPolicy.FORCED) forcedMembers++;
     }
+    const forced = forcedMembers > 0;
     this.stats.groups++;
     this.stats.batches += members.length;
     this.stats.records += records;
@@ -232,6 +335,7 @@ export class PartitionWriter {
       members,
       bases,
       endOffset: this.log.logEndOffset,
+      forced: forcedMembers,
       durable: !forced,
       syncError: null,
     };
@@ -239,6 +343,7 @@ export class PartitionWriter {
     if (forced) {
       this.stats.forcedSyncs++;
       this.syncsInFlight++;
+      this.forcedInFlight += forcedMembers;
       this.recordsSinceFlush = 0;
       // The barrier covers everything written to these files so far, this group included.
       this.log.sync().then(
@@ -265,7 +370,7 @@ export class PartitionWriter {
       const expected = p.batch.expectedOffset;
       if (expected !== undefined && expected >= 0 && expected !== end) {
         kept ??= candidates.slice(0, i);
-        p.reject(new OffsetMismatchError(expected, end));
+        p.waiter.failed(new OffsetMismatchError(expected, end));
         continue;
       }
       end += p.batch.count;
@@ -276,6 +381,7 @@ export class PartitionWriter {
 
   private barrierDone(group: Group, error: Error | null): void {
     this.syncsInFlight--;
+    this.forcedInFlight -= group.forced;
     group.durable = true;
     if (error !== null) {
       group.syncError = error;
@@ -285,23 +391,32 @@ export class PartitionWriter {
     this.pump();
   }
 
-  /** Acknowledges groups in write order while the oldest is durable, publishing after each. */
+  /**
+   * Acknowledges groups in write order while the oldest is durable, each published first: waiters are
+   * told synchronously, and what a producer has been told is written must already be readable.
+   */
   private acknowledge(): void {
     while (this.groups.length > 0 && this.groups[0]!.durable) {
       const group = this.groups.shift()!;
+      this.log.publish(group.endOffset);
       for (let i = 0; i < group.members.length; i++) {
         const p = group.members[i]!;
         // A failed barrier fails only those who asked for the barrier; the records are in the log.
-        if (group.syncError !== null && p.ack === AckPolicy.FORCED) p.reject(group.syncError);
-        else p.resolve({ baseOffset: group.bases[i]!, logEndOffset: group.endOffset });
+        if (group.syncError !== null && p.ack === AckPolicy.FORCED) p.waiter.failed(group.syncError);
+        else p.waiter.appended(group.bases[i]!, group.endOffset);
       }
-      this.log.publish(group.endOffset);
     }
-    if (this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   private get isIdle(): boolean {
-    return !this.scheduled && this.queue.length === 0 && this.groups.length === 0 && this.syncsInFlight === 0;
+    return (
+      !this.scheduled &&
+      this.gatherTimer === undefined &&
+      this.queue.length === 0 &&
+      this.groups.length === 0 &&
+      this.syncsInFlight === 0
+    );
   }
 
   /** The flush policy's fdatasync: bounds what WRITTEN can lose, without holding any acknowledgement. */
@@ -333,6 +448,12 @@ export class PartitionWriter {
   async close(): Promise<void> {
     this.accepting = false;
     if (this.flushTimer) clearInterval(this.flushTimer);
+    if (this.gatherTimer !== undefined) {
+      // Nobody else is coming: write what is held now.
+      clearTimeout(this.gatherTimer);
+      this.gatherTimer = undefined;
+      this.pump();
+    }
     await this.whenIdle();
     await this.flushInFlight;
     if (!this.log.hasUnsynced) return;

@@ -9,7 +9,12 @@ import {
   type ReadResult,
   type SegmentScanner,
 } from './partition-log.js';
-import { type AppendResult, PartitionWriter, type WriterStats } from './partition-writer.js';
+import {
+  type AppendResult,
+  type AppendWaiter,
+  PartitionWriter,
+  type WriterStats,
+} from './partition-writer.js';
 import { partitionDirName } from './segment-name.js';
 import { sharedWorkerScanner } from './worker-scanner.js';
 
@@ -102,8 +107,18 @@ export class Partition {
     return this.writer.append(batch, ack);
   }
 
+  /** `append` without a promise: `waiter` is told the outcome, possibly before this returns. */
+  appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void {
+    this.writer.appendTo(batch, ack, waiter);
+  }
+
   read(offset: number, maxBytes: number): Promise<ReadResult> {
     return this.log.read(offset, maxBytes);
+  }
+
+  /** `read` without waiting, when no disk read is needed (see PartitionLog.readNow); else null. */
+  readNow(offset: number, maxBytes: number): ReadResult | null {
+    return this.log.readNow(offset, maxBytes);
   }
 
   enforceRetention(nowMs?: number): number[] {

@@ -24,6 +24,13 @@ export interface PooledReply {
   release: () => void;
 }
 
+/** Where a handler hands its one answer; it may do so before the handler returns. */
+export interface AnswerSink {
+  deliver(reply: Reply): void;
+  /** The handler failed in a way that is our bug, not the client's: no answer will come. */
+  broken(error: unknown): void;
+}
+
 /** Hands a pooled reply's buffer back when the reply will never be written (the client left). */
 export function discardReply(reply: Reply | null): void {
   if (reply !== null && !Buffer.isBuffer(reply) && 'release' in reply) reply.release();

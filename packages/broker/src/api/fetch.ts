@@ -2,7 +2,7 @@ import { LogClosedError, OffsetOutOfRangeError, type ReadResult, StorageError } 
 import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
-import type { ApiContext, Reply } from './context.js';
+import type { AnswerSink, ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
 
 /** Why a held fetch ends before its data or its deadline: the client left, or the broker is stopping. */
@@ -19,18 +19,21 @@ export interface HoldScope {
  * until max(minBytes, 1) bytes are readable at fetchOffset, or the wait (capped at 60 s) ends; a
  * write that lands meanwhile wakes it at once. Offsets are checked against the log after the wait,
  * so an offset just past the end is answered as soon as it is written. The payload is file bytes as
- * they are, behind the response header: no record is parsed here.
+ * they are, behind the response header: no record is parsed here. The answer goes to `answer`, at
+ * once when no disk read is needed: a woken consumer is answered inside the write that woke it.
  */
 export function handleFetch(
   req: FetchRequest,
   correlationId: number,
   ctx: ApiContext,
   scope: HoldScope,
-): Reply | Promise<Reply> {
+  answer: AnswerSink,
+): void {
   const where = ctx.registry.resolve(req.topic, req.partition);
   if (where.kind !== 'local') {
     const code = where.kind === 'remote' ? ErrorCode.NOT_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-    return refuse(ctx, correlationId, code);
+    answer.deliver(refuse(ctx, correlationId, code));
+    return;
   }
   const partition = where.partition;
   if (req.maxBytes > fetchPayloadBytesMax) {
@@ -43,10 +46,12 @@ export function handleFetch(
     };
   }
   const waitMs = Math.min(req.maxWaitMs, fetchWaitMsMax);
-  const answer = () => readAnswer(partition, req, correlationId, ctx);
   // Below the log start nothing can ever arrive: waiting would only delay the refusal.
-  if (waitMs === 0 || req.fetchOffset < partition.logStartOffset) return answer();
-  return new HeldFetch(partition, req, correlationId, ctx, scope, waitMs).start();
+  if (waitMs === 0 || req.fetchOffset < partition.logStartOffset) {
+    answerNowOrLater(partition, req, correlationId, ctx, answer);
+    return;
+  }
+  new HeldFetch(partition, req, correlationId, ctx, scope, waitMs, answer).start();
 }
 
 enum HoldState {
@@ -61,8 +66,6 @@ enum HoldState {
  */
 class HeldFetch {
   private state = HoldState.Checking;
-  private resolve!: (reply: Reply) => void;
-  private reject!: (error: unknown) => void;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private unscope: (() => void) | undefined;
@@ -77,17 +80,13 @@ class HeldFetch {
     private readonly ctx: ApiContext,
     private readonly scope: HoldScope,
     private readonly waitMs: number,
+    private readonly answer: AnswerSink,
   ) {
     this.need = Math.max(req.minBytes, 1);
   }
 
-  start(): Promise<Reply> {
-    const promise = new Promise<Reply>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
+  start(): void {
     void this.check();
-    return promise;
   }
 
   /** Reads what is there; answers if it is enough, otherwise (first time) starts waiting. */
@@ -147,12 +146,12 @@ class HeldFetch {
   /** The client left: nobody to answer. */
   private drop(): void {
     this.cleanup();
-    this.resolve([]);
+    this.answer.deliver([]);
   }
 
   private respond(result: ReadResult): void {
     this.cleanup();
-    this.resolve(encodeReply(this.correlationId, result, this.ctx));
+    this.answer.deliver(encodeReply(this.correlationId, result, this.ctx));
   }
 
   /** The wait ended (deadline, data, shutdown): answer with whatever the log holds now. */
@@ -163,20 +162,55 @@ class HeldFetch {
       this.settle(error);
       return;
     }
-    try {
-      this.resolve(await readAnswer(this.partition, this.req, this.correlationId, this.ctx));
-    } catch (e) {
-      this.reject(e);
-    }
+    answerNowOrLater(this.partition, this.req, this.correlationId, this.ctx, this.answer);
   }
 
   private settle(error: unknown): void {
+    let reply: Reply;
     try {
-      this.resolve(refuseRead(error, this.partition, this.req, this.correlationId, this.ctx));
-    } catch (e) {
-      this.reject(e);
+      reply = refuseRead(error, this.partition, this.req, this.correlationId, this.ctx);
+    } catch (unexpected) {
+      this.answer.broken(unexpected);
+      return;
     }
+    this.answer.deliver(reply);
   }
+}
+
+/** The answer after any wait, delivered at once when no disk read is needed, else after the read. */
+function answerNowOrLater(
+  partition: ServedPartition,
+  req: FetchRequest,
+  correlationId: number,
+  ctx: ApiContext,
+  answer: AnswerSink,
+): void {
+  if (ctx.registry.isRetired(partition)) {
+    answer.deliver(refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+    return;
+  }
+  let now: ReadResult | null;
+  try {
+    now = partition.readNow(req.fetchOffset, req.maxBytes);
+  } catch (error) {
+    let reply: Reply;
+    try {
+      reply = refuseRead(error, partition, req, correlationId, ctx);
+    } catch (unexpected) {
+      answer.broken(unexpected);
+      return;
+    }
+    answer.deliver(reply);
+    return;
+  }
+  if (now !== null) {
+    answer.deliver(encodeReply(correlationId, now, ctx));
+    return;
+  }
+  readAnswer(partition, req, correlationId, ctx).then(
+    (reply) => answer.deliver(reply),
+    (error: unknown) => answer.broken(error),
+  );
 }
 
 /** The answer after any wait: out of range, empty at the high watermark, or bytes from the log. */

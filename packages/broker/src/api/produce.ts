@@ -1,4 +1,4 @@
-import { type AppendResult, OffsetMismatchError, StorageError } from '@booblik/log';
+import { type AppendWaiter, OffsetMismatchError, StorageError } from '@booblik/log';
 import {
   AckPolicy,
   ErrorCode,
@@ -6,69 +6,150 @@ import {
   encodeProduceResponse,
   type ProduceRequest,
 } from '@booblik/protocol';
-import type { ApiContext, Reply } from './context.js';
+import type { ServedPartition } from '../partitions.js';
+import type { AnswerSink, ApiContext, Reply } from './context.js';
 import { codeForAppendError, refuse, refuseSilently } from './refusal.js';
 
+/** Told when an ack NONE batch (which has no answer to wait for) is done with: written or refused. */
+export interface UnansweredSink {
+  settled(): void;
+}
+
+/** Where a PRODUCE may land, or the code it is refused with (unknown, served elsewhere, read-only). */
+function target(req: ProduceRequest, ctx: ApiContext): ServedPartition | { code: number; what: string } {
+  const where = ctx.registry.resolve(req.topic, req.partition);
+  if (where.kind === 'remote') {
+    return { code: ErrorCode.NOT_PRIMARY, what: `${req.topic}-${req.partition}: served by another broker` };
+  }
+  if (where.kind === 'unknown') {
+    return {
+      code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+      what: `${req.topic}-${req.partition}: no such topic or partition`,
+    };
+  }
+  if (ctx.registry.isReadOnly(req.topic)) {
+    return { code: ErrorCode.TOPIC_READ_ONLY, what: `${req.topic}: read-only` };
+  }
+  return where.partition;
+}
+
+function isRefusal(t: ServedPartition | { code: number; what: string }): t is { code: number; what: string } {
+  return 'code' in t && 'what' in t;
+}
+
 /**
- * PRODUCE v1. Checks in the spec's order (decoding was done by the session): unknown topic or
- * partition, then RECORD_TOO_LARGE (the writer refuses the whole batch before writing any of it).
- * Returns null when nothing may be answered: every outcome of an ack NONE request.
+ * PRODUCE v1 and v2. Checks in the spec's order (decoding was done by the session): unknown topic or
+ * partition (or served elsewhere, or read-only), then RECORD_TOO_LARGE and, for v2, the expected
+ * offset (the writer refuses the whole batch before writing any of it). The answer goes to `answer`,
+ * possibly before this returns: from the writer's acknowledgement straight to the answer bytes.
  */
 export function handleProduce(
   req: ProduceRequest,
   correlationId: number,
   ctx: ApiContext,
-  /** Told when an ack NONE batch (which has no answer to wait for) is done with: written or refused. */
-  onUnansweredSettled?: (settled: Promise<unknown>) => void,
-): Reply | Promise<Reply> | null {
-  const silent = req.ack === AckPolicy.NONE;
-  const where = ctx.registry.resolve(req.topic, req.partition);
-  if (where.kind !== 'local') {
-    // Served elsewhere (the cluster fills that in) or nowhere.
-    const code = where.kind === 'remote' ? ErrorCode.NOT_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-    const what = `${req.topic}-${req.partition}: ${where.kind === 'remote' ? 'served by another broker' : 'no such topic or partition'}`;
-    return silent ? refuseSilently(ctx, code, what) : refuse(ctx, correlationId, code);
+  answer: AnswerSink,
+): void {
+  const partition = target(req, ctx);
+  if (isRefusal(partition)) {
+    answer.deliver(refuse(ctx, correlationId, partition.code));
+    return;
   }
-  const partition = where.partition;
-  if (ctx.registry.isReadOnly(req.topic)) {
-    return silent
-      ? refuseSilently(ctx, ErrorCode.TOPIC_READ_ONLY, `${req.topic}: read-only`)
-      : refuse(ctx, correlationId, ErrorCode.TOPIC_READ_ONLY);
+  partition.appendTo(batchOf(req), req.ack, new ProduceAnswer(req, correlationId, ctx, partition, answer));
+}
+
+/** PRODUCE with ack NONE: the same checks, nothing ever answered; refusals are counted and logged. */
+export function handleUnansweredProduce(
+  req: ProduceRequest,
+  ctx: ApiContext,
+  unanswered: UnansweredSink,
+): void {
+  const partition = target(req, ctx);
+  if (isRefusal(partition)) {
+    refuseSilently(ctx, partition.code, partition.what);
+    unanswered.settled();
+    return;
   }
-  const appended = partition.append(
-    { records: req.records, count: req.recordCount, expectedOffset: req.expectedOffset },
-    req.ack,
-  );
-  const failed = (error: unknown) => {
-    // The topic was deleted while the batch waited: its records are gone with it.
-    if (ctx.registry.isRetired(partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-    if (error instanceof OffsetMismatchError) return ErrorCode.OFFSET_MISMATCH;
-    if (error instanceof StorageError) ctx.metrics.storageErrors++;
-    return codeForAppendError(error);
-  };
-  const counted = (result: AppendResult) => {
-    ctx.metrics.recordsIn += req.recordCount;
-    ctx.metrics.bytesIn += req.records.length;
-    return result;
-  };
-  if (silent) {
-    const settled = appended.then(counted, (error: unknown) =>
-      refuseSilently(ctx, failed(error), `${partition.name}: ${String(error)}`),
-    );
-    onUnansweredSettled?.(settled);
-    return null;
+  partition.appendTo(batchOf(req), AckPolicy.NONE, new UnansweredProduce(req, ctx, partition, unanswered));
+}
+
+function batchOf(req: ProduceRequest) {
+  return { records: req.records, count: req.recordCount, expectedOffset: req.expectedOffset };
+}
+
+function countIn(ctx: ApiContext, req: ProduceRequest): void {
+  ctx.metrics.recordsIn += req.recordCount;
+  ctx.metrics.bytesIn += req.records.length;
+}
+
+function codeForFailure(ctx: ApiContext, partition: ServedPartition, error: Error): number {
+  // The topic was deleted while the batch waited: its records are gone with it.
+  if (ctx.registry.isRetired(partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  if (error instanceof OffsetMismatchError) return ErrorCode.OFFSET_MISMATCH;
+  if (error instanceof StorageError) ctx.metrics.storageErrors++;
+  return codeForAppendError(error);
+}
+
+class ProduceAnswer implements AppendWaiter {
+  constructor(
+    private readonly req: ProduceRequest,
+    private readonly correlationId: number,
+    private readonly ctx: ApiContext,
+    private readonly partition: ServedPartition,
+    private readonly answer: AnswerSink,
+  ) {}
+
+  appended(baseOffset: number, logEndOffset: number): void {
+    if (this.ctx.registry.isRetired(this.partition)) {
+      this.answer.deliver(refuse(this.ctx, this.correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+      return;
+    }
+    countIn(this.ctx, this.req);
+    this.answer.deliver(encodeProduceResponse(this.correlationId, { baseOffset, logEndOffset }));
   }
-  // One promise step from the writer's acknowledgement to the answer bytes.
-  return appended.then(
-    (result) =>
-      ctx.registry.isRetired(partition)
-        ? refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        : encodeProduceResponse(correlationId, counted(result)),
-    (error: unknown) => {
-      const code = failed(error);
-      if (code !== ErrorCode.OFFSET_MISMATCH) return refuse(ctx, correlationId, code);
-      ctx.metrics.refused('OFFSET_MISMATCH');
-      return encodeOffsetMismatchResponse(correlationId, (error as OffsetMismatchError).logEndOffset);
-    },
-  );
+
+  failed(error: Error): void {
+    let reply: Reply;
+    try {
+      const code = codeForFailure(this.ctx, this.partition, error);
+      if (code === ErrorCode.OFFSET_MISMATCH) {
+        this.ctx.metrics.refused('OFFSET_MISMATCH');
+        reply = encodeOffsetMismatchResponse(this.correlationId, (error as OffsetMismatchError).logEndOffset);
+      } else {
+        reply = refuse(this.ctx, this.correlationId, code);
+      }
+    } catch (unexpected) {
+      this.answer.broken(unexpected);
+      return;
+    }
+    this.answer.deliver(reply);
+  }
+}
+
+class UnansweredProduce implements AppendWaiter {
+  constructor(
+    private readonly req: ProduceRequest,
+    private readonly ctx: ApiContext,
+    private readonly partition: ServedPartition,
+    private readonly unanswered: UnansweredSink,
+  ) {}
+
+  appended(): void {
+    countIn(this.ctx, this.req);
+    this.unanswered.settled();
+  }
+
+  failed(error: Error): void {
+    try {
+      refuseSilently(
+        this.ctx,
+        codeForFailure(this.ctx, this.partition, error),
+        `${this.partition.name}: ${String(error)}`,
+      );
+    } catch (unexpected) {
+      this.ctx.logger.error(
+        `request failed unexpectedly: ${(unexpected as Error)?.stack ?? String(unexpected)}`,
+      );
+    }
+    this.unanswered.settled();
+  }
 }

@@ -47,6 +47,22 @@ describe('request validation: each rule gets its code and says where', () => {
     refused(produce(str('t'.repeat(250)), i32(0), i8(1), goodRecords), CORRUPT, /250 characters/);
   });
 
+  it('PRODUCE: a topic name seen before is matched by every byte, not mistaken for a neighbour', () => {
+    const topicOf = (name: string) => {
+      const req = decodeRequest(produce(str(name), i32(0), i8(1), goodRecords));
+      assert.ok(req.apiKey === 1);
+      return req.body.topic;
+    };
+    assert.equal(topicOf('orders'), 'orders');
+    assert.equal(topicOf('orders'), 'orders', 'the second time, from the names already seen');
+    assert.equal(topicOf('orderz'), 'orderz', 'same length, last byte differs');
+    assert.equal(topicOf('Orders'), 'Orders', 'same length, first byte differs');
+    assert.equal(topicOf('ordersX'), 'ordersX');
+    assert.equal(topicOf('主题'), '主题');
+    assert.equal(topicOf('主题'), '主题');
+    refused(produce(str('order '), i32(0), i8(1), goodRecords), CORRUPT, /topic: "order " has a character/);
+  });
+
   it('PRODUCE: invalid characters and invalid UTF-8 in the topic', () => {
     refused(produce(str('a b'), i32(0), i8(1), goodRecords), CORRUPT, /topic: "a b" has a character/);
     refused(produce(str(Buffer.from([0x61, 0xc3])), i32(0), i8(1), goodRecords), CORRUPT, /not valid UTF-8/);
