@@ -37,8 +37,11 @@ export class DecodedFetch implements FetchResult {
   readonly truncatedBytes: number;
   readonly truncatedRecordBytes: number;
   readonly recordExceedsMaxBytes: boolean;
-  private readonly bounds: readonly number[];
+  private readonly index: FetchPayloadIndex;
   private withOffsets: FetchedRecord[] | undefined;
+  /** The record a reader taking them in order asks for next, and where its header starts. */
+  private cursor = 0;
+  private cursorPosition = 0;
 
   constructor(
     readonly highWatermark: number,
@@ -48,7 +51,7 @@ export class DecodedFetch implements FetchResult {
     index: FetchPayloadIndex,
   ) {
     this.count = index.count;
-    this.bounds = index.bounds;
+    this.index = index;
     this.nextOffset = index.nextOffset;
     this.truncatedBytes = index.truncatedBytes;
     this.truncatedRecordBytes = index.truncatedRecordBytes;
@@ -56,7 +59,16 @@ export class DecodedFetch implements FetchResult {
   }
 
   payloadAt(i: number): Buffer {
-    return this.payload.subarray(this.bounds[i]! + recordHeaderBytes, this.bounds[i + 1]);
+    if (i === this.cursor && i < this.count) {
+      // In order, as a consumer takes them: each record's size says where the next one starts.
+      const start = this.cursorPosition + recordHeaderBytes;
+      const end = start + this.payload.readInt32BE(this.cursorPosition);
+      this.cursor++;
+      this.cursorPosition = end;
+      return this.payload.subarray(start, end);
+    }
+    const bounds = this.index.bounds;
+    return this.payload.subarray(bounds[i]! + recordHeaderBytes, bounds[i + 1]);
   }
 
   get records(): FetchedRecord[] {

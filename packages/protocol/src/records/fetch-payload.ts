@@ -37,8 +37,11 @@ export interface DecodedFetchPayload {
 export interface FetchPayloadIndex extends Omit<DecodedFetchPayload, 'records'> {
   /** Whole records in the payload. */
   count: number;
-  /** count + 1 positions: where each record's header starts, then where the whole records end. */
-  bounds: number[];
+  /**
+   * count + 1 positions: where each record's header starts, then where the whole records end. Made
+   * on first use: a reader that walks the records in order needs only `count` and the sizes.
+   */
+  readonly bounds: number[];
 }
 
 /**
@@ -48,16 +51,19 @@ export interface FetchPayloadIndex extends Omit<DecodedFetchPayload, 'records'> 
  */
 export function indexFetchPayload(payload: Buffer, options: FetchPayloadOptions): FetchPayloadIndex {
   const verify = options.verifyCrc ?? true;
-  // With the native module, one call checks every whole record's CRC; the walk below then only
-  // recomputes a checksum past that point, where it reports the failing record in detail.
-  const checkedBytes =
-    verify && nativeAddon !== null ? nativeAddon.scanRecords(payload, 0, payload.length)[0] : 0;
-  const bounds = [0];
   const end = payload.length;
+  let count = 0;
   let pos = 0;
+  // With the native module, one call checks every whole record's CRC and counts them; the walk below
+  // then only looks at what follows (a cut record, or a bad one it reports in detail).
+  if (verify && nativeAddon !== null) {
+    const [validBytes, records] = nativeAddon.scanRecords(payload, 0, end);
+    count = records;
+    pos = validBytes;
+  }
   let truncatedRecordBytes = -1;
   while (pos < end) {
-    const offset = options.fetchOffset + bounds.length - 1;
+    const offset = options.fetchOffset + count;
     if (end - pos < 4) break; // not even the size arrived
     const size = payload.readInt32BE(pos);
     if (size <= 0) throw new CorruptRecordError(offset, `size ${size} in its header, expected > 0`);
@@ -66,7 +72,7 @@ export function indexFetchPayload(payload: Buffer, options: FetchPayloadOptions)
       break;
     }
     const start = pos + recordHeaderBytes;
-    if (verify && start + size > checkedBytes) {
+    if (verify) {
       const stored = payload.readUInt32BE(pos + 4);
       const computed = crc32c(payload, start, start + size);
       if (stored !== computed) {
@@ -79,9 +85,8 @@ export function indexFetchPayload(payload: Buffer, options: FetchPayloadOptions)
       }
     }
     pos = start + size;
-    bounds.push(pos);
+    count++;
   }
-  const count = bounds.length - 1;
   const truncatedBytes = end - pos;
   const recordExceedsMaxBytes =
     count === 0 &&
@@ -89,14 +94,30 @@ export function indexFetchPayload(payload: Buffer, options: FetchPayloadOptions)
     (truncatedRecordBytes >= 0
       ? recordHeaderBytes + truncatedRecordBytes > options.maxBytes
       : truncatedBytes >= options.maxBytes);
+  let bounds: number[] | undefined;
   return {
     count,
-    bounds,
+    get bounds(): number[] {
+      bounds ??= recordBounds(payload, count);
+      return bounds;
+    },
     nextOffset: options.fetchOffset + count,
     truncatedBytes,
     truncatedRecordBytes,
     recordExceedsMaxBytes,
   };
+}
+
+/** Where each of the first `count` records starts, then where they end (sizes already checked). */
+function recordBounds(payload: Buffer, count: number): number[] {
+  const bounds = new Array<number>(count + 1);
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    bounds[i] = pos;
+    pos += recordHeaderBytes + payload.readInt32BE(pos);
+  }
+  bounds[count] = pos;
+  return bounds;
 }
 
 /** Splits a FETCH payload into whole records (views, no copy), checked as indexFetchPayload does. */
