@@ -114,6 +114,18 @@ export function fieldError(field: string, value: unknown, expected: string): Dec
   return new DecodeError(`${field}: ${String(value)}, expected ${expected}`);
 }
 
+/**
+ * A count of items that each take at least `bytesEach` bytes: capped by what is left of the frame
+ * before anything is allocated for it, so a lying count is refused rather than trusted.
+ */
+export function readCount(reader: WireReader, field: string, bytesEach: number): number {
+  const count = reader.int32(field);
+  if (count < 0 || count * bytesEach > reader.remaining) {
+    throw fieldError(field, count, `0..${Math.floor(reader.remaining / bytesEach)}`);
+  }
+  return count;
+}
+
 /** An offset a client will act on: it must be exact, so beyond 2^53 is refused rather than rounded. */
 export function readOffset(reader: WireReader, field: string): number {
   const v = reader.int64(field);

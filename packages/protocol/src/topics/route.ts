@@ -4,7 +4,7 @@
  * Who serves a partition: the primary's endpoint (`host:port`; empty when it has none) and the
  * endpoints of its other replicas. On one node: this broker, no replicas.
  */
-import { DecodeError, fieldError, type WireReader } from '../codec/reader.js';
+import { DecodeError, fieldError, readCount, type WireReader } from '../codec/reader.js';
 import { stringBytes, type WireWriter } from '../codec/writer.js';
 
 export interface Route {
@@ -26,10 +26,7 @@ export function writeRoute(w: WireWriter, route: Route): void {
 export function readRoute(reader: WireReader, field: string): Route {
   try {
     const primary = reader.string('primary');
-    const count = reader.int32('replicaCount');
-    if (count < 0 || count * 2 > reader.remaining) {
-      throw fieldError('replicaCount', count, `0..${Math.floor(reader.remaining / 2)}`);
-    }
+    const count = readCount(reader, 'replicaCount', 2);
     const replicas: string[] = [];
     for (let i = 0; i < count; i++) replicas.push(reader.string('replicas'));
     return { primary, replicas };

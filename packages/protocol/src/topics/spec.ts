@@ -7,7 +7,7 @@
  * revision when the spec last changed; in an APPLY upsert it is the revision the change expects
  * (0: must not exist, -1: any, N: must be at N). Labels travel sorted by key.
  */
-import { DecodeError, fieldError, type WireReader } from '../codec/reader.js';
+import { DecodeError, fieldError, readCount, type WireReader } from '../codec/reader.js';
 import { stringBytes, type WireWriter } from '../codec/writer.js';
 import {
   segmentBytesLimit,
@@ -121,11 +121,8 @@ export function readTopicSpec(reader: WireReader, field: string): TopicSpec {
 function readSpecFields(reader: WireReader): TopicSpec {
   const name = reader.string('name');
   const partitions = reader.int32('partitions');
-  const labelCount = reader.int32('labelCount');
-  // Each label takes at least two empty strings: cap the count before trusting it.
-  if (labelCount < 0 || labelCount * 4 > reader.remaining) {
-    throw fieldError('labelCount', labelCount, `0..${Math.floor(reader.remaining / 4)}`);
-  }
+  // Each label takes at least two empty strings.
+  const labelCount = readCount(reader, 'labelCount', 4);
   const labels: Record<string, string> = {};
   for (let i = 0; i < labelCount; i++) {
     const key = reader.string('labels.key');

@@ -6,7 +6,7 @@
  * it speaks PRODUCE v1, FETCH v1..2 and METADATA v1 (`apiVersionsBeforeDiscovery`).
  */
 import { ApiKey, type ApiVersionRange } from '../../api.js';
-import { fieldError, WireReader } from '../../codec/reader.js';
+import { fieldError, readCount, WireReader } from '../../codec/reader.js';
 import { WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
@@ -29,10 +29,7 @@ export function encodeApiVersionsResponse(correlationId: number, ranges: readonl
 
 export function decodeApiVersionsResponse(body: Buffer): ApiVersionRange[] {
   const reader = new WireReader(body);
-  const count = reader.int32('count');
-  if (count < 0 || count * 6 > reader.remaining) {
-    throw fieldError('count', count, `0..${Math.floor(reader.remaining / 6)}`);
-  }
+  const count = readCount(reader, 'count', 6);
   const ranges: ApiVersionRange[] = [];
   for (let i = 0; i < count; i++) {
     ranges.push({

@@ -12,7 +12,7 @@
  * "nothing changed".
  */
 import { ApiKey } from '../../api.js';
-import { fieldError, WireReader } from '../../codec/reader.js';
+import { fieldError, readCount, WireReader } from '../../codec/reader.js';
 import { stringBytes, WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
@@ -84,17 +84,11 @@ export function encodeListResponse(correlationId: number, res: ListResponse): Bu
 export function decodeListResponse(body: Buffer): ListResponse {
   const reader = new WireReader(body);
   const revision = reader.int64('revision');
-  const topicCount = reader.int32('topicCount');
-  if (topicCount < 0 || topicCount * 40 > reader.remaining) {
-    throw fieldError('topicCount', topicCount, `0..${Math.floor(reader.remaining / 40)}`);
-  }
+  const topicCount = readCount(reader, 'topicCount', 40);
   const topics: ListedTopic[] = [];
   for (let i = 0; i < topicCount; i++) {
     const spec = readTopicSpec(reader, `topics[${i}].spec`);
-    const routeCount = reader.int32('routeCount');
-    if (routeCount < 0 || routeCount * 6 > reader.remaining) {
-      throw fieldError(`topics[${i}].routeCount`, routeCount, `0..${Math.floor(reader.remaining / 6)}`);
-    }
+    const routeCount = readCount(reader, `topics[${i}].routeCount`, 6);
     const routes: Route[] = [];
     for (let j = 0; j < routeCount; j++) routes.push(readRoute(reader, `topics[${i}].routes[${j}]`));
     topics.push({ spec, routes });

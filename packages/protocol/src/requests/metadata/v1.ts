@@ -4,7 +4,7 @@
  *   [name:string partitionCount:int32 [partition:int32 logStartOffset:int64 highWatermark:int64]*]*
  */
 import { ApiKey } from '../../api.js';
-import { fieldError, readOffset, WireReader } from '../../codec/reader.js';
+import { fieldError, readCount, readOffset, WireReader } from '../../codec/reader.js';
 import { stringBytes, WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
@@ -69,21 +69,11 @@ export function encodeMetadataResponse(correlationId: number, topics: readonly T
 
 export function decodeMetadataResponse(body: Buffer): TopicMetadata[] {
   const reader = new WireReader(body);
-  const topicCount = reader.int32('topicCount');
-  if (topicCount < 0 || topicCount * 6 > reader.remaining) {
-    throw fieldError('topicCount', topicCount, `0..${Math.floor(reader.remaining / 6)}`);
-  }
+  const topicCount = readCount(reader, 'topicCount', 6);
   const topics: TopicMetadata[] = [];
   for (let i = 0; i < topicCount; i++) {
     const name = reader.string(`topics[${i}].name`);
-    const partitionCount = reader.int32(`topics[${i}].partitionCount`);
-    if (partitionCount < 0 || partitionCount * 20 > reader.remaining) {
-      throw fieldError(
-        `topics[${i}].partitionCount`,
-        partitionCount,
-        `0..${Math.floor(reader.remaining / 20)}`,
-      );
-    }
+    const partitionCount = readCount(reader, `topics[${i}].partitionCount`, 20);
     const partitions: PartitionMetadata[] = [];
     for (let j = 0; j < partitionCount; j++) {
       const field = `topics[${i}].partitions[${j}]`;

@@ -7,7 +7,7 @@
  * What differs from v1: the spec store's revision first, and each partition's route.
  */
 import { ApiKey } from '../../api.js';
-import { fieldError, readOffset, WireReader } from '../../codec/reader.js';
+import { fieldError, readCount, readOffset, WireReader } from '../../codec/reader.js';
 import { stringBytes, WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
@@ -67,21 +67,11 @@ export function encodeMetadataResponseV2(correlationId: number, res: MetadataRes
 export function decodeMetadataResponseV2(body: Buffer): MetadataResponseV2 {
   const reader = new WireReader(body);
   const revision = reader.int64('revision');
-  const topicCount = reader.int32('topicCount');
-  if (topicCount < 0 || topicCount * 6 > reader.remaining) {
-    throw fieldError('topicCount', topicCount, `0..${Math.floor(reader.remaining / 6)}`);
-  }
+  const topicCount = readCount(reader, 'topicCount', 6);
   const topics: TopicMetadataV2[] = [];
   for (let i = 0; i < topicCount; i++) {
     const name = reader.string(`topics[${i}].name`);
-    const partitionCount = reader.int32(`topics[${i}].partitionCount`);
-    if (partitionCount < 0 || partitionCount * 26 > reader.remaining) {
-      throw fieldError(
-        `topics[${i}].partitionCount`,
-        partitionCount,
-        `0..${Math.floor(reader.remaining / 26)}`,
-      );
-    }
+    const partitionCount = readCount(reader, `topics[${i}].partitionCount`, 26);
     const partitions: PartitionMetadataV2[] = [];
     for (let j = 0; j < partitionCount; j++) {
       const field = `topics[${i}].partitions[${j}]`;
