@@ -14,9 +14,9 @@ export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];
 
 /** Versions each API has; anything else is UNSUPPORTED_VERSION. */
 export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
-  [ApiKey.PRODUCE]: [1, 2],
-  [ApiKey.FETCH]: [1, 2],
-  [ApiKey.METADATA]: [1, 2],
+  [ApiKey.PRODUCE]: [1, 2, 3],
+  [ApiKey.FETCH]: [1, 2, 3],
+  [ApiKey.METADATA]: [1, 2, 3],
   [ApiKey.APPLY]: [1],
   [ApiKey.LIST]: [1],
   [ApiKey.API_VERSIONS]: [1],

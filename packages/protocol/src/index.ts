@@ -16,11 +16,14 @@ export { decodeRequest, type Request, RequestRefusal } from './requests/decode-r
 export * from './requests/error-details.js';
 export * from './requests/fetch/v1.js';
 export * from './requests/fetch/v2.js';
+export * from './requests/fetch/v3.js';
 export * from './requests/list/v1.js';
 export * from './requests/metadata/v1.js';
 export * from './requests/metadata/v2.js';
+export * from './requests/metadata/v3.js';
 export * from './requests/produce/v1.js';
 export * from './requests/produce/v2.js';
+export * from './requests/produce/v3.js';
 export * from './topic-name.js';
 export * from './topics/labels.js';
 export * from './topics/route.js';

@@ -92,3 +92,9 @@ export function encodeErrorResponse(correlationId: number, errorCode: number): B
   writeResponseHeader(buf, correlationId, errorCode, 0);
   return buf;
 }
+
+/** Rewrites the version of a whole request frame (length prefix included): v3 reuses v2's bytes. */
+export function setRequestVersion(frame: Buffer, version: number): Buffer {
+  frame.writeInt16BE(version, lengthPrefixBytes + 2);
+  return frame;
+}

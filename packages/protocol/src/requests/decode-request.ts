@@ -8,13 +8,19 @@ import { decodeFetchRequestV1, type FetchRequest } from './fetch/v1.js';
 import { decodeFetchRequestV2 } from './fetch/v2.js';
 import { decodeListRequest, type ListRequest } from './list/v1.js';
 import { decodeMetadataRequest, type MetadataRequest } from './metadata/v1.js';
+import { decodeMetadataRequestV3, type MetadataRequestV3 } from './metadata/v3.js';
 import { decodeProduceRequest, ProduceDecodeError, type ProduceRequest } from './produce/v1.js';
 import { decodeProduceRequestV2 } from './produce/v2.js';
 
 export type Request =
   | { apiKey: typeof ApiKey.PRODUCE; apiVersion: number; correlationId: number; body: ProduceRequest }
   | { apiKey: typeof ApiKey.FETCH; apiVersion: number; correlationId: number; body: FetchRequest }
-  | { apiKey: typeof ApiKey.METADATA; apiVersion: number; correlationId: number; body: MetadataRequest }
+  | {
+      apiKey: typeof ApiKey.METADATA;
+      apiVersion: number;
+      correlationId: number;
+      body: MetadataRequest | MetadataRequestV3;
+    }
   | { apiKey: typeof ApiKey.APPLY; apiVersion: number; correlationId: number; body: ApplyRequest }
   | { apiKey: typeof ApiKey.LIST; apiVersion: number; correlationId: number; body: ListRequest }
   | { apiKey: typeof ApiKey.API_VERSIONS; apiVersion: number; correlationId: number; body: null };
@@ -52,7 +58,8 @@ export function decodeRequest(frame: Buffer): Request {
         if (apiVersion === 1) {
           return { apiKey, apiVersion, correlationId, body: decodeProduceRequest(frame, requestHeaderBytes) };
         }
-        if (apiVersion === 2) {
+        // v3 is v2's bytes from a client that follows routes (NOT_PRIMARY rather than a proxied answer).
+        if (apiVersion === 2 || apiVersion === 3) {
           return {
             apiKey,
             apiVersion,
@@ -65,11 +72,19 @@ export function decodeRequest(frame: Buffer): Request {
         if (apiVersion === 1) {
           return { apiKey, apiVersion, correlationId, body: decodeFetchRequestV1(frame, requestHeaderBytes) };
         }
-        if (apiVersion === 2) {
+        if (apiVersion === 2 || apiVersion === 3) {
           return { apiKey, apiVersion, correlationId, body: decodeFetchRequestV2(frame, requestHeaderBytes) };
         }
         break;
       case ApiKey.METADATA:
+        if (apiVersion === 3) {
+          return {
+            apiKey,
+            apiVersion,
+            correlationId,
+            body: decodeMetadataRequestV3(frame, requestHeaderBytes),
+          };
+        }
         // v2 asks the same question as v1; only the answer differs.
         if (apiVersion !== 1 && apiVersion !== 2) break;
         return { apiKey, apiVersion, correlationId, body: decodeMetadataRequest(frame, requestHeaderBytes) };

@@ -7,11 +7,13 @@
  * OFFSET_MISMATCH (8)   => logEndOffset:int64
  * INVALID_ARGUMENT (11) => index:int32 message:string
  *   (index: the APPLY change at fault, or -1 when the fault is not in one change)
+ * NOT_PRIMARY (9)       => route:Route   (to PRODUCE v3 and FETCH v3: who serves the partition now)
  */
 import { fieldError, readOffset, WireReader } from '../codec/reader.js';
 import { stringBytes, WireWriter } from '../codec/writer.js';
 import { ErrorCode } from '../errors.js';
 import { lengthPrefixBytes, responseHeaderBytes } from '../limits.js';
+import { type Route, readRoute, routeBytes, writeRoute } from '../topics/route.js';
 
 export interface RevisionMismatch {
   changeIndex: number;
@@ -70,6 +72,16 @@ export function decodeInvalidArgument(body: Buffer): InvalidArgument {
   const index = reader.int32('index');
   if (index < -1) throw fieldError('index', index, '>= -1');
   return { index, message: reader.string('message') };
+}
+
+export function encodeNotPrimaryResponse(correlationId: number, route: Route): Buffer {
+  const w = errorFrame(correlationId, ErrorCode.NOT_PRIMARY, routeBytes(route));
+  writeRoute(w, route);
+  return w.done();
+}
+
+export function decodeNotPrimary(body: Buffer): Route {
+  return readRoute(new WireReader(body), 'route');
 }
 
 /** A message cut to fit a u16 string (whole characters). */
