@@ -66,6 +66,8 @@ export class Broker {
     );
     this.ctx = {
       registry: this.registry,
+      routing: this.registry,
+      proxy: null,
       topics: this.topicService,
       metrics: this.metrics,
       logger,

@@ -43,14 +43,19 @@ export interface ServedPartition {
 export type Resolution =
   | { kind: 'local'; partition: ServedPartition }
   | { kind: 'remote'; route: Route }
+  /** The partition exists but nobody serves it now (its broker's lease expired, or it is opening). */
+  | { kind: 'none' }
   | { kind: 'unknown' };
 
 /** The lookup every handler goes through. */
 export interface PartitionResolver {
   resolve(topic: string, partition: number): Resolution;
+  /** The route LIST and METADATA answer; `self` is this broker as the client reached it. */
+  routeOf(topic: string, partition: number, self: string): Route;
 }
 
 interface TopicEntry {
+  /** By id. On one node every id up to the count; in a cluster only those this broker owns (holes). */
   partitions: Partition[];
   readOnly: boolean;
 }
@@ -70,6 +75,7 @@ export class PartitionRegistry implements PartitionResolver {
   private readonly retireCallbacks = new Map<ServedPartition, Set<() => void>>();
   /** Directory removals under way: a topic created again under the same name waits for them. */
   private readonly removals = new Map<string, Promise<void>>();
+  private readonly openReports: PartitionReport[] = [];
 
   constructor(
     private readonly dataDir: string,
@@ -80,6 +86,11 @@ export class PartitionRegistry implements PartitionResolver {
   resolve(topic: string, id: number): Resolution {
     const partition = this.topics.get(topic)?.partitions[id];
     return partition === undefined ? UNKNOWN : { kind: 'local', partition };
+  }
+
+  /** On one node every partition is served here. */
+  routeOf(_topic: string, _partition: number, self: string): Route {
+    return { primary: self, replicas: [] };
   }
 
   /** The partition when it is served here. */
@@ -102,7 +113,7 @@ export class PartitionRegistry implements PartitionResolver {
   }
 
   *all(): Iterable<ServedPartition> {
-    for (const t of this.topics.values()) yield* t.partitions;
+    for (const t of this.topics.values()) yield* served(t);
   }
 
   /** Opens (recovering) every partition of a topic at startup, synchronously, with the broker's settings. */
@@ -160,6 +171,42 @@ export class PartitionRegistry implements PartitionResolver {
     return reports;
   }
 
+  /**
+   * Opens one partition at runtime (a cluster broker serves only those it owns); resolves false if
+   * it is open already or its topic was removed while it opened.
+   */
+  async openPartition(
+    name: string,
+    id: number,
+    logConfig: Readonly<LogConfig>,
+    readOnly: boolean,
+  ): Promise<boolean> {
+    let entry = this.topics.get(name);
+    if (entry === undefined) {
+      entry = { partitions: [], readOnly };
+      this.topics.set(name, entry);
+      this.sortedNames = null;
+    }
+    if (entry.partitions[id] !== undefined) return false;
+    const dataDir = path.resolve(this.dataDir);
+    await this.removals.get(partitionDirName(name, id));
+    const { partition, report } = await Partition.openAsync(dataDir, name, id, logConfig, {
+      logger: this.logger,
+    });
+    if (this.topics.get(name) !== entry || entry.partitions[id] !== undefined) {
+      await partition.close();
+      return false;
+    }
+    entry.partitions[id] = partition;
+    this.openReports.push({ topic: name, partition: id, ...report });
+    return true;
+  }
+
+  /** Reports of partitions opened by openPartition since the last call (logged by the broker). */
+  takeOpenReports(): PartitionReport[] {
+    return this.openReports.splice(0);
+  }
+
   private removeLeftovers(dir: string): void {
     if (!fs.existsSync(dir)) return;
     this.logger.warn(`${path.basename(dir)}: removing files left by a deleted topic of the same name`);
@@ -173,7 +220,8 @@ export class PartitionRegistry implements PartitionResolver {
 
   /** New settings for every partition of a topic (its spec changed). */
   reconfigure(topic: string, logConfig: Readonly<LogConfig>): void {
-    for (const p of this.topics.get(topic)?.partitions ?? []) p.reconfigure(logConfig);
+    const entry = this.topics.get(topic);
+    if (entry !== undefined) for (const p of served(entry)) p.reconfigure(logConfig);
   }
 
   /**
@@ -185,7 +233,7 @@ export class PartitionRegistry implements PartitionResolver {
     if (entry === undefined) return Promise.resolve();
     this.topics.delete(topic);
     this.sortedNames = null;
-    return Promise.all(entry.partitions.map((p) => this.retire(p))).then(() => {});
+    return Promise.all([...served(entry)].map((p) => this.retire(p))).then(() => {});
   }
 
   private retire(partition: Partition): Promise<void> {
@@ -229,7 +277,7 @@ export class PartitionRegistry implements PartitionResolver {
 
   enforceRetention(nowMs = Date.now()): void {
     for (const t of this.topics.values()) {
-      for (const p of t.partitions) {
+      for (const p of served(t)) {
         try {
           p.enforceRetention(nowMs);
         } catch (error) {
@@ -241,7 +289,12 @@ export class PartitionRegistry implements PartitionResolver {
 
   /** Lets every writer finish and flush, then closes every file; waits for removals under way. */
   async closeAll(): Promise<void> {
-    const partitions = [...this.topics.values()].flatMap((t) => t.partitions);
+    const partitions = [...this.topics.values()].flatMap((t) => [...served(t)]);
     await Promise.all([...partitions.map((p) => p.close()), ...this.removals.values()]);
   }
+}
+
+/** A topic's open partitions, skipping the ids another broker serves. */
+function* served(entry: TopicEntry): Iterable<Partition> {
+  for (const p of entry.partitions) if (p !== undefined) yield p;
 }

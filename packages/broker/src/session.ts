@@ -14,7 +14,7 @@ import { handleApply } from './api/apply.js';
 import { type AnswerSink, type ApiContext, discardReply, type Reply } from './api/context.js';
 import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
 import { handleList } from './api/list.js';
-import { handleMetadata, handleMetadataV2 } from './api/metadata.js';
+import { handleMetadata } from './api/metadata.js';
 import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
@@ -132,27 +132,30 @@ export class Session implements FrameSink, HoldScope {
         this.ctx.metrics.requests.produce++;
         if (request.body.ack === AckPolicy.NONE) {
           this.inflightBytes += frame.length;
-          handleUnansweredProduce(request.body, this.ctx, new HeldFrame(this, frame.length));
+          handleUnansweredProduce(
+            request.body,
+            request.apiVersion,
+            this.ctx,
+            new HeldFrame(this, frame.length),
+          );
           return;
         }
         const slot = this.openSlot(frame.length);
-        handleProduce(request.body, request.correlationId, this.ctx, slot);
+        handleProduce(request.body, request.apiVersion, request.correlationId, this.ctx, slot);
         if (!slot.done) this.updateFlow();
         return;
       }
       case ApiKey.FETCH: {
         this.ctx.metrics.requests.fetch++;
         const slot = this.openSlot(Math.min(request.body.maxBytes, fetchPayloadBytesMax));
-        handleFetch(request.body, request.correlationId, this.ctx, this, slot);
+        handleFetch(request.body, request.apiVersion, request.correlationId, this.ctx, this, slot);
         if (!slot.done) this.updateFlow();
         return;
       }
       case ApiKey.METADATA:
         this.ctx.metrics.requests.metadata++;
-        this.answer(
-          request.apiVersion === 1
-            ? handleMetadata(request.body, request.correlationId, this.ctx)
-            : handleMetadataV2(request.body, request.correlationId, this.ctx, this.endpoint),
+        this.answerWhenReady(
+          handleMetadata(request.body, request.apiVersion, request.correlationId, this.ctx, this.endpoint),
         );
         return;
       case ApiKey.APPLY:

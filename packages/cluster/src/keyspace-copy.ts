@@ -4,7 +4,7 @@ import type { Etcd3, IKeyValue, IWatchResponse, Watcher } from 'etcd3';
 import { RevisionWaitTimeoutError } from './errors.js';
 import { clusterError } from './etcd-client.js';
 import { Keyspace, type ParsedKey } from './keyspace.js';
-import { decodeAssignment, decodeMember, decodeSpec, type MemberInfo } from './values.js';
+import { decodeAssignment, decodeMember, decodeOwner, decodeSpec, type MemberInfo } from './values.js';
 
 /** A request's minimum revision is usually reached in milliseconds; past this it gets a retriable error. */
 export const DEFAULT_REVISION_WAIT_MS = 5000;
@@ -53,6 +53,8 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
   private readonly specMap = new Map<string, TopicSpec>();
   /** `<topic>/<partition>` -> member -> assignment. */
   private readonly assignmentMap = new Map<string, Map<string, AssignmentEntry>>();
+  /** `<topic>/<partition>` -> the owning member's id. */
+  private readonly ownerMap = new Map<string, string>();
   private watcher: Watcher | null = null;
   private watching = false;
   private closed = false;
@@ -98,6 +100,16 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
   /** The assignments of one partition, by member. */
   assignmentsOf(topic: string, partition: number): readonly AssignmentEntry[] {
     return [...(this.assignmentMap.get(`${topic}/${partition}`)?.values() ?? [])];
+  }
+
+  /** The member whose data the partition is, if it was ever assigned. */
+  ownerOf(topic: string, partition: number): string | undefined {
+    return this.ownerMap.get(`${topic}/${partition}`);
+  }
+
+  /** Every owner record: `<topic>/<partition>` -> member. */
+  get owners(): ReadonlyMap<string, string> {
+    return this.ownerMap;
   }
 
   /** Every assignment, in no particular order. */
@@ -154,6 +166,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     this.memberMap.clear();
     this.specMap.clear();
     this.assignmentMap.clear();
+    this.ownerMap.clear();
     for (const kv of response.kvs) this.put(kv);
     this.advance(Number(response.header.revision));
     this.watch();
@@ -246,6 +259,12 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
       this.specMap.set(parsed.topic, decoded.value);
       return null;
     }
+    if (parsed.kind === 'owner') {
+      const decoded = decodeOwner(kv.value);
+      if ('problem' in decoded) return decoded.problem;
+      this.ownerMap.set(`${parsed.topic}/${parsed.partition}`, decoded.value.member);
+      return null;
+    }
     const decoded = decodeAssignment(kv.value);
     if ('problem' in decoded) return decoded.problem;
     const partitionKey = `${parsed.topic}/${parsed.partition}`;
@@ -266,6 +285,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     if (parsed === null) return;
     if (parsed.kind === 'member') this.memberMap.delete(parsed.member);
     else if (parsed.kind === 'spec') this.specMap.delete(parsed.topic);
+    else if (parsed.kind === 'owner') this.ownerMap.delete(`${parsed.topic}/${parsed.partition}`);
     else {
       const partitionKey = `${parsed.topic}/${parsed.partition}`;
       const byMember = this.assignmentMap.get(partitionKey);

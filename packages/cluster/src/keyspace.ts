@@ -4,6 +4,7 @@
  *   /<cluster>/members/<member>                            member value, under the member's lease
  *   /<cluster>/specs/<topic>                               topic spec value (revision = key's mod revision)
  *   /<cluster>/assignments/<topic>/<partition>/<member>    assignment value, under the assignee's lease
+ *   /<cluster>/owners/<topic>/<partition>                  owner value: the member whose data it is (no lease)
  *
  * Names are checked before they become keys, so none holds a `/` and every key parses back into
  * exactly one (kind, names) triple.
@@ -36,7 +37,8 @@ export function memberIdProblem(id: string): string | null {
 export type ParsedKey =
   | { kind: 'member'; member: string }
   | { kind: 'spec'; topic: string }
-  | { kind: 'assignment'; topic: string; partition: number; member: string };
+  | { kind: 'assignment'; topic: string; partition: number; member: string }
+  | { kind: 'owner'; topic: string; partition: number };
 
 /** Every key of one cluster: building them, and reading one back. */
 export class Keyspace {
@@ -45,6 +47,7 @@ export class Keyspace {
   readonly membersPrefix: string;
   readonly specsPrefix: string;
   readonly assignmentsPrefix: string;
+  readonly ownersPrefix: string;
 
   constructor(readonly cluster: string) {
     const problem = clusterNameProblem(cluster);
@@ -53,6 +56,7 @@ export class Keyspace {
     this.membersPrefix = `${this.prefix}members/`;
     this.specsPrefix = `${this.prefix}specs/`;
     this.assignmentsPrefix = `${this.prefix}assignments/`;
+    this.ownersPrefix = `${this.prefix}owners/`;
   }
 
   memberKey(member: string): string {
@@ -73,10 +77,18 @@ export class Keyspace {
   }
 
   assignmentKey(topic: string, partition: number, member: string): string {
-    if (!Number.isInteger(partition) || partition < 0 || partition >= topicPartitionsMax) {
-      throw new RangeError(`partition: ${partition}, expected 0..${topicPartitionsMax - 1}`);
-    }
+    checkPartition(partition);
     return `${this.topicAssignmentsPrefix(topic)}${partition}/${this.memberKey(member).slice(this.membersPrefix.length)}`;
+  }
+
+  /** Every owner record of a topic (removed with the topic). */
+  topicOwnersPrefix(topic: string): string {
+    return `${this.ownersPrefix}${this.specKey(topic).slice(this.specsPrefix.length)}/`;
+  }
+
+  ownerKey(topic: string, partition: number): string {
+    checkPartition(partition);
+    return `${this.topicOwnersPrefix(topic)}${partition}`;
   }
 
   /** What a key under the prefix names, or null for a key this version does not know (left alone). */
@@ -94,11 +106,31 @@ export class Keyspace {
       const parts = key.slice(this.assignmentsPrefix.length).split('/');
       if (parts.length !== 3) return null;
       const [topic, partitionText, member] = parts as [string, string, string];
-      const partition = /^(0|[1-9][0-9]{0,8})$/.test(partitionText) ? Number(partitionText) : -1;
+      const partition = parsePartition(partitionText);
       if (topicNameProblem(topic) !== null || memberIdProblem(member) !== null) return null;
-      if (partition < 0 || partition >= topicPartitionsMax) return null;
+      if (partition < 0) return null;
       return { kind: 'assignment', topic, partition, member };
+    }
+    if (key.startsWith(this.ownersPrefix)) {
+      const parts = key.slice(this.ownersPrefix.length).split('/');
+      if (parts.length !== 2) return null;
+      const [topic, partitionText] = parts as [string, string];
+      const partition = parsePartition(partitionText);
+      if (topicNameProblem(topic) !== null || partition < 0) return null;
+      return { kind: 'owner', topic, partition };
     }
     return null;
   }
+}
+
+function checkPartition(partition: number): void {
+  if (!Number.isInteger(partition) || partition < 0 || partition >= topicPartitionsMax) {
+    throw new RangeError(`partition: ${partition}, expected 0..${topicPartitionsMax - 1}`);
+  }
+}
+
+/** A partition id as written in a key (no sign, no leading zero), or -1. */
+function parsePartition(text: string): number {
+  const partition = /^(0|[1-9][0-9]{0,8})$/.test(text) ? Number(text) : -1;
+  return partition < topicPartitionsMax ? partition : -1;
 }

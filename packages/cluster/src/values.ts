@@ -98,6 +98,29 @@ export function decodeAssignment(bytes: Buffer): Decoded<AssignmentValue> {
   return { value: { slot } };
 }
 
+/**
+ * Whose data a partition is: the member it was first assigned to. It outlives the member's lease, so
+ * a broker that dies keeps its partitions (they show no primary) until it returns or an operator moves
+ * them; without replication another broker has none of their records.
+ */
+export interface OwnerValue {
+  member: string;
+}
+
+export function encodeOwner(value: OwnerValue): string {
+  return JSON.stringify({ member: value.member });
+}
+
+export function decodeOwner(bytes: Buffer): Decoded<OwnerValue> {
+  const parsed = parseObject(bytes);
+  if ('problem' in parsed) return parsed;
+  const member = parsed.value['member'];
+  if (typeof member !== 'string')
+    return { problem: `member: ${JSON.stringify(member)}, expected a member id` };
+  const problem = memberIdProblem(member);
+  return problem === null ? { value: { member } } : { problem };
+}
+
 function parseObject(bytes: Buffer): Decoded<Record<string, unknown>> {
   let value: unknown;
   try {

@@ -20,6 +20,7 @@ describe('error codes', () => {
         [10, 'NO_PRIMARY'],
         [11, 'INVALID_ARGUMENT'],
         [12, 'TOPIC_READ_ONLY'],
+        [13, 'CLUSTER_UNAVAILABLE'],
       ],
     );
     for (const e of errorTable) assert.equal(ErrorCode[e.name], e.code);

@@ -17,14 +17,16 @@ export const ErrorCode = {
   REVISION_MISMATCH: 7,
   /** PRODUCE v2: the partition's end is not the expected offset; body carries the actual end. */
   OFFSET_MISMATCH: 8,
-  /** Reserved for the cluster: this broker is not the partition's primary. */
+  /** Cluster: this broker is not the partition's primary; to PRODUCE v3 and FETCH v3, body is the route. */
   NOT_PRIMARY: 9,
-  /** Reserved for the cluster: the partition has no primary right now. */
+  /** Cluster: the partition has no primary right now (its broker is gone, or it is being opened). */
   NO_PRIMARY: 10,
   /** A field decodes but its value is not allowed (a spec, a selector); body says which and why. */
   INVALID_ARGUMENT: 11,
   /** PRODUCE to a topic whose spec has the read-only flag. */
   TOPIC_READ_ONLY: 12,
+  /** Cluster: etcd cannot be reached, or this broker's copy did not reach a request's minimum revision in time. */
+  CLUSTER_UNAVAILABLE: 13,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -86,13 +88,14 @@ export const errorTable: readonly ErrorInfo[] = [
     code: 9,
     name: 'NOT_PRIMARY',
     retriable: true,
-    description: "this broker does not serve the partition's primary (reserved for the cluster)",
+    description:
+      "this broker is not the partition's primary; a client that follows routes goes to the one named",
   },
   {
     code: 10,
     name: 'NO_PRIMARY',
     retriable: true,
-    description: 'the partition has no primary at the moment (reserved for the cluster)',
+    description: 'the partition has no primary at the moment (its broker is away); retry later',
   },
   {
     code: 11,
@@ -105,6 +108,13 @@ export const errorTable: readonly ErrorInfo[] = [
     name: 'TOPIC_READ_ONLY',
     retriable: false,
     description: 'the topic is read-only: its spec refuses appends',
+  },
+  {
+    code: 13,
+    name: 'CLUSTER_UNAVAILABLE',
+    retriable: true,
+    description:
+      "the cluster's etcd cannot be reached, or the broker has not caught up with the revision asked for",
   },
 ];
 

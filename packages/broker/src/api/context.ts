@@ -1,14 +1,20 @@
 import type { Logger } from '@booblik/log';
+import type { PeerProxy } from '../cluster/proxy.js';
 import type { BrokerMetrics } from '../metrics.js';
-import type { PartitionRegistry } from '../partitions.js';
+import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
 import type { RateLimitedLog } from '../rate-limited-log.js';
-import type { TopicService } from '../topics/topic-service.js';
+import type { TopicTable } from '../topics/topic-table.js';
 
 /** What every handler may use. */
 export interface ApiContext {
+  /** The partitions open here. */
   registry: PartitionRegistry;
+  /** Where a partition is served: the registry on one node, the cluster's routes in a cluster. */
+  routing: PartitionResolver;
+  /** In a cluster: forwards what another broker serves. */
+  proxy: PeerProxy | null;
   /** The topic specs and their revision (APPLY, LIST, METADATA v2). */
-  topics: TopicService;
+  topics: TopicTable;
   metrics: BrokerMetrics;
   logger: Logger;
   /** For lines a misbehaving client could otherwise repeat thousands of times a second. */

@@ -1,5 +1,11 @@
 import { LogClosedError, OffsetOutOfRangeError, type ReadResult, StorageError } from '@booblik/log';
-import { ErrorCode, encodeFetchResponseHeader, type FetchRequest, fetchWaitMsMax } from '@booblik/protocol';
+import {
+  ErrorCode,
+  encodeFetchResponseHeader,
+  encodeNotPrimaryResponse,
+  type FetchRequest,
+  fetchWaitMsMax,
+} from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
 import type { AnswerSink, ApiContext, Reply } from './context.js';
@@ -24,14 +30,23 @@ export interface HoldScope {
  */
 export function handleFetch(
   req: FetchRequest,
+  apiVersion: number,
   correlationId: number,
   ctx: ApiContext,
   scope: HoldScope,
   answer: AnswerSink,
 ): void {
-  const where = ctx.registry.resolve(req.topic, req.partition);
+  const where = ctx.routing.resolve(req.topic, req.partition);
+  if (where.kind === 'remote') {
+    // v3 comes from a client that follows routes: tell it where to go. Older ones are proxied.
+    if (apiVersion >= 3 || ctx.proxy === null) {
+      ctx.metrics.refused('NOT_PRIMARY');
+      answer.deliver(encodeNotPrimaryResponse(correlationId, where.route));
+    } else ctx.proxy.fetch(req, correlationId, where.route, answer);
+    return;
+  }
   if (where.kind !== 'local') {
-    const code = where.kind === 'remote' ? ErrorCode.NOT_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const code = where.kind === 'none' ? ErrorCode.NO_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     answer.deliver(refuse(ctx, correlationId, code));
     return;
   }

@@ -18,7 +18,8 @@ import type { HoldScope } from './fetch.js';
 
 /**
  * LIST v1: the topics matching a label selector, each with its spec and a route per partition
- * (here: this broker, `endpoint`). With a watch revision the request is held, like a long FETCH,
+ * (on one node: this broker, `endpoint`; in a cluster: the primary's advertised address, empty
+ * when it has none). With a watch revision the request is held, like a long FETCH,
  * until the spec store moves past it (answered at once with the new listing) or the wait ends
  * (answered with that revision and no topics: nothing changed).
  */
@@ -60,11 +61,12 @@ export function handleList(
 }
 
 function listing(correlationId: number, ctx: ApiContext, selector: Selector, endpoint: string): Reply {
-  const route: Route = { primary: endpoint, replicas: [] };
   const topics: ListedTopic[] = [];
   for (const spec of ctx.topics.list()) {
     if (!selectorMatches(selector, spec.name, spec.labels)) continue;
-    topics.push({ spec, routes: Array.from({ length: spec.partitions }, () => route) });
+    const routes: Route[] = [];
+    for (let id = 0; id < spec.partitions; id++) routes.push(ctx.routing.routeOf(spec.name, id, endpoint));
+    topics.push({ spec, routes });
   }
   const reply = encodeListResponse(correlationId, { revision: ctx.topics.revision, topics });
   if (reply.length - lengthPrefixBytes <= frameBytesMax) return reply;

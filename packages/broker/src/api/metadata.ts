@@ -2,62 +2,125 @@ import {
   ErrorCode,
   encodeMetadataResponse,
   encodeMetadataResponseV2,
+  MetadataFlag,
   type MetadataRequest,
+  type MetadataRequestV3,
+  type PartitionMetadataV2,
   type Route,
-  type TopicMetadata,
   type TopicMetadataV2,
 } from '@booblik/protocol';
+import { MIN_REVISION_WAIT_MS } from '../topics/topic-table.js';
 import type { ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
 
-/** The partitions of the topics a METADATA asks for, or null when a named one does not exist. */
-function describe<P>(
-  req: MetadataRequest,
-  ctx: ApiContext,
-  partitionOf: (p: { id: number; logStartOffset: number; highWatermark: { value: number } }) => P,
-): { name: string; partitions: P[] }[] | null {
-  const names = req.topics.length === 0 ? ctx.registry.topicNames() : [...new Set(req.topics)].sort();
-  const topics: { name: string; partitions: P[] }[] = [];
-  for (const name of names) {
-    const partitions = ctx.registry.partitionsOf(name);
-    if (partitions === undefined) return null;
-    topics.push({ name, partitions: partitions.map(partitionOf) });
-  }
-  return topics;
-}
+const NO_ROUTE: Route = { primary: '', replicas: [] };
 
 /**
- * METADATA v1: every topic when none is named; otherwise the named ones, duplicates collapsed. A
- * named topic that does not exist fails the whole request, so "missing" never looks like "empty".
- * Sorted by name, partitions by id: the same state always gives the same bytes.
+ * METADATA v1, v2 and v3: every topic when none is named; otherwise the named ones, duplicates
+ * collapsed. A named topic that does not exist fails the whole request, so "missing" never looks
+ * like "empty". Sorted by name, partitions by id: the same state always gives the same bytes.
+ * v2 adds the spec revision and a route per partition; v3 waits for a minimum revision first, and
+ * with the LOCAL flag answers only the partitions served here (what one broker asks another).
+ *
+ * In a cluster the offsets of a partition served elsewhere are asked of its primary (one request
+ * per peer, never etcd); a partition without a primary, or whose primary does not answer, shows
+ * offsets 0 and an empty route.
  */
-export function handleMetadata(req: MetadataRequest, correlationId: number, ctx: ApiContext): Reply {
-  const topics: TopicMetadata[] | null = describe(req, ctx, (p) => ({
-    partition: p.id,
-    logStartOffset: p.logStartOffset,
-    highWatermark: p.highWatermark.value,
-  }));
-  if (topics === null) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  return encodeMetadataResponse(correlationId, topics);
-}
-
-/**
- * METADATA v2: v1's answer with the spec store's revision and each partition's route (here: this
- * broker, `endpoint`, no replicas).
- */
-export function handleMetadataV2(
-  req: MetadataRequest,
+export function handleMetadata(
+  req: MetadataRequest | MetadataRequestV3,
+  apiVersion: number,
   correlationId: number,
   ctx: ApiContext,
   endpoint: string,
-): Reply {
-  const route: Route = { primary: endpoint, replicas: [] };
-  const topics: TopicMetadataV2[] | null = describe(req, ctx, (p) => ({
-    partition: p.id,
-    logStartOffset: p.logStartOffset,
-    highWatermark: p.highWatermark.value,
-    route,
-  }));
-  if (topics === null) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  return encodeMetadataResponseV2(correlationId, { revision: ctx.topics.revision, topics });
+): Reply | Promise<Reply> {
+  const minRevision = 'minRevision' in req ? req.minRevision : 0;
+  if (minRevision > ctx.topics.revision) {
+    return ctx.topics.reach(minRevision, MIN_REVISION_WAIT_MS).then(
+      () => describe(req, apiVersion, correlationId, ctx, endpoint),
+      () => refuse(ctx, correlationId, ErrorCode.CLUSTER_UNAVAILABLE),
+    );
+  }
+  return describe(req, apiVersion, correlationId, ctx, endpoint);
+}
+
+function describe(
+  req: MetadataRequest | MetadataRequestV3,
+  apiVersion: number,
+  correlationId: number,
+  ctx: ApiContext,
+  endpoint: string,
+): Reply | Promise<Reply> {
+  const localOnly = 'flags' in req && (req.flags & MetadataFlag.LOCAL) !== 0;
+  const names =
+    req.topics.length === 0 ? ctx.topics.list().map((s) => s.name) : [...new Set(req.topics)].sort();
+  const topics: TopicMetadataV2[] = [];
+  /** Peer address -> `<topic>/<partition>` -> the entry to fill from its answer. */
+  const remote = new Map<string, Map<string, PartitionMetadataV2>>();
+  for (const name of names) {
+    const spec = ctx.topics.get(name);
+    if (spec === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    const partitions: PartitionMetadataV2[] = [];
+    for (let id = 0; id < spec.partitions; id++) {
+      const where = ctx.routing.resolve(name, id);
+      if (localOnly && where.kind !== 'local') continue;
+      if (where.kind === 'local') {
+        const p = where.partition;
+        partitions.push({
+          partition: id,
+          logStartOffset: p.logStartOffset,
+          highWatermark: p.highWatermark.value,
+          route: ctx.routing.routeOf(name, id, endpoint),
+        });
+        continue;
+      }
+      const entry = { partition: id, logStartOffset: 0, highWatermark: 0, route: NO_ROUTE };
+      partitions.push(entry);
+      if (where.kind === 'remote' && ctx.proxy !== null) {
+        entry.route = where.route;
+        const address = where.route.primary;
+        let entries = remote.get(address);
+        if (entries === undefined) {
+          entries = new Map();
+          remote.set(address, entries);
+        }
+        entries.set(`${name}/${id}`, entry);
+      }
+    }
+    topics.push({ name, partitions });
+  }
+  const encode = (): Reply =>
+    apiVersion === 1
+      ? encodeMetadataResponse(correlationId, topics)
+      : encodeMetadataResponseV2(correlationId, { revision: ctx.topics.revision, topics });
+  if (remote.size === 0) return encode();
+  return fillFromPeers(ctx, remote).then(encode);
+}
+
+/** Asks each peer for the offsets of the partitions it serves; a peer that fails leaves them unrouted. */
+async function fillFromPeers(
+  ctx: ApiContext,
+  remote: ReadonlyMap<string, Map<string, PartitionMetadataV2>>,
+): Promise<void> {
+  await Promise.all(
+    [...remote].map(async ([address, entries]) => {
+      const names = new Set<string>();
+      for (const key of entries.keys()) names.add(key.slice(0, key.lastIndexOf('/')));
+      try {
+        const answer = await ctx.proxy!.localMetadata(address, [...names]);
+        for (const t of answer.topics) {
+          for (const p of t.partitions) {
+            const entry = entries.get(`${t.name}/${p.partition}`);
+            if (entry === undefined) continue;
+            entry.logStartOffset = p.logStartOffset;
+            entry.highWatermark = p.highWatermark;
+            entries.delete(`${t.name}/${p.partition}`);
+          }
+        }
+      } catch (error) {
+        ctx.noisyLog.warn(`METADATA: offsets from ${address} unavailable: ${String(error)}`);
+      }
+      // What the peer did not answer for (it no longer serves it, or failed): shown without a primary.
+      for (const entry of entries.values()) entry.route = NO_ROUTE;
+    }),
+  );
 }

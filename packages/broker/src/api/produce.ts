@@ -2,9 +2,11 @@ import { type AppendWaiter, OffsetMismatchError, StorageError } from '@booblik/l
 import {
   AckPolicy,
   ErrorCode,
+  encodeNotPrimaryResponse,
   encodeOffsetMismatchResponse,
   encodeProduceResponse,
   type ProduceRequest,
+  type Route,
 } from '@booblik/protocol';
 import type { ServedPartition } from '../partitions.js';
 import type { AnswerSink, ApiContext, Reply } from './context.js';
@@ -15,11 +17,14 @@ export interface UnansweredSink {
   settled(): void;
 }
 
-/** Where a PRODUCE may land, or the code it is refused with (unknown, served elsewhere, read-only). */
-function target(req: ProduceRequest, ctx: ApiContext): ServedPartition | { code: number; what: string } {
-  const where = ctx.registry.resolve(req.topic, req.partition);
-  if (where.kind === 'remote') {
-    return { code: ErrorCode.NOT_PRIMARY, what: `${req.topic}-${req.partition}: served by another broker` };
+type Target = ServedPartition | { code: number; what: string } | { route: Route };
+
+/** Where a PRODUCE may land: here, another broker (route), or the code it is refused with. */
+function target(req: ProduceRequest, ctx: ApiContext): Target {
+  const where = ctx.routing.resolve(req.topic, req.partition);
+  if (where.kind === 'remote') return { route: where.route };
+  if (where.kind === 'none') {
+    return { code: ErrorCode.NO_PRIMARY, what: `${req.topic}-${req.partition}: no primary now` };
   }
   if (where.kind === 'unknown') {
     return {
@@ -33,8 +38,12 @@ function target(req: ProduceRequest, ctx: ApiContext): ServedPartition | { code:
   return where.partition;
 }
 
-function isRefusal(t: ServedPartition | { code: number; what: string }): t is { code: number; what: string } {
+function isRefusal(t: Target): t is { code: number; what: string } {
   return 'code' in t && 'what' in t;
+}
+
+function isElsewhere(t: Target): t is { route: Route } {
+  return 'route' in t;
 }
 
 /**
@@ -45,6 +54,7 @@ function isRefusal(t: ServedPartition | { code: number; what: string }): t is { 
  */
 export function handleProduce(
   req: ProduceRequest,
+  apiVersion: number,
   correlationId: number,
   ctx: ApiContext,
   answer: AnswerSink,
@@ -54,18 +64,38 @@ export function handleProduce(
     answer.deliver(refuse(ctx, correlationId, partition.code));
     return;
   }
+  if (isElsewhere(partition)) {
+    // v3 comes from a client that follows routes: tell it where to go. Older ones are proxied.
+    if (apiVersion >= 3 || ctx.proxy === null) {
+      ctx.metrics.refused('NOT_PRIMARY');
+      answer.deliver(encodeNotPrimaryResponse(correlationId, partition.route));
+    } else ctx.proxy.produce(req, correlationId, partition.route, answer);
+    return;
+  }
   partition.appendTo(batchOf(req), req.ack, new ProduceAnswer(req, correlationId, ctx, partition, answer));
 }
 
 /** PRODUCE with ack NONE: the same checks, nothing ever answered; refusals are counted and logged. */
 export function handleUnansweredProduce(
   req: ProduceRequest,
+  apiVersion: number,
   ctx: ApiContext,
   unanswered: UnansweredSink,
 ): void {
   const partition = target(req, ctx);
-  if (isRefusal(partition)) {
-    refuseSilently(ctx, partition.code, partition.what);
+  if (isElsewhere(partition) && apiVersion < 3 && ctx.proxy !== null) {
+    ctx.proxy.produceUnanswered(req, partition.route);
+    unanswered.settled();
+    return;
+  }
+  if (isRefusal(partition) || isElsewhere(partition)) {
+    const refusal = isRefusal(partition)
+      ? partition
+      : {
+          code: ErrorCode.NOT_PRIMARY,
+          what: `${req.topic}-${req.partition}: served by ${partition.route.primary}`,
+        };
+    refuseSilently(ctx, refusal.code, refusal.what);
     unanswered.settled();
     return;
   }

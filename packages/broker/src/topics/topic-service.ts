@@ -11,6 +11,7 @@ import {
 import type { PartitionRegistry, PartitionReport } from '../partitions.js';
 import { type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
 import type { SpecStore } from './spec-store.js';
+import { RevisionNotReachedError, type TopicTable } from './topic-table.js';
 
 export type ApplyOutcome =
   | { code: typeof ErrorCode.NONE; revision: number }
@@ -22,7 +23,7 @@ export type ApplyOutcome =
  * by startup. Each change is made durable in the spec store first, then served: partitions opened,
  * grown, reconfigured or removed, then watchers woken.
  */
-export class TopicService {
+export class TopicService implements TopicTable {
   private specs = new Map<string, TopicSpec>();
   private sorted: TopicSpec[] | null = null;
   private currentRevision = 0;
@@ -115,6 +116,26 @@ export class TopicService {
       this.registry.setReadOnly(spec.name, isReadOnly(spec));
     }
     return reports;
+  }
+
+  reach(revision: number, timeoutMs: number): Promise<void> {
+    if (this.currentRevision >= revision) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        unsubscribe();
+        reject(
+          new RevisionNotReachedError(
+            `revision ${revision} not reached in ${timeoutMs} ms (at ${this.currentRevision})`,
+          ),
+        );
+      }, timeoutMs);
+      const unsubscribe = this.onChange((now) => {
+        if (now < revision) return;
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      });
+    });
   }
 
   /** Resolves once no APPLY is under way (shutdown waits for it before closing partitions). */

@@ -1,0 +1,120 @@
+import net from 'node:net';
+import { type FrameSink, FrameSplitter, lengthPrefixBytes, responseFrameLimits } from '@booblik/protocol';
+
+/** The peer's answer: the frame after its length prefix (a view), or null when none will come. */
+export type PeerAnswer = (frame: Buffer | null, failure?: string) => void;
+
+interface Pending {
+  answer: PeerAnswer;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One pipelined connection to another broker: requests written back to back, each under its own
+ * correlation id, answers matched by id. A connection that fails, or whose peer misses a deadline,
+ * fails every request on it and is never used again (the pool dials a new one).
+ */
+export class PeerConnection implements FrameSink {
+  private readonly socket: net.Socket;
+  private readonly splitter = new FrameSplitter(responseFrameLimits, { chunksOwned: true });
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private dead: string | null = null;
+
+  constructor(
+    readonly address: string,
+    private readonly onDead: (connection: PeerConnection) => void,
+  ) {
+    const { host, port } = splitAddress(address);
+    this.socket = net.connect({ host, port, noDelay: true });
+    this.socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
+    this.socket.on('error', (error) => this.fail(`${address}: ${error.message}`));
+    this.socket.on('close', () => this.fail(`${address}: connection closed`));
+  }
+
+  get isDead(): boolean {
+    return this.dead !== null;
+  }
+
+  /** Requests written and not yet answered. */
+  get inflight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends one request: `pieces` are the whole frame, length prefix included, with bytes 8..12 (the
+   * correlation id) rewritten here. `answer` is called once.
+   */
+  send(pieces: readonly Buffer[], timeoutMs: number, answer: PeerAnswer): void {
+    if (this.dead !== null) {
+      answer(null, this.dead);
+      return;
+    }
+    const id = this.nextId;
+    this.nextId = this.nextId === 0x7fffffff ? 1 : this.nextId + 1;
+    pieces[0]!.writeInt32BE(id, lengthPrefixBytes + 4);
+    const timer = setTimeout(() => this.fail(`${this.address}: no answer within ${timeoutMs} ms`), timeoutMs);
+    timer.unref();
+    this.pending.set(id, { answer, timer });
+    this.write(pieces);
+  }
+
+  private write(pieces: readonly Buffer[]): void {
+    if (pieces.length === 1) {
+      this.socket.write(pieces[0]!);
+      return;
+    }
+    this.socket.cork();
+    for (const piece of pieces) this.socket.write(piece);
+    this.socket.uncork();
+  }
+
+  /** Sends a request nobody answers (a PRODUCE with ack NONE). */
+  sendUnanswered(pieces: readonly Buffer[]): void {
+    if (this.dead === null) this.write(pieces);
+  }
+
+  close(): void {
+    this.fail(`${this.address}: closed`);
+  }
+
+  frame(frame: Buffer): void {
+    const id = frame.readInt32BE(0);
+    const pending = this.pending.get(id);
+    if (pending === undefined) {
+      this.fail(`${this.address}: answer to unknown correlation id ${id}`);
+      return;
+    }
+    this.pending.delete(id);
+    clearTimeout(pending.timer);
+    pending.answer(frame);
+  }
+
+  shortFrame(): void {
+    this.fail(`${this.address}: a frame shorter than a response header`);
+  }
+
+  invalidLength(length: number): void {
+    this.fail(`${this.address}: invalid frame length ${length}`);
+  }
+
+  private fail(reason: string): void {
+    if (this.dead !== null) return;
+    this.dead = reason;
+    this.socket.destroy();
+    this.onDead(this);
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) {
+      clearTimeout(p.timer);
+      p.answer(null, reason);
+    }
+  }
+}
+
+export function splitAddress(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(':');
+  let host = address.slice(0, colon);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return { host, port: Number(address.slice(colon + 1)) };
+}
