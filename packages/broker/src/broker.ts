@@ -3,7 +3,9 @@ import path from 'node:path';
 import { defaultLogConfig, type LogConfig, type Logger } from '@booblik/log';
 import { crc32cImplementation } from '@booblik/protocol';
 import type { ApiContext } from './api/context.js';
-import type { BrokerConfig } from './config/keys.js';
+import { ClusterNode } from './cluster/cluster-node.js';
+import { checkSingleNode, establishIdentity } from './cluster/identity.js';
+import { type BrokerConfig, ConfigError } from './config/keys.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { type HttpEndpoints, startHttp } from './http.js';
 import { shutdownGraceMs } from './limits.js';
@@ -17,6 +19,7 @@ import { RateLimitedLog } from './rate-limited-log.js';
 import { Session } from './session.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
+import type { TopicTable } from './topics/topic-table.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -52,6 +55,7 @@ export class Broker {
   private lock: DataDirLock | undefined;
   private readonly waitingForRecovery: net.Socket[] = [];
   private closing: Promise<void> | undefined;
+  private clusterNode: ClusterNode | undefined;
 
   private constructor(
     readonly config: BrokerConfig,
@@ -97,8 +101,13 @@ export class Broker {
     return this.registry;
   }
 
-  get topics(): TopicService {
-    return this.topicService;
+  get topics(): TopicTable {
+    return this.ctx.topics;
+  }
+
+  /** In cluster mode, this broker's membership, copy and routes. */
+  get cluster(): ClusterNode | undefined {
+    return this.clusterNode;
   }
 
   get isReady(): boolean {
@@ -134,15 +143,24 @@ export class Broker {
       await listen(this.server, c.port, c.bindAddress, 'booblik.port');
       // The Prometheus registry (with its event-loop monitor) only exists when something can scrape it.
       if (c.httpPort >= 0) {
-        const registry = createPrometheusRegistry(this.metrics, this.registry);
-        this.http = await startHttp(c.httpPort, c.bindAddress, registry, () => this.ready);
+        const registry = createPrometheusRegistry(this.metrics, this.registry, () => this.clusterNode);
+        this.http = await startHttp(
+          c.httpPort,
+          c.bindAddress,
+          registry,
+          () => this.ready && (this.clusterNode?.ready ?? true),
+        );
       }
       // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
       this.server.on('error', (error) => this.ctx.noisyLog.warn(`protocol listener: ${error.message}`));
       this.http?.server.on('error', (error) => this.ctx.noisyLog.warn(`http listener: ${error.message}`));
       this.lock = DataDirLock.acquire(c.dataDir);
-      // The stored specs, plus those of booblik.topics that are missing (created, never deleted).
-      for (const report of await this.topicService.start(c.topics)) this.logRecovery(report);
+      if (c.clusterEtcd.length > 0) await this.joinCluster();
+      else {
+        checkSingleNode(c.dataDir);
+        // The stored specs, plus those of booblik.topics that are missing (created, never deleted).
+        for (const report of await this.topicService.start(c.topics)) this.logRecovery(report);
+      }
     } catch (error) {
       await this.abandonStart();
       throw error;
@@ -163,6 +181,27 @@ export class Broker {
     this.logger.info(`booblik listening on ${this.address.address}:${this.address.port}${http}`);
   }
 
+  /** Cluster mode: specs, routes and the partitions this broker owns come from etcd. */
+  private async joinCluster(): Promise<void> {
+    const c = this.config;
+    const id = establishIdentity(c.dataDir, c.clusterName, c.brokerId);
+    const address = c.advertisedAddress || advertisedDefault(c.bindAddress, this.address.port);
+    this.clusterNode = await ClusterNode.start({
+      endpoints: c.clusterEtcd,
+      cluster: c.clusterName,
+      leaseMs: c.clusterLeaseMs,
+      member: { id, zone: c.brokerZone, address },
+      dataDir: path.resolve(c.dataDir),
+      registry: this.registry,
+      logConfigOf: (spec) => this.topicService.logConfigOf(spec),
+      logger: this.logger,
+    });
+    this.ctx.routing = this.clusterNode.routing;
+    this.ctx.topics = this.clusterNode.topics;
+    this.ctx.proxy = this.clusterNode.proxy;
+    await this.clusterNode.ensureTopics(c.topics);
+  }
+
   private logRecovery(r: PartitionReport): void {
     const cut =
       r.cuts.length === 0
@@ -179,6 +218,7 @@ export class Broker {
     for (const socket of this.waitingForRecovery.splice(0)) socket.destroy();
     if (this.server?.listening) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
     if (this.http) await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
+    await this.clusterNode?.close().catch(() => {});
     await this.registry.closeAll();
     this.lock?.release();
   }
@@ -234,7 +274,9 @@ export class Broker {
     clearTimeout(graceTimer);
     for (const s of this.sessions) s.destroy();
     await listenerClosed;
-    await this.topicService.settled(); // an APPLY still opening partitions finishes first
+    await this.ctx.topics.settled(); // an APPLY still opening partitions finishes first
+    // Leaving revokes the lease: the others show this broker's partitions without a primary at once.
+    await this.clusterNode?.close();
     await this.registry.closeAll();
     if (this.http) {
       this.http.server.closeAllConnections();
@@ -243,4 +285,14 @@ export class Broker {
     this.lock?.release();
     this.logger.info('booblik stopped');
   }
+}
+
+/** The address peers and clients dial when none is configured: the bind address, unless it is a wildcard. */
+function advertisedDefault(bindAddress: string, port: number): string {
+  if (bindAddress === '0.0.0.0' || bindAddress === '::') {
+    throw new ConfigError(
+      `booblik.advertised.address: needed when booblik.bind.address is ${bindAddress} in a cluster (the address others dial)`,
+    );
+  }
+  return bindAddress.includes(':') ? `[${bindAddress}]:${port}` : `${bindAddress}:${port}`;
 }

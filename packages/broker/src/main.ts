@@ -5,6 +5,7 @@
  * a line naming the key or the directory, before anything in the data directory is touched.
  */
 import { Broker } from './broker.js';
+import { DataDirForeignError } from './cluster/identity.js';
 import { ConfigError } from './config/keys.js';
 import { configHelp, loadConfig } from './config/load.js';
 import { DataDirInUseError } from './data-dir-lock.js';
@@ -74,6 +75,10 @@ try {
 } catch (error) {
   // Runs before a pending stop's reaction (registered later on the same promise): the exit code says why.
   logger.error(`booblik failed to start: ${(error as Error).message}`);
-  const refused = error instanceof DataDirInUseError || error instanceof ListenError;
+  const refused =
+    error instanceof DataDirInUseError ||
+    error instanceof ListenError ||
+    error instanceof DataDirForeignError ||
+    error instanceof ConfigError;
   process.exit(refused ? 2 : 1);
 }

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { ClusterNode } from './cluster/cluster-node.js';
 import type { BrokerMetrics } from './metrics.js';
 import type { PartitionRegistry, ServedPartition } from './partitions.js';
 
@@ -7,7 +8,11 @@ import type { PartitionRegistry, ServedPartition } from './partitions.js';
  * numbers in BrokerMetrics, and each metric reads its number when /metrics is scraped (a counter is
  * reset and set to the running total, which only grows).
  */
-export function createPrometheusRegistry(metrics: BrokerMetrics, partitions: PartitionRegistry): Registry {
+export function createPrometheusRegistry(
+  metrics: BrokerMetrics,
+  partitions: PartitionRegistry,
+  cluster: () => ClusterNode | undefined = () => undefined,
+): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'booblik_process_' });
 
@@ -93,5 +98,65 @@ export function createPrometheusRegistry(metrics: BrokerMetrics, partitions: Par
     (p) => p.writerStats.forcedSyncs,
   );
   perPartition('booblik_partition_groups', 'Group-commit groups written', (p) => p.writerStats.groups);
+  addClusterMetrics(registry, cluster, gauge, counter);
   return registry;
+}
+
+/** Present on every broker; zero on one node. */
+function addClusterMetrics(
+  registry: Registry,
+  cluster: () => ClusterNode | undefined,
+  gauge: (name: string, help: string, read: () => number) => Gauge,
+  counter: (name: string, help: string, read: () => number) => Counter,
+): void {
+  gauge(
+    'booblik_cluster_members',
+    "Live members of the cluster, by this broker's copy",
+    () => cluster()?.copy.members.size ?? 0,
+  );
+  gauge('booblik_cluster_leader', '1 while this broker leads the allocator', () =>
+    cluster()?.allocator.isLeader ? 1 : 0,
+  );
+  gauge('booblik_cluster_ready', '1 while this broker holds a live lease', () => (cluster()?.ready ? 1 : 0));
+  gauge(
+    'booblik_cluster_revision',
+    "The etcd revision of this broker's copy",
+    () => cluster()?.copy.revision ?? 0,
+  );
+  gauge('booblik_cluster_assignments', 'Assignments in the cluster', () => {
+    let n = 0;
+    for (const _ of cluster()?.copy.assignments() ?? []) n++;
+    return n;
+  });
+  gauge('booblik_cluster_owned_partitions', 'Partitions this broker owns', () => {
+    const node = cluster();
+    let n = 0;
+    for (const owner of node?.copy.owners.values() ?? []) if (owner.member === node?.memberId) n++;
+    return n;
+  });
+  const proxied = new Counter({
+    name: 'booblik_proxied_requests_total',
+    help: 'Requests forwarded to the primary of their partition, by API',
+    labelNames: ['api'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const stats = cluster()?.proxy.stats;
+      if (stats === undefined) return;
+      this.inc({ api: 'produce' }, stats.produce);
+      this.inc({ api: 'fetch' }, stats.fetch);
+      this.inc({ api: 'metadata' }, stats.metadata);
+    },
+  });
+  void proxied;
+  counter(
+    'booblik_proxy_failures_total',
+    'Forwarded requests answered NO_PRIMARY (peer failed or moved)',
+    () => cluster()?.proxy.stats.failed ?? 0,
+  );
+  counter(
+    'booblik_etcd_round_trips_total',
+    'etcd writes made by the allocator',
+    () => cluster()?.allocator.stats.roundTrips ?? 0,
+  );
 }

@@ -91,7 +91,9 @@ export class AllocatorLeader {
       const key = `${a.topic}/${a.partition}`;
       assigned.set(key, [...(assigned.get(key) ?? []), a.member]);
     }
-    const ops = planAllocation({ members: copy.members, specs: copy.specs, owners: copy.owners, assigned });
+    const owners = new Map<string, string>();
+    for (const [key, owner] of copy.owners) owners.set(key, owner.member);
+    const ops = planAllocation({ members: copy.members, specs: copy.specs, owners, assigned });
     if (ops.length === 0) return;
     for (let i = 0; i < ops.length; i += OPS_PER_TXN) {
       if (this.stopped || !this.isLeader) return;

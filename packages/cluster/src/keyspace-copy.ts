@@ -26,6 +26,12 @@ export interface AssignmentEntry {
   createRevision: number;
 }
 
+export interface OwnerEntry {
+  member: string;
+  /** Tells one incarnation of a partition from another of a topic deleted and created again. */
+  createRevision: number;
+}
+
 export interface KeyspaceCopyOptions {
   cluster: string;
   /** Told about every key under the prefix whose value this version cannot read (it is left out). */
@@ -53,8 +59,8 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
   private readonly specMap = new Map<string, TopicSpec>();
   /** `<topic>/<partition>` -> member -> assignment. */
   private readonly assignmentMap = new Map<string, Map<string, AssignmentEntry>>();
-  /** `<topic>/<partition>` -> the owning member's id. */
-  private readonly ownerMap = new Map<string, string>();
+  /** `<topic>/<partition>` -> the owning member's id and the owner key's create revision. */
+  private readonly ownerMap = new Map<string, OwnerEntry>();
   private watcher: Watcher | null = null;
   private watching = false;
   private closed = false;
@@ -103,12 +109,12 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
   }
 
   /** The member whose data the partition is, if it was ever assigned. */
-  ownerOf(topic: string, partition: number): string | undefined {
+  ownerOf(topic: string, partition: number): OwnerEntry | undefined {
     return this.ownerMap.get(`${topic}/${partition}`);
   }
 
-  /** Every owner record: `<topic>/<partition>` -> member. */
-  get owners(): ReadonlyMap<string, string> {
+  /** Every owner record: `<topic>/<partition>` -> owner. */
+  get owners(): ReadonlyMap<string, OwnerEntry> {
     return this.ownerMap;
   }
 
@@ -262,7 +268,10 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     if (parsed.kind === 'owner') {
       const decoded = decodeOwner(kv.value);
       if ('problem' in decoded) return decoded.problem;
-      this.ownerMap.set(`${parsed.topic}/${parsed.partition}`, decoded.value.member);
+      this.ownerMap.set(`${parsed.topic}/${parsed.partition}`, {
+        member: decoded.value.member,
+        createRevision: Number(kv.create_revision),
+      });
       return null;
     }
     const decoded = decodeAssignment(kv.value);

@@ -24,6 +24,7 @@ export async function handleApply(req: ApplyRequest, correlationId: number, ctx:
       ctx.metrics.refused('REVISION_MISMATCH');
       return encodeRevisionMismatchResponse(correlationId, { ...outcome, changeIndex: outcome.index });
     case ErrorCode.STORAGE_ERROR:
-      return refuse(ctx, correlationId, ErrorCode.STORAGE_ERROR);
+    case ErrorCode.CLUSTER_UNAVAILABLE:
+      return refuse(ctx, correlationId, outcome.code);
   }
 }

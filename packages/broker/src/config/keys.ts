@@ -27,6 +27,15 @@ export interface BrokerConfig {
   maxInflightRequests: number;
   tailCacheBytes: number;
   writerQueueBytes: number;
+  /** etcd endpoints; empty: one node, no cluster. */
+  clusterEtcd: string[];
+  clusterName: string;
+  clusterLeaseMs: number;
+  /** Empty: the id kept in the data directory, or a new one on first start. */
+  brokerId: string;
+  brokerZone: string;
+  /** `host:port` clients and peers dial; empty: the bind address and the protocol port. */
+  advertisedAddress: string;
 }
 
 /** A value that does not parse or is out of range. The message names the key and what is allowed. */
@@ -52,6 +61,30 @@ const integer =
   };
 
 const nonEmpty = (raw: string): string | undefined => (raw.trim().length > 0 ? raw.trim() : undefined);
+
+/** Letters, digits, `.`, `_`, `-`: the value becomes an etcd key segment. */
+const segment =
+  (allowEmpty: boolean) =>
+  (raw: string): string | undefined => {
+    const v = raw.trim();
+    if (v === '') return allowEmpty ? v : undefined;
+    return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(v) ? v : undefined;
+  };
+
+/** `http://host:port[,http://host:port...]`, or empty. */
+function parseEndpoints(raw: string): string[] | undefined {
+  const v = raw.trim();
+  if (v === '') return [];
+  const endpoints = v.split(',').map((e) => e.trim());
+  return endpoints.every((e) => /^https?:\/\/[^\s/,]+:\d{1,5}$/.test(e)) ? endpoints : undefined;
+}
+
+const hostPort = (raw: string): string | undefined => {
+  const v = raw.trim();
+  if (v === '') return v;
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):(\d{1,5})$/.exec(v);
+  return match && Number(match[2]) >= 1 && Number(match[2]) <= 65535 ? v : undefined;
+};
 
 /** `name:count,name:count` — each name valid on the wire, each count 1..10000, no name twice. */
 export function parseTopics(raw: string): TopicSpec[] | undefined {
@@ -207,6 +240,59 @@ export const configKeys = [
     description: 'bytes queued per partition before producers wait',
     parse: integer(1),
   } satisfies KeySpec<'writerQueueBytes'>,
+  {
+    key: 'booblik.cluster.etcd',
+    field: 'clusterEtcd',
+    default: '',
+    allowed: 'empty, or etcd endpoints http://host:port separated by commas',
+    description: 'join the cluster coordinated by this etcd; empty runs one node with no etcd',
+    parse: parseEndpoints,
+  } satisfies KeySpec<'clusterEtcd'>,
+  {
+    key: 'booblik.cluster.name',
+    field: 'clusterName',
+    default: 'booblik',
+    allowed: 'letters, digits, ".", "_", "-" (up to 64, a letter or digit first)',
+    description: "the cluster's etcd key prefix: several clusters may share one etcd",
+    parse: segment(false),
+  } satisfies KeySpec<'clusterName'>,
+  {
+    key: 'booblik.cluster.lease.millis',
+    field: 'clusterLeaseMs',
+    default: '5000',
+    allowed: 'whole seconds in milliseconds, 2000..600000',
+    description:
+      "the member lease: a dead broker's partitions show no primary within this; a live one must renew within it through GC pauses and load",
+    parse: (raw) => {
+      const n = integer(2000, 600_000)(raw);
+      return n !== undefined && n % 1000 === 0 ? n : undefined;
+    },
+  } satisfies KeySpec<'clusterLeaseMs'>,
+  {
+    key: 'booblik.broker.id',
+    field: 'brokerId',
+    default: '',
+    allowed: 'empty, or letters, digits, ".", "_", "-" (up to 64, a letter or digit first)',
+    description:
+      'this broker in the cluster; kept in the data directory after the first start (empty: the kept one, or a new one)',
+    parse: segment(true),
+  } satisfies KeySpec<'brokerId'>,
+  {
+    key: 'booblik.broker.zone',
+    field: 'brokerZone',
+    default: '',
+    allowed: 'empty, or letters, digits, ".", "_", "-" (up to 64)',
+    description: "the failure domain (rack, availability zone): a topic's partitions are spread across zones",
+    parse: segment(true),
+  } satisfies KeySpec<'brokerZone'>,
+  {
+    key: 'booblik.advertised.address',
+    field: 'advertisedAddress',
+    default: '',
+    allowed: 'empty, or host:port',
+    description: 'the address clients and other brokers dial; empty: the bind address and the protocol port',
+    parse: hostPort,
+  } satisfies KeySpec<'advertisedAddress'>,
 ] as const;
 
 export type ConfigKey = (typeof configKeys)[number]['key'];

@@ -1,0 +1,196 @@
+import {
+  AllocatorLeader,
+  connectEtcd,
+  EtcdSpecStore,
+  KeyspaceCopy,
+  Member,
+  type MemberInfo,
+} from '@booblik/cluster';
+import type { LogConfig, Logger } from '@booblik/log';
+import { ErrorCode, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
+import type { Etcd3 } from 'etcd3';
+import type { PartitionRegistry } from '../partitions.js';
+import { ClusterRouting } from './cluster-routing.js';
+import { ClusterTopics } from './cluster-topics.js';
+import { OwnedPartitions } from './owned-partitions.js';
+import { PeerProxy } from './proxy.js';
+
+/** After a lost lease, try to join again this often until etcd takes us back. */
+const REJOIN_RETRY_MS = 1000;
+
+export interface ClusterNodeOptions {
+  endpoints: readonly string[];
+  cluster: string;
+  leaseMs: number;
+  member: MemberInfo;
+  dataDir: string;
+  registry: PartitionRegistry;
+  logConfigOf: (spec: TopicSpec) => LogConfig;
+  logger: Logger;
+}
+
+/**
+ * This broker as a member of a cluster: its lease and member key, the watched copy of the keyspace,
+ * the topic table and routes built on it, the partitions it owns kept open, the allocator (which
+ * acts while this broker is the oldest member), and the proxy to the others.
+ */
+export class ClusterNode {
+  private member: Member | null;
+  private stopped = false;
+  private rejoinTimer: NodeJS.Timeout | undefined;
+
+  private constructor(
+    private readonly client: Etcd3,
+    member: Member,
+    readonly copy: KeyspaceCopy,
+    readonly routing: ClusterRouting,
+    readonly topics: ClusterTopics,
+    private readonly owned: OwnedPartitions,
+    readonly allocator: AllocatorLeader,
+    readonly proxy: PeerProxy,
+    private readonly options: ClusterNodeOptions,
+  ) {
+    this.member = member;
+    this.watchLease(member);
+  }
+
+  /** Joins, reads the keyspace, opens the partitions this broker owns. Rejects if etcd cannot be reached. */
+  static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
+    const { logger } = options;
+    const client = connectEtcd({ endpoints: options.endpoints });
+    try {
+      const member = await Member.join(client, {
+        cluster: options.cluster,
+        member: options.member,
+        leaseMs: options.leaseMs,
+      });
+      logger.info(
+        `cluster ${options.cluster}: joined as ${options.member.id} (zone ${options.member.zone || '-'}, address ${options.member.address}, lease ${member.leaseId}, ${options.leaseMs} ms)`,
+      );
+      const copy = await KeyspaceCopy.start(client, {
+        cluster: options.cluster,
+        onProblem: (key, problem) => logger.warn(`cluster: ${key} ignored: ${problem}`),
+      });
+      let watchLost = false;
+      copy.on('connection', (connected) => {
+        // The first attach is the start, not news.
+        if (connected && !watchLost) return;
+        watchLost = !connected;
+        logger.warn(
+          connected
+            ? 'cluster: etcd watch attached again'
+            : 'cluster: etcd watch lost; serving the last known state',
+        );
+      });
+      const self = { id: options.member.id, address: options.member.address };
+      const routing = new ClusterRouting(copy, options.registry, self);
+      const topics = new ClusterTopics(
+        copy,
+        new EtcdSpecStore(client, { cluster: options.cluster }),
+        routing,
+        logger,
+      );
+      const owned = new OwnedPartitions(
+        copy,
+        options.registry,
+        self.id,
+        options.dataDir,
+        options.logConfigOf,
+        logger,
+        () => {
+          routing.invalidate();
+          topics.localChanged();
+        },
+      );
+      const allocator = new AllocatorLeader(
+        client,
+        copy,
+        { id: self.id, createRevision: member.createRevision },
+        (line) => logger.info(line),
+      );
+      await owned.sync();
+      return new ClusterNode(
+        client,
+        member,
+        copy,
+        routing,
+        topics,
+        owned,
+        allocator,
+        new PeerProxy(),
+        options,
+      );
+    } catch (error) {
+      client.close();
+      throw error;
+    }
+  }
+
+  /** Creates the topics of `booblik.topics` that no broker has created yet. */
+  async ensureTopics(configured: readonly { name: string; partitions: number }[]): Promise<void> {
+    const missing = configured.filter((t) => this.copy.specs.get(t.name) === undefined);
+    if (missing.length === 0) return;
+    const outcome = await this.topics.apply({
+      changes: missing.map((t) => ({ op: 'upsert', spec: topicSpecWithDefaults({ ...t, revision: 0 }) })),
+      dryRun: false,
+    });
+    // Another broker of the cluster created them first: as good.
+    if (outcome.code === ErrorCode.NONE || outcome.code === ErrorCode.REVISION_MISMATCH) return;
+    this.options.logger.warn(`booblik.topics not created in the cluster: ${JSON.stringify(outcome)}`);
+  }
+
+  /** Whether this broker holds a live lease: /readyz says not ready otherwise. */
+  get ready(): boolean {
+    return this.member?.state === 'alive';
+  }
+
+  get memberId(): string {
+    return this.options.member.id;
+  }
+
+  /** Stops acting as a member: the lease is revoked, so its assignments go at once. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.rejoinTimer);
+    this.allocator.stop();
+    this.owned.stop();
+    this.proxy.close();
+    try {
+      await this.member?.leave();
+    } catch (error) {
+      this.options.logger.warn(`cluster: leaving: ${String(error)} (the lease expires by itself)`);
+    }
+    await this.copy.close();
+    this.client.close();
+  }
+
+  private watchLease(member: Member): void {
+    member.once('lost', (error) => {
+      if (this.stopped) return;
+      this.member = null;
+      this.options.logger.warn(`cluster: ${error.message}; serving what is open here, joining again`);
+      this.rejoin();
+    });
+  }
+
+  private rejoin(): void {
+    if (this.stopped) return;
+    const o = this.options;
+    Member.join(this.client, { cluster: o.cluster, member: o.member, leaseMs: o.leaseMs }).then(
+      (member) => {
+        if (this.stopped) {
+          void member.leave().catch(() => {});
+          return;
+        }
+        this.member = member;
+        this.watchLease(member);
+        this.allocator.rejoined({ id: o.member.id, createRevision: member.createRevision });
+        o.logger.info(`cluster ${o.cluster}: joined again as ${o.member.id} (lease ${member.leaseId})`);
+      },
+      () => {
+        this.rejoinTimer = setTimeout(() => this.rejoin(), REJOIN_RETRY_MS);
+        this.rejoinTimer.unref();
+      },
+    );
+  }
+}

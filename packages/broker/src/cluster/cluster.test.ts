@@ -1,0 +1,296 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import {
+  decodeNotPrimary,
+  ErrorCode,
+  encodeApplyRequest,
+  encodeProduceRequestV3,
+  errorName,
+  topicSpecWithDefaults,
+} from '@booblik/protocol';
+import { startProcess } from '../test-support/broker-process.js';
+import { type ClusterKit, type KitBroker, startClusterKit } from '../test-support/cluster-kit.js';
+import {
+  connect,
+  createTopic,
+  fetchAll,
+  metadata,
+  primaries,
+  produceV1,
+  untilListed,
+} from '../test-support/cluster-wire.js';
+
+const LEASE_MS = 2000;
+/** What the issue allows between a broker's death and its partitions shown without a primary. */
+const NO_PRIMARY_WITHIN_MS = LEASE_MS + 1000;
+
+describe('a three-broker cluster on a real etcd', () => {
+  let kit: ClusterKit;
+  /** What was acknowledged, by `topic/partition`: the payloads at offsets 0, 1, ... */
+  const acknowledged = new Map<string, string[]>();
+
+  before(async () => {
+    kit = await startClusterKit({ brokers: 3, leaseMs: LEASE_MS });
+  });
+  after(async () => {
+    await kit?.cleanup();
+  });
+
+  const broker = (name: string): KitBroker => kit.brokers.find((b) => b.name === name)!;
+  const byAddress = (address: string): KitBroker => kit.brokers.find((b) => b.address === address)!;
+
+  async function produceAcknowledged(via: KitBroker, topic: string, partition: number, records: string[]) {
+    const client = await connect(via.address);
+    try {
+      const base = await produceV1(client, topic, partition, records);
+      const log = acknowledged.get(`${topic}/${partition}`) ?? [];
+      assert.equal(base, log.length, `${topic}-${partition}: appended at the end of what was acknowledged`);
+      log.push(...records);
+      acknowledged.set(`${topic}/${partition}`, log);
+    } finally {
+      client.close();
+    }
+  }
+
+  test('a topic applied through broker 1 reaches brokers 2 and 3 through their watch', async () => {
+    const watchers = await Promise.all([connect(broker('b2').address), connect(broker('b3').address)]);
+    // Watches held from before the APPLY: each answer is the broker's etcd watch firing, not a poll.
+    const seen = watchers.map((w) =>
+      untilListed(
+        w,
+        (l) => l.topics.find((t) => t.spec.name === 'orders')?.spec.partitions === 6,
+        'orders listed',
+        10_000,
+      ),
+    );
+    const applier = await connect(broker('b1').address);
+    await createTopic(applier, 'orders', 6);
+    await Promise.all(seen);
+    for (const c of [...watchers, applier]) c.close();
+  });
+
+  test('APPLY answers once every new partition has a primary, spread over the three brokers', async () => {
+    const client = await connect(broker('b1').address);
+    const routes = await primaries(client, 'orders');
+    client.close();
+    assert.ok(
+      routes.every((r) => r !== ''),
+      `every partition has a primary: ${routes}`,
+    );
+    assert.deepEqual(new Set(routes), new Set(kit.brokers.map((b) => b.address)), 'each broker serves some');
+  });
+
+  test('records produced through each broker are fetched through each other broker, same offsets', async () => {
+    for (const via of kit.brokers) {
+      for (let p = 0; p < 6; p++)
+        await produceAcknowledged(via, 'orders', p, [`via-${via.name}-${p}-a`, `via-${via.name}-${p}-b`]);
+    }
+    for (const reader of kit.brokers) {
+      const client = await connect(reader.address);
+      for (let p = 0; p < 6; p++) {
+        assert.deepEqual(
+          await fetchAll(client, 'orders', p),
+          acknowledged.get(`orders/${p}`),
+          `orders-${p} read via ${reader.name}`,
+        );
+      }
+      client.close();
+    }
+  });
+
+  test('a just-created topic is usable through any broker with the revision APPLY returned', async () => {
+    const applier = await connect(broker('b2').address);
+    const revision = await createTopic(applier, 'fresh', 3);
+    applier.close();
+    const other = await connect(broker('b3').address);
+    const md = await metadata(other, ['fresh'], revision);
+    assert.ok(md.revision >= revision);
+    assert.deepEqual(
+      md.topics[0]!.partitions.map((p) => p.route.primary !== ''),
+      [true, true, true],
+      'every partition routed at that revision',
+    );
+    // Usable at once through the same broker.
+    assert.equal(await produceV1(other, 'fresh', 0, ['first']), 0);
+    acknowledged.set('fresh/0', ['first']);
+    other.close();
+  });
+
+  test('a route-following client is told NOT_PRIMARY with the route, and the primary takes the batch', async () => {
+    const client = await connect(broker('b1').address);
+    const routes = await primaries(client, 'orders');
+    const elsewhere = routes.findIndex((r) => r !== broker('b1').address);
+    const id = client.id();
+    client.send(
+      encodeProduceRequestV3(id, {
+        topic: 'orders',
+        partition: elsewhere,
+        ack: 1,
+        records: [Buffer.from('routed')],
+      }),
+    );
+    const answer = await client.expect(id);
+    client.close();
+    assert.equal(errorName(answer.errorCode), 'NOT_PRIMARY');
+    const route = decodeNotPrimary(answer.body);
+    assert.equal(route.primary, routes[elsewhere]);
+    await produceAcknowledged(byAddress(route.primary), 'orders', elsewhere, ['routed']);
+  });
+
+  test('a SIGKILLed broker: its partitions show no primary within lease + 1 s, the rest serve, and it returns with every acknowledged record', async () => {
+    const victim = broker('b3');
+    const observer = await connect(broker('b2').address);
+    const before = await primaries(observer, 'orders');
+    const victims = before.flatMap((r, p) => (r === victim.address ? [p] : []));
+    const survivors = before.flatMap((r, p) => (r !== victim.address ? [p] : []));
+    assert.ok(victims.length > 0 && survivors.length > 0);
+
+    const killedAt = performance.now();
+    await victim.kill();
+    await untilListed(
+      observer,
+      (l) => {
+        const routes = l.topics.find((t) => t.spec.name === 'orders')!.routes;
+        return victims.every((p) => routes[p]!.primary === '');
+      },
+      'no primary for the dead broker partitions',
+      NO_PRIMARY_WITHIN_MS + 2000,
+    );
+    const elapsed = performance.now() - killedAt;
+    assert.ok(elapsed <= NO_PRIMARY_WITHIN_MS, `shown without a primary after ${elapsed.toFixed(0)} ms`);
+
+    // The others keep serving, through any live broker.
+    for (const p of survivors) await produceAcknowledged(broker('b1'), 'orders', p, [`while-b3-dead-${p}`]);
+    const id = observer.id();
+    observer.send(
+      encodeProduceRequestV3(id, {
+        topic: 'orders',
+        partition: victims[0]!,
+        ack: 1,
+        records: [Buffer.from('x')],
+      }),
+    );
+    const refused = await observer.expect(id);
+    assert.equal(errorName(refused.errorCode), 'NO_PRIMARY');
+    assert.equal(refused.errorCode, ErrorCode.NO_PRIMARY);
+
+    await victim.start();
+    await untilListed(
+      observer,
+      (l) =>
+        victims.every(
+          (p) => l.topics.find((t) => t.spec.name === 'orders')!.routes[p]!.primary === victim.address,
+        ),
+      'the restarted broker serves its partitions again',
+      15_000,
+    );
+    for (const p of victims) {
+      assert.deepEqual(
+        await fetchAll(observer, 'orders', p),
+        acknowledged.get(`orders/${p}`),
+        `orders-${p} after the restart`,
+      );
+    }
+    observer.close();
+  });
+
+  test('a SIGKILLed allocator leader: another takes over within lease + 1 s and assigns the next new topic', async () => {
+    const leader = broker('b1'); // the oldest member
+    await leader.kill();
+    const client = await connect(broker('b2').address);
+    const killedAt = performance.now();
+    // APPLY through a survivor; it answers once the new leader assigned every partition (or gives up at 5 s).
+    await untilListed(
+      client,
+      (l) => !l.topics.some((t) => t.routes.some((r) => r.primary === leader.address)),
+      'the old leader gone',
+      NO_PRIMARY_WITHIN_MS + 2000,
+    );
+    await createTopic(client, 'after-leader', 4);
+    const routes = await primaries(client, 'after-leader');
+    const elapsed = performance.now() - killedAt;
+    assert.ok(
+      routes.every((r) => r !== '' && r !== leader.address),
+      `assigned to the survivors: ${routes}`,
+    );
+    assert.ok(elapsed <= NO_PRIMARY_WITHIN_MS + 1000, `assigned ${elapsed.toFixed(0)} ms after the kill`);
+    client.close();
+    await leader.start();
+  });
+
+  test('etcd stopped: produce and fetch go on for assigned partitions, APPLY says CLUSTER_UNAVAILABLE, all resumes when etcd is back', async () => {
+    const via = broker('b2');
+    const client = await connect(via.address);
+    const routes = await primaries(client, 'orders');
+    await kit.etcd.stop('SIGKILL');
+    try {
+      for (let p = 0; p < 6; p++) await produceAcknowledged(via, 'orders', p, [`etcd-down-${p}`]);
+      for (let p = 0; p < 6; p++)
+        assert.deepEqual(await fetchAll(client, 'orders', p), acknowledged.get(`orders/${p}`));
+      const id = client.id();
+      client.send(
+        encodeApplyRequest(id, {
+          dryRun: false,
+          changes: [
+            { op: 'upsert', spec: topicSpecWithDefaults({ name: 'while-down', partitions: 1, revision: 0 }) },
+          ],
+        }),
+      );
+      const refused = await client.expect(id);
+      assert.equal(errorName(refused.errorCode), 'CLUSTER_UNAVAILABLE');
+      assert.deepEqual(await primaries(client, 'orders'), routes, 'routes as they were');
+    } finally {
+      await kit.etcd.restart();
+    }
+    // Back: an APPLY goes through, and the new topic is served.
+    const revision = await untilCreated(client, 'after-etcd', 2);
+    const md = await metadata(client, ['after-etcd'], revision);
+    assert.ok(md.topics[0]!.partitions.every((p) => p.route.primary !== ''));
+    client.close();
+  });
+
+  async function untilCreated(
+    client: Awaited<ReturnType<typeof connect>>,
+    name: string,
+    partitions: number,
+  ): Promise<number> {
+    const deadline = performance.now() + 20_000;
+    for (;;) {
+      try {
+        return await createTopic(client, name, partitions);
+      } catch (error) {
+        if (performance.now() > deadline || !String(error).includes('CLUSTER_UNAVAILABLE')) throw error;
+      }
+    }
+  }
+
+  test("a broker started on another cluster's data directory is refused, and the directory is untouched", async () => {
+    const taken = broker('b2').dataDir;
+    const before = fs.readFileSync(`${taken}/cluster.json`, 'utf8');
+    const p = startProcess([
+      `--data.dir=${taken}`,
+      '--port=0',
+      '--http.port=-1',
+      `--cluster.etcd=${kit.etcd.endpoint}`,
+      '--cluster.name=another',
+    ]);
+    // b2 is running on it: the data-directory lock refuses first. Stop b2 to see the identity refusal.
+    assert.equal(await p.exitCode(), 2, p.output());
+    await broker('b2').stop();
+    const q = startProcess([
+      `--data.dir=${taken}`,
+      '--port=0',
+      '--http.port=-1',
+      `--cluster.etcd=${kit.etcd.endpoint}`,
+      '--cluster.name=another',
+    ]);
+    assert.equal(await q.exitCode(), 2, q.output());
+    assert.match(q.output(), /belongs to cluster kit\S+, not another/);
+    const r = startProcess([`--data.dir=${taken}`, '--port=0', '--http.port=-1']);
+    assert.equal(await r.exitCode(), 2, r.output());
+    assert.match(r.output(), /belongs to broker b2 of cluster/);
+    assert.equal(fs.readFileSync(`${taken}/cluster.json`, 'utf8'), before);
+    await broker('b2').start();
+  });
+});

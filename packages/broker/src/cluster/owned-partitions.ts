@@ -1,0 +1,135 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { KeyspaceCopy } from '@booblik/cluster';
+import { fsyncDir, type Logger, partitionDirName } from '@booblik/log';
+import { isReadOnly, type TopicSpec } from '@booblik/protocol';
+import type { PartitionRegistry } from '../partitions.js';
+
+/** `<data dir>/cluster-owned.json`: the owner record revision of each partition opened here. */
+const OWNED_FILE = 'cluster-owned.json';
+
+/**
+ * Keeps the partitions open here equal to those the cluster says this broker owns: opens what it
+ * was given, reconfigures what changed, removes what was deleted. A partition directory left by an
+ * earlier topic of the same name (deleted while this broker was away) is told apart by the owner
+ * record's revision kept in `cluster-owned.json`, and removed before the new one opens empty.
+ */
+export class OwnedPartitions {
+  private running = false;
+  private again = false;
+  private stopped = false;
+  private readonly openRevisions = new Map<string, number>();
+  private readonly specRevisions = new Map<string, number>();
+  private idle: Promise<void> = Promise.resolve();
+  private readonly file: string;
+
+  constructor(
+    private readonly copy: KeyspaceCopy,
+    private readonly registry: PartitionRegistry,
+    private readonly selfId: string,
+    private readonly dataDir: string,
+    private readonly logConfigOf: (spec: TopicSpec) => import('@booblik/log').LogConfig,
+    private readonly logger: Logger,
+    private readonly changed: () => void,
+  ) {
+    this.file = path.join(dataDir, OWNED_FILE);
+    try {
+      const kept = JSON.parse(fs.readFileSync(this.file, 'utf8')) as Record<string, number>;
+      for (const [key, revision] of Object.entries(kept)) this.openRevisions.set(key, revision);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    copy.on('change', () => this.kick());
+  }
+
+  /** Brings the open partitions in line with the copy; resolves when done (at startup). */
+  sync(): Promise<void> {
+    this.kick();
+    return this.idle;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.idle = this.run()
+      .catch((error: unknown) =>
+        this.logger.error(`cluster: opening owned partitions failed: ${String(error)}`),
+      )
+      .finally(() => {
+        this.running = false;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async run(): Promise<void> {
+    const specs = this.copy.specs;
+    for (const name of this.registry.topicNames()) {
+      if (!specs.has(name)) {
+        this.logger.info(`cluster: topic ${name} deleted; removing its partitions here`);
+        void this.registry.removeTopic(name);
+        this.specRevisions.delete(name);
+        this.changed();
+      }
+    }
+    for (const [key, owner] of this.copy.owners) {
+      if (this.stopped) return;
+      if (owner.member !== this.selfId) continue;
+      const slash = key.lastIndexOf('/');
+      const topic = key.slice(0, slash);
+      const id = Number(key.slice(slash + 1));
+      const spec = specs.get(topic);
+      if (spec === undefined || id >= spec.partitions) continue;
+      if (this.registry.get(topic, id) !== undefined) continue;
+      const kept = this.openRevisions.get(key);
+      const dir = path.join(this.dataDir, partitionDirName(topic, id));
+      if (kept !== undefined && kept !== owner.createRevision && fs.existsSync(dir)) {
+        this.logger.warn(`${topic}-${id}: removing files left by a deleted topic of the same name`);
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+      if (kept !== owner.createRevision) {
+        this.openRevisions.set(key, owner.createRevision);
+        this.keep();
+      }
+      if (await this.registry.openPartition(topic, id, this.logConfigOf(spec), isReadOnly(spec))) {
+        for (const r of this.registry.takeOpenReports()) {
+          this.logger.info(
+            `partition ${r.topic}-${r.partition}: offsets ${r.logStartOffset}..${r.logEndOffset}, ${r.segments} segment(s), ${r.bytes} B, opened in ${r.recoveryMs.toFixed(1)} ms`,
+          );
+        }
+        this.changed();
+      }
+    }
+    for (const name of this.registry.topicNames()) {
+      const spec = specs.get(name);
+      if (spec === undefined || this.specRevisions.get(name) === spec.revision) continue;
+      this.specRevisions.set(name, spec.revision);
+      this.registry.reconfigure(name, this.logConfigOf(spec));
+      this.registry.setReadOnly(name, isReadOnly(spec));
+    }
+  }
+
+  /** Rewrites `cluster-owned.json` durably (rare: once per partition given to this broker). */
+  private keep(): void {
+    const temp = `${this.file}.tmp`;
+    const fd = fs.openSync(temp, 'w');
+    try {
+      fs.writeFileSync(fd, `${JSON.stringify(Object.fromEntries(this.openRevisions))}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temp, this.file);
+    fsyncDir(this.dataDir);
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * A cluster on loopback for tests: a real etcd (the cluster package's test kit) and broker
+ * processes started from the real entry point, each with its own data directory, ports chosen at
+ * run time, stopped by pid. A broker can be SIGKILLed, SIGSTOPped and restarted on its data.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type EtcdServer, startEtcd } from '@booblik/cluster/testing';
+import { startProcess } from './broker-process.js';
+
+export interface KitBroker {
+  readonly name: string;
+  readonly zone: string;
+  readonly dataDir: string;
+  /** `127.0.0.1:<port>` once started. */
+  address: string;
+  port: number;
+  httpPort: number;
+  process: ReturnType<typeof startProcess> | undefined;
+  /** Starts (or restarts) the broker on its data directory and its port; resolves once it listens. */
+  start(extra?: string[]): Promise<void>;
+  /** SIGKILL by pid, and wait for the exit. */
+  kill(): Promise<void>;
+  /** SIGTERM by pid, and wait for the exit. */
+  stop(): Promise<void>;
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void;
+}
+
+export interface ClusterKit {
+  etcd: EtcdServer;
+  cluster: string;
+  brokers: KitBroker[];
+  /** Stops every broker and etcd, removes every directory. */
+  cleanup(): Promise<void>;
+}
+
+export interface ClusterKitOptions {
+  brokers?: number;
+  leaseMs?: number;
+  /** Extra flags for every broker. */
+  flags?: string[];
+}
+
+let clusters = 0;
+
+export async function startClusterKit(options: ClusterKitOptions = {}): Promise<ClusterKit> {
+  const etcd = await startEtcd();
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-'));
+  const cluster = `kit${process.pid}x${++clusters}`;
+  const brokers: KitBroker[] = [];
+  const zones = ['a', 'b', 'c'];
+  for (let i = 0; i < (options.brokers ?? 3); i++) {
+    brokers.push(
+      kitBroker(`b${i + 1}`, zones[i % zones.length]!, path.join(root, `b${i + 1}`), [
+        `--cluster.etcd=${etcd.endpoint}`,
+        `--cluster.name=${cluster}`,
+        `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
+        '--metrics.interval.millis=0',
+        ...(options.flags ?? []),
+      ]),
+    );
+  }
+  try {
+    // One after another: b1 is the oldest member, the allocator's first leader.
+    for (const b of brokers) await b.start();
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+  async function cleanup(): Promise<void> {
+    await Promise.all(brokers.map((b) => b.kill().catch(() => {})));
+    await etcd.cleanup();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  return { etcd, cluster, brokers, cleanup };
+}
+
+function kitBroker(name: string, zone: string, dataDir: string, flags: string[]): KitBroker {
+  const broker: KitBroker = {
+    name,
+    zone,
+    dataDir,
+    address: '',
+    port: 0,
+    httpPort: 0,
+    process: undefined,
+    async start(extra = []) {
+      const p = startProcess([
+        `--data.dir=${dataDir}`,
+        `--port=${broker.port}`,
+        `--http.port=${broker.httpPort}`,
+        `--broker.id=${name}`,
+        `--broker.zone=${zone}`,
+        ...flags,
+        ...extra,
+      ]);
+      broker.process = p;
+      broker.port = await p.listening;
+      broker.httpPort = p.httpPort();
+      broker.address = `127.0.0.1:${broker.port}`;
+    },
+    async kill() {
+      const p = broker.process;
+      if (p === undefined || p.proc.exitCode !== null || p.proc.signalCode !== null) return;
+      process.kill(p.proc.pid!, 'SIGKILL');
+      await p.exited;
+    },
+    async stop() {
+      const p = broker.process;
+      if (p === undefined || p.proc.exitCode !== null || p.proc.signalCode !== null) return;
+      process.kill(p.proc.pid!, 'SIGTERM');
+      await p.exitCode(30_000);
+    },
+    signal(signal) {
+      const pid = broker.process?.proc.pid;
+      if (pid !== undefined) process.kill(pid, signal);
+    },
+  };
+  return broker;
+}
