@@ -54,8 +54,8 @@ function describe(
   const names =
     req.topics.length === 0 ? ctx.topics.list().map((s) => s.name) : [...new Set(req.topics)].sort();
   const topics: TopicMetadataV2[] = [];
-  /** Peer address -> `<topic>/<partition>` -> the entry to fill from its answer. */
-  const remote = new Map<string, Map<string, PartitionMetadataV2>>();
+  /** Peer address -> topic -> the entries to fill from its answer, by partition id. */
+  const remote = new Map<string, Map<string, PartitionMetadataV2[]>>();
   for (const name of names) {
     const spec = ctx.topics.get(name);
     if (spec === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
@@ -78,12 +78,17 @@ function describe(
       if (where.kind === 'remote' && ctx.proxy !== null) {
         entry.route = where.route;
         const address = where.route.primary;
-        let entries = remote.get(address);
-        if (entries === undefined) {
-          entries = new Map();
-          remote.set(address, entries);
+        let byTopic = remote.get(address);
+        if (byTopic === undefined) {
+          byTopic = new Map();
+          remote.set(address, byTopic);
         }
-        entries.set(`${name}/${id}`, entry);
+        let entries = byTopic.get(name);
+        if (entries === undefined) {
+          entries = [];
+          byTopic.set(name, entries);
+        }
+        entries[id] = entry;
       }
     }
     topics.push({ name, partitions });
@@ -99,28 +104,31 @@ function describe(
 /** Asks each peer for the offsets of the partitions it serves; a peer that fails leaves them unrouted. */
 async function fillFromPeers(
   ctx: ApiContext,
-  remote: ReadonlyMap<string, Map<string, PartitionMetadataV2>>,
+  remote: ReadonlyMap<string, Map<string, PartitionMetadataV2[]>>,
 ): Promise<void> {
   await Promise.all(
-    [...remote].map(async ([address, entries]) => {
-      const names = new Set<string>();
-      for (const key of entries.keys()) names.add(key.slice(0, key.lastIndexOf('/')));
+    [...remote].map(async ([address, byTopic]) => {
+      const answered = new Set<PartitionMetadataV2>();
       try {
-        const answer = await ctx.proxy!.localMetadata(address, [...names]);
+        const answer = await ctx.proxy!.localMetadata(address, [...byTopic.keys()]);
         for (const t of answer.topics) {
+          const entries = byTopic.get(t.name);
+          if (entries === undefined) continue;
           for (const p of t.partitions) {
-            const entry = entries.get(`${t.name}/${p.partition}`);
+            const entry = entries[p.partition];
             if (entry === undefined) continue;
             entry.logStartOffset = p.logStartOffset;
             entry.highWatermark = p.highWatermark;
-            entries.delete(`${t.name}/${p.partition}`);
+            answered.add(entry);
           }
         }
       } catch (error) {
         ctx.noisyLog.warn(`METADATA: offsets from ${address} unavailable: ${String(error)}`);
       }
       // What the peer did not answer for (it no longer serves it, or failed): shown without a primary.
-      for (const entry of entries.values()) entry.route = NO_ROUTE;
+      for (const entries of byTopic.values()) {
+        for (const entry of entries) if (entry !== undefined && !answered.has(entry)) entry.route = NO_ROUTE;
+      }
     }),
   );
 }

@@ -15,12 +15,14 @@ const NO_ROUTE: Route = { primary: '', replicas: [] };
  */
 export class ClusterRouting implements PartitionResolver {
   private readonly cache = new Map<string, Resolution[]>();
+  private readonly selfRoute: Route;
 
   constructor(
     private readonly copy: KeyspaceCopy,
     private readonly registry: PartitionRegistry,
     private readonly self: { readonly id: string; readonly address: string },
   ) {
+    this.selfRoute = { primary: self.address, replicas: [] };
     copy.on('change', () => this.invalidate());
   }
 
@@ -43,7 +45,7 @@ export class ClusterRouting implements PartitionResolver {
   routeOf(topic: string, partition: number): Route {
     const where = this.resolve(topic, partition);
     if (where.kind === 'remote') return where.route;
-    if (where.kind === 'local') return { primary: this.self.address, replicas: [] };
+    if (where.kind === 'local') return this.selfRoute;
     return NO_ROUTE;
   }
 
