@@ -18,6 +18,7 @@ import {
   metadata,
   primaries,
   produceV1,
+  until,
   untilListed,
 } from '../test-support/cluster-wire.js';
 
@@ -247,6 +248,32 @@ describe('a three-broker cluster on a real etcd', () => {
     const revision = await untilCreated(client, 'after-etcd', 2);
     const md = await metadata(client, ['after-etcd'], revision);
     assert.ok(md.topics[0]!.partitions.every((p) => p.route.primary !== ''));
+    client.close();
+  });
+
+  test('a broker whose lease lapsed while etcd was down is not ready, keeps serving, and rejoins under its id when etcd is back', async () => {
+    const b2 = broker('b2');
+    const ready = async () => (await fetch(`http://127.0.0.1:${b2.httpPort}/readyz`)).status;
+    assert.equal(await ready(), 200);
+    const client = await connect(b2.address);
+    const owned = (await primaries(client, 'orders')).flatMap((r, p) => (r === b2.address ? [p] : []));
+    await kit.etcd.stop('SIGKILL');
+    try {
+      await until(ready, (status) => status === 503, '/readyz 503 once the lease is gone', LEASE_MS * 4);
+      // Still serving what it has open.
+      await produceAcknowledged(b2, 'orders', owned[0]!, ['lease-lapsed']);
+    } finally {
+      await kit.etcd.restart();
+    }
+    await until(ready, (status) => status === 200, '/readyz 200 after joining again', 20_000);
+    await untilListed(
+      client,
+      (l) =>
+        owned.every((p) => l.topics.find((t) => t.spec.name === 'orders')!.routes[p]!.primary === b2.address),
+      'its partitions assigned to it again',
+      20_000,
+    );
+    assert.deepEqual(await fetchAll(client, 'orders', owned[0]!), acknowledged.get(`orders/${owned[0]}`));
     client.close();
   });
 

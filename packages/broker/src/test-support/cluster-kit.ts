@@ -40,6 +40,8 @@ export interface ClusterKitOptions {
   leaseMs?: number;
   /** Extra flags for every broker. */
   flags?: string[];
+  /** false: the test starts each broker itself (to choose the order and flags). */
+  start?: boolean;
 }
 
 let clusters = 0;
@@ -63,7 +65,7 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
   }
   try {
     // One after another: b1 is the oldest member, the allocator's first leader.
-    for (const b of brokers) await b.start();
+    if (options.start !== false) for (const b of brokers) await b.start();
   } catch (error) {
     await cleanup();
     throw error;
