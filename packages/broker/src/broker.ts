@@ -72,6 +72,7 @@ export class Broker {
       registry: this.registry,
       routing: this.registry,
       proxy: null,
+      cluster: null,
       topics: this.topicService,
       metrics: this.metrics,
       logger,
@@ -199,6 +200,7 @@ export class Broker {
     this.ctx.routing = this.clusterNode.routing;
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;
+    this.ctx.cluster = this.clusterNode;
     await this.clusterNode.ensureTopics(c.topics);
   }
 

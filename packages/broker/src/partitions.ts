@@ -213,6 +213,15 @@ export class PartitionRegistry implements PartitionResolver {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 
+  /** Stops serving one partition (moved to another broker) and removes its files, as a delete does. */
+  removePartition(topic: string, id: number): Promise<void> {
+    const entry = this.topics.get(topic);
+    const partition = entry?.partitions[id];
+    if (entry === undefined || partition === undefined) return Promise.resolve();
+    delete entry.partitions[id];
+    return this.retire(partition);
+  }
+
   setReadOnly(topic: string, readOnly: boolean): void {
     const entry = this.topics.get(topic);
     if (entry !== undefined) entry.readOnly = readOnly;

@@ -15,6 +15,7 @@ import { type AnswerSink, type ApiContext, discardReply, type Reply } from './ap
 import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
 import { handleList } from './api/list.js';
 import { handleMetadata } from './api/metadata.js';
+import { handleMove } from './api/move.js';
 import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
@@ -169,6 +170,10 @@ export class Session implements FrameSink, HoldScope {
       case ApiKey.API_VERSIONS:
         this.ctx.metrics.requests.apiVersions++;
         this.answer(handleApiVersions(request.correlationId));
+        return;
+      case ApiKey.MOVE:
+        this.ctx.metrics.requests.move++;
+        this.answerWhenReady(handleMove(request.body, request.correlationId, this.ctx));
         return;
     }
   }

@@ -41,6 +41,10 @@ booblik topics watch [-l SELECTOR] [--format table|json]
   edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown
   delete   deletes the topics (all or none), each at the revision it is seen at
   watch    prints the listing, then again on every change, until Ctrl-C`,
+  partitions: `booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]
+  In a cluster, gives partition PARTITION of TOPIC to the member MEMBER (a broker id). Nothing
+  copies records between brokers yet: a partition that ever had a record moves only with
+  --abandon-records, which leaves them behind (the new owner starts it empty, at offset 0).`,
   conformance: `booblik conformance <verb> [args...]
   The conformance kit's client contract (capabilities, metadata, produce, produce-keyed, fetch,
   topics-apply, topics-delete, topics-list), printing key=value lines; the broker comes from
@@ -57,6 +61,7 @@ Commands:
   consume <topic>          print records of a partition
   health                   check that the broker answers
   topics <sub> ...         list, apply, edit, delete and watch topics
+  partitions move ...      give a partition of a cluster to another broker
   conformance <verb> ...   the conformance kit's client contract
 
 Run 'booblik <command> --help' for a command's options.

@@ -5,6 +5,7 @@ import { conformanceCommand } from './commands/conformance.js';
 import { consumeCommand } from './commands/consume.js';
 import { healthCommand } from './commands/health.js';
 import { metadataCommand } from './commands/metadata.js';
+import { partitionsCommand } from './commands/partitions.js';
 import { produceCommand } from './commands/produce.js';
 import { topicsCommand } from './commands/topics.js';
 import { ExitCode } from './constants.js';
@@ -19,6 +20,7 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   health: healthCommand,
   conformance: conformanceCommand,
   topics: topicsCommand,
+  partitions: partitionsCommand,
 };
 
 export async function run(argv: string[], io: Io): Promise<number> {

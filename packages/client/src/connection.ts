@@ -20,6 +20,7 @@ import {
   decodeListResponse,
   decodeMetadataResponse,
   decodeMetadataResponseV2,
+  decodeMoveResponse,
   decodeProduceResponse,
   ErrorCode,
   encodeApiVersionsRequest,
@@ -28,6 +29,7 @@ import {
   encodeListRequest,
   encodeMetadataRequest,
   encodeMetadataRequestV2,
+  encodeMoveRequest,
   encodeProduceRequest,
   encodeProduceRequestV2,
   FrameSplitter,
@@ -37,6 +39,7 @@ import {
   lengthPrefixBytes,
   listWaitMsMax,
   type MetadataResponseV2,
+  MoveFlag,
   NO_WATCH,
   type ProduceResult,
   ProtocolError,
@@ -328,6 +331,32 @@ export class Connection {
       {},
       (id) => encodeApplyRequest(id, { dryRun: options.dryRun ?? false, changes: wire }),
       (body) => decodeApplyResponse(body),
+      this.requestTimeoutMs,
+    );
+  }
+
+  /**
+   * Gives a partition of a cluster to another member (MOVE). Nothing copies its records yet: a
+   * partition that has any moves only with `abandonRecords`. Resolves with the revision at which
+   * the broker routes it to the new member.
+   */
+  movePartition(
+    topic: string,
+    partition: number,
+    member: string,
+    options: { abandonRecords?: boolean } = {},
+  ): Promise<{ revision: number }> {
+    return this.request(
+      `MOVE ${topic}/${partition} to ${member}`,
+      {},
+      (id) =>
+        encodeMoveRequest(id, {
+          topic,
+          partition,
+          member,
+          flags: options.abandonRecords === true ? MoveFlag.ABANDON_RECORDS : 0,
+        }),
+      (body) => decodeMoveResponse(body),
       this.requestTimeoutMs,
     );
   }

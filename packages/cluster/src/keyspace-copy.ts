@@ -30,6 +30,8 @@ export interface OwnerEntry {
   member: string;
   /** Tells one incarnation of a partition from another of a topic deleted and created again. */
   createRevision: number;
+  /** A move compares it: two moves at once cannot both win. */
+  modRevision: number;
 }
 
 export interface KeyspaceCopyOptions {
@@ -271,6 +273,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
       this.ownerMap.set(`${parsed.topic}/${parsed.partition}`, {
         member: decoded.value.member,
         createRevision: Number(kv.create_revision),
+        modRevision: Number(kv.mod_revision),
       });
       return null;
     }

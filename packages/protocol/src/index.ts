@@ -21,6 +21,7 @@ export * from './requests/list/v1.js';
 export * from './requests/metadata/v1.js';
 export * from './requests/metadata/v2.js';
 export * from './requests/metadata/v3.js';
+export * from './requests/move/v1.js';
 export * from './requests/produce/v1.js';
 export * from './requests/produce/v2.js';
 export * from './requests/produce/v3.js';

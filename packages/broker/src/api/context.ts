@@ -1,4 +1,5 @@
 import type { Logger } from '@booblik/log';
+import type { ClusterNode } from '../cluster/cluster-node.js';
 import type { PeerProxy } from '../cluster/proxy.js';
 import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
@@ -13,6 +14,8 @@ export interface ApiContext {
   routing: PartitionResolver;
   /** In a cluster: forwards what another broker serves. */
   proxy: PeerProxy | null;
+  /** In a cluster: this broker's membership (MOVE). */
+  cluster: ClusterNode | null;
   /** The topic specs and their revision (APPLY, LIST, METADATA v2). */
   topics: TopicTable;
   metrics: BrokerMetrics;

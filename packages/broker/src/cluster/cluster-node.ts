@@ -2,6 +2,7 @@ import {
   AllocatorLeader,
   connectEtcd,
   EtcdSpecStore,
+  encodeOwner,
   KeyspaceCopy,
   Member,
   type MemberInfo,
@@ -14,6 +15,19 @@ import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
 import { PeerProxy } from './proxy.js';
+
+/** How long a MOVE waits for the new owner to be routed before it answers anyway. */
+const ROUTED_WAIT_MS = 5000;
+
+export type MoveOutcome =
+  | { code: typeof ErrorCode.NONE; revision: number }
+  | { code: typeof ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }
+  | { code: typeof ErrorCode.INVALID_ARGUMENT; index: -1; message: string }
+  | { code: typeof ErrorCode.CLUSTER_UNAVAILABLE; message: string };
+
+function invalid(message: string): MoveOutcome {
+  return { code: ErrorCode.INVALID_ARGUMENT, index: -1, message };
+}
 
 /** After a lost lease, try to join again this often until etcd takes us back. */
 const REJOIN_RETRY_MS = 1000;
@@ -137,6 +151,98 @@ export class ClusterNode {
     // Another broker of the cluster created them first: as good.
     if (outcome.code === ErrorCode.NONE || outcome.code === ErrorCode.REVISION_MISMATCH) return;
     this.options.logger.warn(`booblik.topics not created in the cluster: ${JSON.stringify(outcome)}`);
+  }
+
+  /**
+   * Gives a partition to another live member. Nothing copies records yet, so a partition that holds
+   * any moves only with `abandonRecords`. Resolves with the revision at which the copy shows the new
+   * primary (or the move's revision after 5 s).
+   */
+  async move(
+    topic: string,
+    partition: number,
+    member: string,
+    abandonRecords: boolean,
+  ): Promise<MoveOutcome> {
+    const copy = this.copy;
+    const spec = copy.specs.get(topic);
+    if (spec === undefined || partition >= spec.partitions)
+      return { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+    const target = copy.members.get(member);
+    if (target === undefined) {
+      return invalid(
+        `member: ${JSON.stringify(member.slice(0, 64))} is not a live member (${[...copy.members.keys()].join(', ')})`,
+      );
+    }
+    const owner = copy.ownerOf(topic, partition);
+    if (owner?.member === member) return { code: ErrorCode.NONE, revision: copy.revision };
+    if (!abandonRecords) {
+      const holds = await this.recordsHeld(topic, partition, owner?.member);
+      if (holds !== 0) {
+        return invalid(
+          holds === null
+            ? `${topic}-${partition}: its owner ${owner?.member} is away, so whether it holds records is unknown; moving would leave them behind (ABANDON_RECORDS to move anyway)`
+            : `${topic}-${partition}: has ${holds} record(s) written, which a move would leave behind (nothing copies them before replication; ABANDON_RECORDS to move anyway)`,
+        );
+      }
+    }
+    const ks = copy.keyspace;
+    const key = ks.ownerKey(topic, partition);
+    let revision: number;
+    try {
+      const result = await this.client
+        .if(key, 'Mod', '==', owner?.modRevision ?? 0)
+        .then(this.client.put(key).value(encodeOwner({ member })))
+        .commit();
+      if (!result.succeeded)
+        return invalid(`${topic}-${partition}: its owner changed meanwhile; look again and retry`);
+      revision = Number(result.header.revision);
+    } catch (error) {
+      return { code: ErrorCode.CLUSTER_UNAVAILABLE, message: String(error) };
+    }
+    await copy.waitForRevision(revision).catch(() => {});
+    await this.untilRouted(topic, partition, target.address);
+    this.options.logger.info(
+      `cluster: ${topic}-${partition} moved from ${owner?.member ?? 'nobody'} to ${member}`,
+    );
+    return { code: ErrorCode.NONE, revision: Math.max(revision, copy.revision) };
+  }
+
+  /**
+   * The owner's log end (records ever written: a log whose start moved on still handed out those
+   * offsets, and the new owner would start again at 0), or null when that cannot be known.
+   */
+  private async recordsHeld(
+    topic: string,
+    partition: number,
+    owner: string | undefined,
+  ): Promise<number | null> {
+    if (owner === undefined) return 0;
+    if (owner === this.memberId)
+      return this.options.registry.get(topic, partition)?.highWatermark.value ?? null;
+    const address = this.copy.members.get(owner)?.address;
+    if (address === undefined) return null;
+    try {
+      const answer = await this.proxy.localMetadata(address, [topic]);
+      return answer.topics[0]?.partitions.find((x) => x.partition === partition)?.highWatermark ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  private untilRouted(topic: string, partition: number, address: string): Promise<void> {
+    const routed = () => this.routing.routeOf(topic, partition).primary === address;
+    if (routed()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.copy.off('change', check);
+        resolve();
+      };
+      const check = () => setImmediate(() => routed() && done());
+      const timer = setTimeout(done, ROUTED_WAIT_MS);
+      this.copy.on('change', check);
+    });
   }
 
   /** Whether this broker holds a live lease: /readyz says not ready otherwise. */

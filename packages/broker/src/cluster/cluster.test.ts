@@ -9,7 +9,7 @@ import {
   errorName,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
-import { startProcess } from '../test-support/broker-process.js';
+import { startCli, startProcess } from '../test-support/broker-process.js';
 import { type ClusterKit, type KitBroker, startClusterKit } from '../test-support/cluster-kit.js';
 import {
   connect,
@@ -137,6 +137,35 @@ describe('a three-broker cluster on a real etcd', () => {
     const route = decodeNotPrimary(answer.body);
     assert.equal(route.primary, routes[elsewhere]);
     await produceAcknowledged(byAddress(route.primary), 'orders', elsewhere, ['routed']);
+  });
+
+  test('booblik partitions move: an empty partition moves; one with records only with --abandon-records', async () => {
+    const client = await connect(broker('b1').address);
+    await createTopic(client, 'movable', 2);
+    const before = await primaries(client, 'movable');
+    const target = kit.brokers.find((b) => b.address !== before[0])!;
+    const cli = (...args: string[]) => {
+      const p = startCli(['partitions', 'move', ...args, '--broker', broker('b1').address]);
+      return p.exitCode().then((code) => ({ code, output: p.output() }));
+    };
+    const moved = await cli('movable', '0', target.name);
+    assert.equal(moved.code, 0, moved.output);
+    assert.match(moved.output, new RegExp(`moved movable-0 to ${target.name} \\(revision \\d+\\)`));
+    assert.equal((await primaries(client, 'movable'))[0], target.address, 'routed to the new owner at once');
+    assert.equal(await produceV1(client, 'movable', 0, ['after-move']), 0);
+
+    // Now it has a record: a move would leave it behind, so it is refused unless asked for.
+    const home = kit.brokers.find((b) => b.address !== target.address)!;
+    const refused = await cli('movable', '0', home.name);
+    assert.equal(refused.code, 1);
+    assert.match(refused.output, /has 1 record\(s\) written, which a move would leave behind/);
+    assert.equal((await primaries(client, 'movable'))[0], target.address, 'nothing moved');
+    const forced = await cli('movable', '0', home.name, '--abandon-records');
+    assert.equal(forced.code, 0, forced.output);
+    assert.deepEqual(await fetchAll(client, 'movable', 0), [], 'the new owner starts it empty');
+    const unknown = await cli('movable', '1', 'nobody');
+    assert.match(unknown.output, /member: "nobody" is not a live member/);
+    client.close();
   });
 
   test('a SIGKILLed broker: its partitions show no primary within lease + 1 s, the rest serve, and it returns with every acknowledged record', async () => {

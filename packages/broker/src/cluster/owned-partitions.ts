@@ -82,6 +82,19 @@ export class OwnedPartitions {
         this.changed();
       }
     }
+    for (const name of this.registry.topicNames()) {
+      for (const p of this.registry.partitionsOf(name) ?? []) {
+        if (p === undefined) continue;
+        const owner = this.copy.ownerOf(name, p.id);
+        if (owner === undefined || owner.member === this.selfId) continue;
+        // Moved to another broker by an operator (`booblik partitions move`): its records stay behind.
+        this.logger.warn(`${p.name}: moved to ${owner.member}; removing it here`);
+        this.openRevisions.delete(`${name}/${p.id}`);
+        this.keep();
+        void this.registry.removePartition(name, p.id);
+        this.changed();
+      }
+    }
     for (const [key, owner] of this.copy.owners) {
       if (this.stopped) return;
       if (owner.member !== this.selfId) continue;

@@ -6,13 +6,14 @@ import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
 
 const main = new URL('../main.js', import.meta.url).pathname;
+const cliMain = new URL('../../../cli/dist/main.js', import.meta.url).pathname;
 
 /**
  * Starts the real entry point (`main.js`) as a child process. `listening` resolves with the port once
  * it logged `booblik listening on`, and rejects if it exits first; `output()` is stdout and stderr.
  */
-export function startProcess(args: string[], env: Record<string, string> = {}) {
-  const proc = spawn(process.execPath, [main, ...args], {
+export function startProcess(args: string[], env: Record<string, string> = {}, entry = main) {
+  const proc = spawn(process.execPath, [entry, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -50,6 +51,11 @@ export function startProcess(args: string[], env: Record<string, string> = {}) {
     }
   };
   return { proc, lines, exited, exitCode, listening, stderr: () => stderr, output, httpPort };
+}
+
+/** The `booblik` command line as a child process (`exitCode()` and `output()` as for a broker). */
+export function startCli(args: string[]) {
+  return startProcess(args, {}, cliMain);
 }
 
 export async function waitForAsync(

@@ -9,6 +9,7 @@ import { decodeFetchRequestV2 } from './fetch/v2.js';
 import { decodeListRequest, type ListRequest } from './list/v1.js';
 import { decodeMetadataRequest, type MetadataRequest } from './metadata/v1.js';
 import { decodeMetadataRequestV3, type MetadataRequestV3 } from './metadata/v3.js';
+import { decodeMoveRequest, type MoveRequest } from './move/v1.js';
 import { decodeProduceRequest, ProduceDecodeError, type ProduceRequest } from './produce/v1.js';
 import { decodeProduceRequestV2 } from './produce/v2.js';
 
@@ -23,7 +24,8 @@ export type Request =
     }
   | { apiKey: typeof ApiKey.APPLY; apiVersion: number; correlationId: number; body: ApplyRequest }
   | { apiKey: typeof ApiKey.LIST; apiVersion: number; correlationId: number; body: ListRequest }
-  | { apiKey: typeof ApiKey.API_VERSIONS; apiVersion: number; correlationId: number; body: null };
+  | { apiKey: typeof ApiKey.API_VERSIONS; apiVersion: number; correlationId: number; body: null }
+  | { apiKey: typeof ApiKey.MOVE; apiVersion: number; correlationId: number; body: MoveRequest };
 
 /**
  * A request frame the broker must refuse. `silent` is set for a PRODUCE with ack NONE: such a
@@ -97,10 +99,13 @@ export function decodeRequest(frame: Buffer): Request {
       case ApiKey.API_VERSIONS:
         if (apiVersion !== 1) break;
         return { apiKey, apiVersion, correlationId, body: null };
+      case ApiKey.MOVE:
+        if (apiVersion !== 1) break;
+        return { apiKey, apiVersion, correlationId, body: decodeMoveRequest(frame, requestHeaderBytes) };
       default:
         return refuse(
           ErrorCode.UNSUPPORTED_VERSION,
-          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST) or 6 (API_VERSIONS)`,
+          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST), 6 (API_VERSIONS) or 8 (MOVE)`,
         );
     }
   } catch (error) {
