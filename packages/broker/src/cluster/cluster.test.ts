@@ -80,6 +80,30 @@ describe('a three-broker cluster on a real etcd', () => {
       `every partition has a primary: ${routes}`,
     );
     assert.deepEqual(new Set(routes), new Set(kit.brokers.map((b) => b.address)), 'each broker serves some');
+    const gauges = async (b: KitBroker) => {
+      const text = await (await fetch(`http://127.0.0.1:${b.httpPort}/metrics`)).text();
+      const read = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+      return {
+        members: read('booblik_cluster_members'),
+        leader: read('booblik_cluster_leader'),
+        owned: read('booblik_cluster_owned_partitions'),
+      };
+    };
+    const seen = await Promise.all(kit.brokers.map(gauges));
+    assert.deepEqual(
+      seen.map((g) => g.members),
+      [3, 3, 3],
+    );
+    assert.deepEqual(
+      seen.map((g) => g.leader),
+      [1, 0, 0],
+      'b1, the oldest member, leads',
+    );
+    assert.equal(
+      seen.reduce((n, g) => n + g.owned, 0),
+      6 + 1,
+      'orders and default, each partition owned once',
+    );
   });
 
   test('records produced through each broker are fetched through each other broker, same offsets', async () => {
