@@ -3,8 +3,11 @@ import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import {
   decodeNotPrimary,
+  decodeProduceResponse,
   ErrorCode,
   encodeApplyRequest,
+  encodeFetchRequestV2,
+  encodeProduceRequest,
   encodeProduceRequestV3,
   errorName,
   topicSpecWithDefaults,
@@ -122,6 +125,49 @@ describe('a three-broker cluster on a real etcd', () => {
       }
       client.close();
     }
+  });
+
+  test('pipelined requests for partitions on three brokers are answered in request order', async () => {
+    const client = await connect(broker('b1').address);
+    const ids: number[] = [];
+    const frames: Buffer[] = [];
+    for (let i = 0; i < 60; i++) {
+      const id = client.id();
+      ids.push(id);
+      const partition = i % 6;
+      frames.push(
+        i % 3 === 2
+          ? encodeFetchRequestV2(id, {
+              topic: 'orders',
+              partition,
+              fetchOffset: 0,
+              maxBytes: 1 << 16,
+              maxWaitMs: 0,
+              minBytes: 0,
+            })
+          : encodeProduceRequest(id, {
+              topic: 'orders',
+              partition,
+              ack: 1,
+              records: [Buffer.from(`pipelined-${i}`)],
+            }),
+      );
+    }
+    client.send(Buffer.concat(frames)); // one write: every request in flight at once
+    const answered: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const frame = await client.next();
+      assert.ok(frame !== null, 'connection closed early');
+      assert.equal(frame.errorCode, ErrorCode.NONE);
+      answered.push(frame.correlationId);
+      if (i % 3 === 2) continue;
+      // The oracle: each acknowledged record at the offset its answer gave.
+      const log = acknowledged.get(`orders/${i % 6}`)!;
+      assert.equal(decodeProduceResponse(frame.body).baseOffset, log.length);
+      log.push(`pipelined-${i}`);
+    }
+    assert.deepEqual(answered, ids);
+    client.close();
   });
 
   test('a just-created topic is usable through any broker with the revision APPLY returned', async () => {
