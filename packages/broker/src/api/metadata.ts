@@ -1,6 +1,7 @@
 import {
   ErrorCode,
   encodeMetadataResponse,
+  encodeMetadataResponseLocal,
   encodeMetadataResponseV2,
   MetadataFlag,
   type MetadataRequest,
@@ -93,10 +94,13 @@ function describe(
     }
     topics.push({ name, partitions });
   }
-  const encode = (): Reply =>
-    apiVersion === 1
-      ? encodeMetadataResponse(correlationId, topics)
-      : encodeMetadataResponseV2(correlationId, { revision: ctx.topics.revision, topics });
+  const encode = (): Reply => {
+    if (apiVersion === 1) return encodeMetadataResponse(correlationId, topics);
+    const revision = ctx.topics.revision;
+    return localOnly
+      ? encodeMetadataResponseLocal(correlationId, { revision, topics })
+      : encodeMetadataResponseV2(correlationId, { revision, topics });
+  };
   if (remote.size === 0) return encode();
   return fillFromPeers(ctx, remote).then(encode);
 }

@@ -95,8 +95,10 @@ export class OwnedPartitions {
         this.changed();
       }
     }
+    // What to open, its owner revision kept (durably, once for all) before any file of it is made.
+    const opening: { topic: string; id: number; spec: TopicSpec }[] = [];
+    let kept = false;
     for (const [key, owner] of this.copy.owners) {
-      if (this.stopped) return;
       if (owner.member !== this.selfId) continue;
       const slash = key.lastIndexOf('/');
       const topic = key.slice(0, slash);
@@ -104,16 +106,21 @@ export class OwnedPartitions {
       const spec = specs.get(topic);
       if (spec === undefined || id >= spec.partitions) continue;
       if (this.registry.get(topic, id) !== undefined) continue;
-      const kept = this.openRevisions.get(key);
-      const dir = path.join(this.dataDir, partitionDirName(topic, id));
-      if (kept !== undefined && kept !== owner.createRevision && fs.existsSync(dir)) {
-        this.logger.warn(`${topic}-${id}: removing files left by a deleted topic of the same name`);
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-      if (kept !== owner.createRevision) {
+      const before = this.openRevisions.get(key);
+      if (before !== owner.createRevision) {
+        const dir = path.join(this.dataDir, partitionDirName(topic, id));
+        if (before !== undefined && fs.existsSync(dir)) {
+          this.logger.warn(`${topic}-${id}: removing files left by a deleted topic of the same name`);
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
         this.openRevisions.set(key, owner.createRevision);
-        this.keep();
+        kept = true;
       }
+      opening.push({ topic, id, spec });
+    }
+    if (kept) this.keep();
+    for (const { topic, id, spec } of opening) {
+      if (this.stopped) return;
       if (await this.registry.openPartition(topic, id, this.logConfigOf(spec), isReadOnly(spec))) {
         for (const r of this.registry.takeOpenReports()) {
           this.logger.info(

@@ -1,6 +1,6 @@
 import {
   ApiKey,
-  decodeMetadataResponseV3,
+  decodeMetadataResponseLocal,
   decodeNotPrimary,
   ErrorCode,
   encodeErrorResponse,
@@ -9,7 +9,7 @@ import {
   type FetchRequest,
   lengthPrefixBytes,
   MetadataFlag,
-  type MetadataResponseV2,
+  type MetadataResponseLocal,
   type ProduceRequest,
   type Route,
   readResponseFrame,
@@ -82,7 +82,7 @@ export class PeerProxy {
   }
 
   /** The offsets of the partitions `address` is the primary of, among `topics`. */
-  localMetadata(address: string, topics: readonly string[]): Promise<MetadataResponseV2> {
+  localMetadata(address: string, topics: readonly string[]): Promise<MetadataResponseLocal> {
     this.stats.metadata++;
     return new Promise((resolve, reject) => {
       const frame = encodeMetadataRequestV3(0, {
@@ -101,7 +101,7 @@ export class PeerProxy {
             reject(new Error(`${address} answered METADATA with error ${response.errorCode}`));
             return;
           }
-          resolve(decodeMetadataResponseV3(response.body));
+          resolve(decodeMetadataResponseLocal(response.body));
         } catch (error) {
           reject(error);
         }

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ErrorCode } from '../../errors.js';
+import { readResponseFrame } from '../../frame/header.js';
 import { body } from '../../test-support/frames.js';
 import { decodeRequest, RequestRefusal } from '../decode-request.js';
-import { encodeMetadataRequestV3, MetadataFlag } from './v3.js';
+import {
+  decodeMetadataResponseLocal,
+  encodeMetadataRequestV3,
+  encodeMetadataResponseLocal,
+  MetadataFlag,
+} from './v3.js';
 
 describe('METADATA v3', () => {
   it('golden bytes: v1 topics, then the minimum revision and the flags', () => {
@@ -14,6 +20,33 @@ describe('METADATA v3', () => {
     );
     const decoded = decodeRequest(body(frame));
     assert.deepEqual(decoded.body, { topics: ['x'], minRevision: 9, flags: 1 });
+  });
+
+  it('golden bytes: a LOCAL answer is the revision, then v1 entries without routes', () => {
+    const res = {
+      revision: 3,
+      topics: [{ name: 'a', partitions: [{ partition: 0, logStartOffset: 1, highWatermark: 2 }] }],
+    };
+    const frame = encodeMetadataResponseLocal(4, res);
+    assert.equal(
+      frame.toString('hex'),
+      '0000002d' +
+        '00000004' +
+        '0000' +
+        '0000000000000003' +
+        '00000001' +
+        '000161' +
+        '00000001' +
+        '00000000' +
+        '0000000000000001' +
+        '0000000000000002',
+    );
+    assert.deepEqual(decodeMetadataResponseLocal(readResponseFrame(body(frame)).body), res);
+    frame.writeBigInt64BE(-1n, frame.length - 8);
+    assert.throws(
+      () => decodeMetadataResponseLocal(readResponseFrame(body(frame)).body),
+      /topics\[0\]\.partitions\[0\]\.highWatermark/,
+    );
   });
 
   it('every topic with no topics named, as in v1', () => {
