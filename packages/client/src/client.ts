@@ -16,7 +16,6 @@ import {
   ErrorCode,
   type MetadataResponseV2,
   type ProduceResult,
-  ProtocolError,
   type TopicMetadata,
 } from '@booblik/protocol';
 import { BrokerPool, followsRoutes, type PooledBroker } from './broker-pool.js';
@@ -313,7 +312,6 @@ export class Client {
         const lost = isConnectionLoss(error);
         const retriable = lost || (error instanceof BrokerError && error.retriable);
         if (!retriable || attempt >= this.attemptsMax || signal?.aborted) throw error;
-        if (error instanceof ProtocolError) throw error;
         avoid = undefined;
         if (lost && current.at !== undefined) {
           this.pool.drop(current.at);
@@ -321,8 +319,9 @@ export class Client {
         }
         const how = onRetriable(error as Error);
         if (how === 'pause' || lost) {
+          // Jitter in the upper half of the step: clients that lost one broker do not return in step.
           const step = Math.min(this.retryDelayMsMax, this.retryDelayMs * 2 ** Math.min(pauses++, 30));
-          await delay(this.clock, step, signal).catch(() => {
+          await delay(this.clock, Math.round(step / 2 + (Math.random() * step) / 2), signal).catch(() => {
             throw error;
           });
         }
