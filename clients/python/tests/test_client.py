@@ -5,7 +5,7 @@ import threading
 import unittest
 from unittest import mock
 
-from booblik import BrokerError, Client, ErrorCode, TopicSpec, Upsert
+from booblik import BrokerError, Client, ErrorCode, Producer, ProducerConfig, TopicSpec, Upsert
 from booblik.connection import Connection
 from tests.fakebroker import FakeBroker, Reply
 from tests.support import default_broker
@@ -123,6 +123,16 @@ class ClientRoutesTest(unittest.TestCase):
         asked = metadata_requests(c.a) + metadata_requests(c.b)
         self.assertEqual([(r.api_version, r.fields["min_revision"]) for r in asked], [(3, revision)])
         self.assertGreater(revision, 0)
+
+
+    def test_a_producer_over_a_client_sends_each_batch_to_its_primary(self):
+        c = FakeCluster(self, {"t": 2})
+        c.routes[("t", 1)] = c.b.address
+        with Producer(Client.connect(c.a.address, TIMEOUT, **QUICK), ProducerConfig(linger=0.001)) as producer:
+            offsets = [producer.send("t", b"p1", partition=1), producer.send("t", b"p0", partition=0)]
+            self.assertEqual([f.result(TIMEOUT) for f in offsets], [0, 0])
+        self.assertEqual(data_requests(c.b), [(1, 3)])
+        self.assertEqual(c.b.payloads("t", 1), [b"p1"])
 
 
 class ClientSingleBrokerTest(unittest.TestCase):
