@@ -124,7 +124,6 @@ class ClientRoutesTest(unittest.TestCase):
         self.assertEqual([(r.api_version, r.fields["min_revision"]) for r in asked], [(3, revision)])
         self.assertGreater(revision, 0)
 
-
     def test_a_producer_over_a_client_sends_each_batch_to_its_primary(self):
         c = FakeCluster(self, {"t": 2})
         c.routes[("t", 1)] = c.b.address
