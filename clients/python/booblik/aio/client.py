@@ -169,7 +169,7 @@ class Client:
         if self._closed:
             raise ConnectionClosedError("the client is closed")
         task = self._brokers.get(address)
-        if task is not None and task.done() and (task.exception() is not None or task.result().connection.closed):
+        if task is not None and task.done() and (_failed(task) or task.result().connection.closed):
             task = None
         if task is None:
             task = asyncio.get_running_loop().create_task(self._dial(address))
@@ -191,7 +191,7 @@ class Client:
 
     async def _drop(self, address: str) -> None:
         task = self._brokers.pop(address, None)
-        if task is not None and task.done() and task.exception() is None:
+        if task is not None and task.done() and not _failed(task):
             await task.result().connection.close()
 
     async def _any_broker(self, avoid: str | None = None) -> _Broker:
@@ -254,6 +254,11 @@ class Client:
                 if verdict != AT_ONCE or lost:
                     await asyncio.sleep(self.routes.pause(pauses))
                     pauses += 1
+
+
+def _failed(task: asyncio.Task) -> bool:
+    """A finished dial that gave no connection (cancelled, or raised)."""
+    return task.cancelled() or task.exception() is not None
 
 
 class _Connecting:
