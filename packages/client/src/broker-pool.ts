@@ -31,6 +31,8 @@ class Broker implements PooledBroker {
 
 export class BrokerPool {
   private readonly brokers = new Map<string, Promise<Broker>>();
+  /** The dialed ones among them, for a send that need not await anything. */
+  private readonly dialed = new Map<string, Broker>();
   /** Every address heard of, bootstrap first, in the order learned: where METADATA may be asked. */
   private readonly known: string[] = [];
   private closed = false;
@@ -73,11 +75,18 @@ export class BrokerPool {
     return dialing;
   }
 
+  /** The broker at `address` if its connection is dialed and open, without waiting. */
+  ready(address: string): PooledBroker | undefined {
+    const broker = this.dialed.get(address);
+    return broker?.connection.state === 'open' ? broker : undefined;
+  }
+
   /** Stops using the connection to `address` (it failed): the next get() dials anew. */
   drop(address: string): void {
     const pooled = this.brokers.get(address);
     if (!pooled) return;
     this.brokers.delete(address);
+    this.dialed.delete(address);
     void pooled.then(
       (b) => b.connection.destroy(),
       () => {},
@@ -88,6 +97,7 @@ export class BrokerPool {
     this.closed = true;
     const all = [...this.brokers.values()];
     this.brokers.clear();
+    this.dialed.clear();
     await Promise.all(
       all.map((p) =>
         p.then(
@@ -108,9 +118,12 @@ export class BrokerPool {
     const entry = this.brokers.get(address);
     void connection.closed.then(() => {
       if (entry && this.brokers.get(address) === entry) this.brokers.delete(address);
+      if (this.dialed.get(address)?.connection === connection) this.dialed.delete(address);
     });
     try {
-      return new Broker(address, connection, await connection.apiVersions());
+      const broker = new Broker(address, connection, await connection.apiVersions());
+      if (this.brokers.get(address) === entry && !this.closed) this.dialed.set(address, broker);
+      return broker;
     } catch (error) {
       connection.destroy();
       throw error;
