@@ -22,19 +22,28 @@ type Consumer struct {
 	// MinBytes is how much a held fetch waits for (default 0: any record ends the wait).
 	MinBytes int32
 
-	conn          *Conn
+	source        fetcher // a Conn, or a Client that follows routes
 	topic         string
 	partition     int32
 	position      int64
 	highWatermark int64 // from the last answer; -1 before the first
 }
 
+// fetcher is where a Consumer's fetches go.
+type fetcher interface {
+	Fetch(ctx context.Context, req FetchRequest) (*FetchResult, error)
+}
+
 // Consumer returns a Consumer of one partition that starts at offset.
 func (c *Conn) Consumer(topic string, partition int32, offset int64) *Consumer {
+	return newConsumer(c, topic, partition, offset)
+}
+
+func newConsumer(source fetcher, topic string, partition int32, offset int64) *Consumer {
 	return &Consumer{
 		MaxWait:       DefaultMaxWait,
 		MaxBytes:      DefaultFetchMaxBytes,
-		conn:          c,
+		source:        source,
 		topic:         topic,
 		partition:     partition,
 		position:      offset,
@@ -64,7 +73,7 @@ func (c *Consumer) fetch(ctx context.Context) (*FetchResult, error) {
 		// empty before its deadline instead of failing with it (and leaving an answer owed).
 		wait = max(min(wait, time.Until(deadline)/2), 0)
 	}
-	res, err := c.conn.Fetch(ctx, FetchRequest{
+	res, err := c.source.Fetch(ctx, FetchRequest{
 		Topic:     c.topic,
 		Partition: c.partition,
 		Offset:    c.position,

@@ -10,6 +10,8 @@
 //     Records iterator, which waits at the end of the log instead of stopping.
 //   - NewProducer batches records that arrive one at a time, per partition, behind one writer.
 //   - Conn.Metadata reports partitions and their offsets.
+//   - NewClient connects to a cluster: one Conn per broker, each partition's requests sent to its
+//     primary, following the routes METADATA reports and the NOT_PRIMARY answers.
 //   - Conn.ApplyTopics creates, changes and deletes topics (all or nothing, each change at the
 //     revision it expects); Conn.ListTopics lists them by label selector; Conn.WatchTopics follows
 //     their changes.

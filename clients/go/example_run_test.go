@@ -25,6 +25,7 @@ var examples = []struct {
 	{"ExampleProducer", ExampleProducer},
 	{"ExampleConn_ApplyTopics", ExampleConn_ApplyTopics},
 	{"ExampleConn_WatchTopics", ExampleConn_WatchTopics},
+	{"ExampleClient", ExampleClient},
 }
 
 // runExamples runs every example against addr; one that fails calls log.Fatal, which fails the
@@ -43,9 +44,9 @@ func runExamples(t *testing.T, addr string) {
 func TestExamplesWorkAgainstTheDefaultTopics(t *testing.T) {
 	b := startBroker(t, map[string]int{"default": 1})
 	runExamples(t, b.Addr())
-	// Example writes 2 records, ExampleTopic_Send 1, ExampleProducer 1000.
-	if got := len(b.Records("default", 0)); got != 1003 {
-		t.Fatalf("%d records in default/0, want 1003", got)
+	// Example writes 2 records, ExampleTopic_Send 1, ExampleProducer 1000, ExampleClient 1.
+	if got := len(b.Records("default", 0)); got != 1004 {
+		t.Fatalf("%d records in default/0, want 1004", got)
 	}
 }
 

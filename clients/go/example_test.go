@@ -214,3 +214,24 @@ func ExampleConn_WatchTopics() {
 		log.Fatal(err)
 	}
 }
+
+func ExampleClient() {
+	ctx := context.Background()
+	// A cluster's brokers (any that answers will do); each partition's requests go to its primary.
+	client, err := booblik.NewClient(ctx, []string{exampleBroker}, booblik.ClientConfig{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+
+	res, err := client.Produce(ctx, "default", 0, [][]byte{[]byte("routed")}, booblik.AckWritten)
+	if err != nil {
+		log.Fatal(err)
+	}
+	got, err := client.Fetch(ctx, booblik.FetchRequest{Topic: "default", Partition: 0, Offset: res.BaseOffset})
+	if err != nil {
+		log.Fatal(err)
+	}
+	primary, _ := client.Route("default", 0)
+	fmt.Printf("%d: %s from %s\n", got.Records[0].Offset, got.Records[0].Payload, primary)
+}

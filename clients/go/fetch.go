@@ -49,13 +49,18 @@ type FetchResult struct {
 // A record whose checksum does not match is never returned: Fetch returns a *CorruptRecordError
 // (ErrCorruptRecord) together with a result holding the whole records before it.
 func (c *Conn) Fetch(ctx context.Context, req FetchRequest) (*FetchResult, error) {
+	return c.fetchAs(ctx, req, fetchVersion)
+}
+
+// fetchAs is Fetch at a version: 2, or 3 from a client that follows routes (see NotPrimaryError).
+func (c *Conn) fetchAs(ctx context.Context, req FetchRequest, version int16) (*FetchResult, error) {
 	if req.MaxBytes == 0 {
 		req.MaxBytes = DefaultFetchMaxBytes
 	}
 	if err := validFetch(req); err != nil {
 		return nil, err
 	}
-	frame := appendFetchRequest(beginFrame(apiFetch, fetchVersion), req)
+	frame := appendFetchRequest(beginFrame(apiFetch, version), req)
 	body, err := c.exchange(ctx, apiFetch, fmt.Sprintf("FETCH %s/%d", req.Topic, req.Partition), frame, true)
 	if err != nil {
 		return nil, err

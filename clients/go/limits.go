@@ -69,6 +69,16 @@ const (
 	// DefaultRequestTimeout bounds one PRODUCE exchange of a Producer, FORCED acks included (a
 	// disk sync under load can take a second or more).
 	DefaultRequestTimeout = 30 * time.Second
+
+	// DefaultRouteAttemptsMax is how many sends a Client makes for one call across route changes
+	// and failures. Eight covers a NOT_PRIMARY hop or two plus pauses of 0.1 + 0.2 + ... + 2 s
+	// (about 8 s in all): longer than a broker lease (5 s by default) takes to expire and its
+	// partitions to show who serves them next.
+	DefaultRouteAttemptsMax = 8
+	// DefaultRouteRetryDelay is a Client's first pause after NO_PRIMARY or a lost connection,
+	// doubled up to DefaultRouteRetryDelayMax.
+	DefaultRouteRetryDelay    = 100 * time.Millisecond
+	DefaultRouteRetryDelayMax = 2 * time.Second
 )
 
 // OffsetUnknown is the offset of a record sent with AckNone: no answer, so no offset.

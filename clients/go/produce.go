@@ -97,6 +97,12 @@ func (c *Conn) ProduceAt(ctx context.Context, topic string, partition int32, exp
 }
 
 func (c *Conn) produce(ctx context.Context, topic string, partition int32, expectedOffset int64, records [][]byte, ack AckPolicy) (*ProduceResult, error) {
+	return c.produceAs(ctx, topic, partition, expectedOffset, records, ack, false)
+}
+
+// produceAs is produce; followRoutes sends PRODUCE v3 (v2's bytes, the expected offset -1 when
+// there is none), which a cluster broker that is not the primary refuses with *NotPrimaryError.
+func (c *Conn) produceAs(ctx context.Context, topic string, partition int32, expectedOffset int64, records [][]byte, ack AckPolicy, followRoutes bool) (*ProduceResult, error) {
 	if err := validTopic("topic", topic); err != nil {
 		return nil, err
 	}
@@ -109,12 +115,18 @@ func (c *Conn) produce(ctx context.Context, topic string, partition int32, expec
 	if len(records) == 0 {
 		return nil, &InvalidArgumentError{Field: "records", Got: "none", Want: "at least one"}
 	}
-	if n := produceRequestBytes(topic, records) + expectingBytes(expectedOffset); n > frameBytesMax {
+	extra := expectingBytes(expectedOffset)
+	if followRoutes {
+		extra = 8
+	}
+	if n := produceRequestBytes(topic, records) + extra; n > frameBytesMax {
 		return nil, &InvalidArgumentError{Field: "records", Got: fmt.Sprintf("%d bytes in one request", n),
 			Want: fmt.Sprintf("<= %d (the broker drops a connection that sends a larger frame)", frameBytesMax)}
 	}
 	var frame []byte
-	if expectedOffset == noExpectedOffset {
+	if followRoutes {
+		frame = appendProduceRequestAt(beginFrame(apiProduce, routedVersion), topic, partition, ack, expectedOffset, records)
+	} else if expectedOffset == noExpectedOffset {
 		frame = appendProduceRequest(beginFrame(apiProduce, produceVersion), topic, partition, ack, records)
 	} else {
 		frame = appendProduceRequestAt(beginFrame(apiProduce, produceExpectingVersion), topic, partition, ack, expectedOffset, records)

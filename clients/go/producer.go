@@ -76,7 +76,7 @@ func (cfg ProducerConfig) validate() error {
 // A Producer is safe for concurrent use. Batches of one partition are sent in the order their
 // records were sent. Close it to send what is still queued.
 type Producer struct {
-	conn *Conn
+	conn producerTarget // a Conn, or a Client that follows routes
 	cfg  ProducerConfig
 
 	mu          sync.Mutex
@@ -110,8 +110,24 @@ type work struct {
 	flushed chan error
 }
 
+// producerTarget is where a Producer's batches go.
+type producerTarget interface {
+	Produce(ctx context.Context, topic string, partition int32, records [][]byte, ack AckPolicy) (*ProduceResult, error)
+	Close() error
+}
+
 // NewProducer starts a Producer on conn, which it owns from now on.
 func NewProducer(conn *Conn, cfg ProducerConfig) (*Producer, error) {
+	return newProducer(conn, cfg)
+}
+
+// NewClientProducer starts a Producer on a Client, which it owns from now on: each batch goes to its
+// partition's primary, following routes (see Client).
+func NewClientProducer(client *Client, cfg ProducerConfig) (*Producer, error) {
+	return newProducer(client, cfg)
+}
+
+func newProducer(conn producerTarget, cfg ProducerConfig) (*Producer, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err

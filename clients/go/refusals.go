@@ -8,6 +8,7 @@ import "fmt"
 //	REVISION_MISMATCH (7) => changeIndex:int32 topic:string expectedRevision:int64 actualRevision:int64
 //	OFFSET_MISMATCH (8)   => logEndOffset:int64
 //	INVALID_ARGUMENT (11) => index:int32 message:string
+//	NOT_PRIMARY (9)       => route:Route   (to PRODUCE v3 and FETCH v3; see NotPrimaryError)
 //
 // Each error below embeds the BrokerError it is, so errors.Is(err, ErrRevisionMismatch) and
 // errors.As(err, &brokerErr) keep working.
@@ -83,6 +84,8 @@ func refusal(code ErrorCode, api apiKey, request string, body []byte) error {
 		}
 		e.Detail = d.string("refusal message")
 		err = e
+	case CodeNotPrimary:
+		err = &NotPrimaryError{BrokerError: base, Route: readRoute(&d, "refusal route")}
 	case CodeOffsetMismatch:
 		err = &OffsetMismatchError{BrokerError: base, ExpectedOffset: noExpectedOffset, LogEndOffset: d.int64("refusal logEndOffset")}
 	default:

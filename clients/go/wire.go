@@ -14,11 +14,12 @@ import (
 type apiKey int16
 
 const (
-	apiProduce  apiKey = 1
-	apiFetch    apiKey = 2
-	apiMetadata apiKey = 3
-	apiApply    apiKey = 4
-	apiList     apiKey = 5
+	apiProduce     apiKey = 1
+	apiFetch       apiKey = 2
+	apiMetadata    apiKey = 3
+	apiApply       apiKey = 4
+	apiList        apiKey = 5
+	apiAPIVersions apiKey = 6
 )
 
 func (k apiKey) String() string {
@@ -33,6 +34,8 @@ func (k apiKey) String() string {
 		return "APPLY"
 	case apiList:
 		return "LIST"
+	case apiAPIVersions:
+		return "API_VERSIONS"
 	}
 	return fmt.Sprintf("API(%d)", int16(k))
 }

@@ -4,6 +4,7 @@ Synchronous, on ``socket`` and ``struct``; the asyncio client is ``booblik.aio``
 """
 
 from .batching import ProducerConfig
+from .client import Client
 from .connection import Connection, Topic
 from .consumer import Consumer
 from .crc32c import crc32c
@@ -14,6 +15,7 @@ from .errors import (
     CorruptRecordError,
     ErrorCode,
     InvalidArgumentRefusal,
+    NotPrimaryError,
     OffsetMismatchError,
     ProducerClosedError,
     ProtocolError,
@@ -53,6 +55,7 @@ __all__ = [
     "AckPolicy",
     "BooblikError",
     "BrokerError",
+    "Client",
     "Connection",
     "ConnectionClosedError",
     "Consumer",
@@ -62,6 +65,7 @@ __all__ = [
     "FetchResult",
     "InvalidArgumentRefusal",
     "ListedTopic",
+    "NotPrimaryError",
     "OffsetMismatchError",
     "PartitionMetadata",
     "ProduceResult",

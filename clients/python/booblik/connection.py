@@ -12,9 +12,9 @@ import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from . import limits, wire
+from . import limits, routing, wire
 from .address import parse_address
-from .errors import ConnectionClosedError, ProtocolError
+from .errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
 from .partitioner import Key, TopicRouting
 from .refusals import refusal
 from .topics import (
@@ -97,6 +97,30 @@ class Connection:
         body = self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))
         return wire.decode_metadata_response(body)
 
+    def api_versions(self) -> dict:
+        """apiKey -> the highest version the broker serves; a broker that predates API_VERSIONS
+        (it refuses it UNSUPPORTED_VERSION) gets the v1 set."""
+        try:
+            body = self._call(routing.API_API_VERSIONS, routing.API_VERSIONS_VERSION, b"", "API_VERSIONS")
+        except BrokerError as error:
+            if error.code == ErrorCode.UNSUPPORTED_VERSION:
+                return dict(routing.VERSIONS_BEFORE_DISCOVERY)
+            raise
+        return routing.decode_api_versions_response(body)
+
+    def metadata_with_routes(self, *topics: str, min_revision: int | None = None) -> routing.RoutedMetadata:
+        """METADATA v2: the spec store's revision and each partition's route. With ``min_revision``,
+        v3 (the broker must have it): answered once the broker's copy of the specs reached it."""
+        what = wire.describe_metadata(topics)
+        if min_revision is None:
+            body = self._call(
+                wire.API_METADATA, routing.METADATA_ROUTES_VERSION, wire.encode_metadata_request(topics), what
+            )
+        else:
+            payload = routing.encode_metadata_request_v3(topics, min_revision)
+            body = self._call(wire.API_METADATA, routing.METADATA_REVISION_VERSION, payload, what)
+        return routing.decode_metadata_response_v2(body)
+
     def produce(
         self,
         topic: str,
@@ -104,6 +128,7 @@ class Connection:
         records: Iterable[bytes],
         ack: AckPolicy = AckPolicy.WRITTEN,
         expected_offset: int | None = None,
+        follow_routes: bool = False,
     ) -> ProduceResult | None:
         """Append ``records`` to one partition, contiguously and in order.
 
@@ -111,9 +136,14 @@ class Connection:
         answers nothing, so this returns ``None`` once the request is written. With
         ``expected_offset`` the batch lands only if the partition ends there (a single writer
         fences itself); otherwise nothing is written and OffsetMismatchError says where it ends.
+        ``follow_routes`` sends PRODUCE v3 (the broker must have it): a cluster broker that is not
+        the primary refuses with NotPrimaryError carrying the route (``booblik.Client`` sets it).
         """
-        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset)
-        version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
+        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset, v2_layout=follow_routes)
+        if follow_routes:  # v3: a broker that is not the primary answers NOT_PRIMARY rather than proxying
+            version = routing.ROUTED_VERSION
+        else:
+            version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
         if ack == AckPolicy.NONE:
             with self._lock:
                 self._send(wire.API_PRODUCE, version, payload)
@@ -130,16 +160,19 @@ class Connection:
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
         min_bytes: int = limits.DEFAULT_MIN_BYTES,
+        follow_routes: bool = False,
     ) -> FetchResult:
         """Whole, verified records from ``offset`` on; an empty list when caught up.
 
         The broker holds the request up to ``max_wait_millis`` while nothing is there, so the wait
         must be shorter than the socket timeout: the combination is refused with a ValueError rather
-        than surfacing as a timeout on a healthy long fetch.
+        than surfacing as a timeout on a healthy long fetch. ``follow_routes`` sends FETCH v3 (see
+        ``produce``).
         """
         check_wait_fits_timeout(max_wait_millis, self.timeout)
         payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
-        body = self._call(wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition))
+        version = routing.ROUTED_VERSION if follow_routes else wire.FETCH_VERSION
+        body = self._call(wire.API_FETCH, version, payload, wire.describe(wire.API_FETCH, topic, partition))
         return wire.decode_fetch_response(body, offset, max_bytes)
 
     def apply_topics(self, changes, dry_run: bool = False) -> int:

@@ -164,6 +164,20 @@ class OffsetMismatchError(BrokerError):
         return (type(self), (self.request, self.expected_offset, self.log_end_offset))
 
 
+class NotPrimaryError(BrokerError):
+    """PRODUCE v3 / FETCH v3: this broker is not the partition's primary; ``route`` (a
+    ``booblik.Route``) names the one that is now (an empty primary: nobody at the moment).
+    ``booblik.Client`` follows it on its own."""
+
+    def __init__(self, request: str, route) -> None:
+        super().__init__(ErrorCode.NOT_PRIMARY, request)
+        self.route = route
+        self.args = (f"{request} refused: not the primary; the primary is {route.primary or '(none)'}",)
+
+    def __reduce__(self):
+        return (type(self), (self.request, self.route))
+
+
 class ProtocolError(BooblikError):
     """The bytes from the broker do not follow the protocol.
 

@@ -41,6 +41,14 @@ DEFAULT_LINGER = 0.005
 # Producer: records per batch before it goes out without waiting for the linger.
 DEFAULT_MAX_BATCH_SIZE = 100
 
+# Client: sends of one request across route changes and failures. Eight covers a NOT_PRIMARY hop or
+# two plus pauses of 0.1 + 0.2 + ... + 2 s (about 8 s in all): longer than a broker lease (5 s by
+# default) takes to expire and its partitions to show who serves them next.
+DEFAULT_ROUTE_ATTEMPTS_MAX = 8
+# Client: first pause (seconds) after NO_PRIMARY or a lost connection, doubled up to the cap.
+DEFAULT_ROUTE_RETRY_DELAY = 0.1
+DEFAULT_ROUTE_RETRY_DELAY_MAX = 2.0
+
 # Topics at runtime (docs/protocol.md, "Additions after v1"): the broker refuses a spec with more
 # partitions, and an APPLY with more changes, than these; checked here so the error names the field.
 TOPIC_PARTITIONS_MAX = 10_000
@@ -67,3 +75,4 @@ _check(FETCH_MAX_BYTES_MAX > RECORD_HEADER_BYTES, "a fetch must be able to carry
 _check(DEFAULT_WATCH_WAIT_MILLIS / 1000 < DEFAULT_TIMEOUT, "a quiet watch must not time out by default")
 _check(DEFAULT_WATCH_WAIT_MILLIS <= LIST_WAIT_MILLIS_MAX, "the broker cuts a longer watch wait short")
 _check(1 <= DEFAULT_MAX_BATCH_SIZE <= INT32_MAX, "a batch holds at least one record")
+_check(DEFAULT_ROUTE_RETRY_DELAY <= DEFAULT_ROUTE_RETRY_DELAY_MAX, "route pauses must start below their cap")

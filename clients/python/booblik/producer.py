@@ -1,7 +1,9 @@
 """A producer that batches records arriving one at a time, on a thread of its own.
 
 It owns its connection: the producer's thread is the only writer to that socket, because responses
-are matched in order and a second writer would take somebody else's answer.
+are matched in order and a second writer would take somebody else's answer. Given a
+``booblik.Client`` instead, it sends each batch to its partition's primary through the Client, one
+batch at a time (the Client follows routes and retries; a batch it gives up on fails alone).
 
 States: OPEN -> CLOSING (close() called: flush, then stop) -> CLOSED; or FAILED when the connection
 broke, which fails every outstanding future with the cause.
@@ -16,6 +18,7 @@ from collections.abc import Callable
 
 from . import wire
 from .batching import Accumulator, ProducerConfig, check_send
+from .client import Client
 from .connection import Connection
 from .errors import BooblikError, ProducerClosedError
 from .partitioner import Key, TopicRouting
@@ -29,7 +32,7 @@ class Producer:
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Connection | Client,
         config: ProducerConfig | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
@@ -84,7 +87,7 @@ class Producer:
             raise error from self._failure
         if self.connection.closed:  # learnt now rather than when this record's batch is due
             error = ProducerClosedError("producer's connection is closed: cannot send")
-            raise error from self.connection._closed_because
+            raise error from getattr(self.connection, "_closed_because", None)
 
     def _routing(self, topic: str) -> TopicRouting:
         """The topic's partitioner, from one METADATA the first time. The exchange takes the
@@ -151,6 +154,9 @@ class Producer:
 
     def _send(self, batches: list) -> None:
         """Write every batch, then read the answers in order (pipelined on the one socket)."""
+        if isinstance(self.connection, Client):
+            self._send_routed(batches)
+            return
         ack = self.config.ack
         connection = self.connection
         live = []
@@ -188,6 +194,21 @@ class Producer:
                     if not future.done():
                         future.set_exception(error)
             raise
+
+    def _send_routed(self, batches: list) -> None:
+        """Over a Client: each batch to its partition's primary, in turn; a failure fails its batch only."""
+        for batch in batches:
+            kept = [(p, f) for p, f in zip(batch.payloads, batch.waiters) if f.set_running_or_notify_cancel()]
+            if not kept:
+                continue
+            try:
+                result = self.connection.produce(batch.topic, batch.partition, [p for p, _ in kept], self.config.ack)
+            except Exception as error:  # the Client's last error, after its retries: this batch's
+                for _, future in kept:
+                    future.set_exception(error)
+                continue
+            for index, (_, future) in enumerate(kept):
+                future.set_result(wire.OFFSET_UNKNOWN if result is None else result.base_offset + index)
 
     def _fail(self, error: BaseException) -> None:
         with self._cond:

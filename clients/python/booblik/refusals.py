@@ -6,6 +6,7 @@ carries one for three codes, read here; for every other code the bytes, if any, 
     REVISION_MISMATCH (7) => changeIndex:int32 topic:string expectedRevision:int64 actualRevision:int64
     OFFSET_MISMATCH (8)   => logEndOffset:int64
     INVALID_ARGUMENT (11) => index:int32 message:string
+    NOT_PRIMARY (9)       => route:Route   (to PRODUCE v3 and FETCH v3)
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from .errors import (
     BrokerError,
     ErrorCode,
     InvalidArgumentRefusal,
+    NotPrimaryError,
     OffsetMismatchError,
     ProtocolError,
     RevisionMismatchError,
 )
+from .topics import _decode_route
 from .wire import BodyReader
 
 # The expected offset a refusal reports when the caller did not say (a v1 PRODUCE never gets code 8).
@@ -46,6 +49,8 @@ def refusal(code: int, request: str, body: bytes, expected_offset: int | None = 
     elif code == ErrorCode.OFFSET_MISMATCH:
         expected = EXPECTED_OFFSET_UNKNOWN if expected_offset is None else expected_offset
         error = OffsetMismatchError(request, expected, reader.i64("logEndOffset"))
+    elif code == ErrorCode.NOT_PRIMARY:
+        error = NotPrimaryError(request, _decode_route(reader, "route"))
     else:
         return BrokerError(code, request)
     reader.end()

@@ -228,9 +228,17 @@ def produce_overhead_bytes(topic: str) -> int:
 
 
 def encode_produce_request(
-    topic: str, partition: int, ack: AckPolicy, records: Sequence[bytes], expected_offset: int | None = None
+    topic: str,
+    partition: int,
+    ack: AckPolicy,
+    records: Sequence[bytes],
+    expected_offset: int | None = None,
+    *,
+    v2_layout: bool = False,
 ) -> bytes:
-    """A PRODUCE payload: v1, or v2 (PRODUCE_EXPECTING_VERSION) when ``expected_offset`` is given."""
+    """A PRODUCE payload: v1, or v2 (PRODUCE_EXPECTING_VERSION) when ``expected_offset`` is given.
+    ``v2_layout`` always writes v2's expectedOffset field (-1, anywhere, when none is given): the
+    bytes of PRODUCE v3."""
     if isinstance(records, (bytes, bytearray, memoryview, str)):
         raise TypeError("records: expected a list of records, got a single bytes/str value; wrap it in a list")
     records = list(records)
@@ -244,6 +252,8 @@ def encode_produce_request(
     ]
     if expected_offset is not None:
         parts.append(_I64.pack(check_int("expected_offset", expected_offset, 0, limits.INT64_MAX)))
+    elif v2_layout:
+        parts.append(_I64.pack(-1))
     parts.append(_I32.pack(len(records)))
     for index, record in enumerate(records):
         if not isinstance(record, (bytes, bytearray, memoryview)):

@@ -5,6 +5,12 @@ struct-based reader and its own bitwise CRC-32C (sharing the client's code would
 sides pass). It keeps logs in memory, answers PRODUCE, FETCH (v1 and v2, with long-poll),
 METADATA, APPLY and LIST (with watch; selectors of the forms k=v, k!=v, k, !k only) as the protocol
 says, records every request it decoded, and can be told to misbehave per request through ``respond``.
+
+In cluster mode (``routes`` given, or ``share`` with a broker in it) it also answers API_VERSIONS,
+METADATA v2/v3 with the routes (a dict (topic, partition) -> primary address, '' for none, shared
+by every broker of the fake cluster), and PRODUCE/FETCH v3: served only where the route names this
+broker, NOT_PRIMARY with the route (or NO_PRIMARY) otherwise. Brokers made with ``share`` keep one
+set of logs, as a cluster keeps one copy of each partition whoever serves it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ UNSUPPORTED_VERSION = 4
 CORRUPT_REQUEST = 5
 REVISION_MISMATCH = 7
 OFFSET_MISMATCH = 8
+NOT_PRIMARY = 9
+NO_PRIMARY = 10
 INVALID_ARGUMENT = 11
 
 
@@ -96,15 +104,25 @@ class FakeBroker:
         self,
         topics: dict | None = None,
         respond: Callable[[Request], Reply | None] | None = None,
+        *,
+        routes: dict | None = None,
+        share: FakeBroker | None = None,
     ) -> None:
-        self.topics = dict(topics if topics is not None else {"orders": 3, "single": 1})
         self.respond = respond
-        self.logs: dict = {(t, p): [] for t, n in self.topics.items() for p in range(n)}  # stored record bytes
-        # The spec store: the startup topics are its first revision, as the broker's booblik.topics are.
-        self.revision = 1 if self.topics else 0
-        self.specs: dict = {name: _stored_spec(name, n, {}, self.revision) for name, n in self.topics.items()}
+        if share is not None:
+            self.topics, self.logs, self.specs, self.revision = share.topics, share.logs, share.specs, share.revision
+            self.routes = share.routes
+            self._cond = share._cond
+        else:
+            self.topics = dict(topics if topics is not None else {"orders": 3, "single": 1})
+            self.logs: dict = {(t, p): [] for t, n in self.topics.items() for p in range(n)}  # stored record bytes
+            # The spec store: the startup topics are its first revision, as the broker's booblik.topics are.
+            self.revision = 1 if self.topics else 0
+            self.specs: dict = {name: _stored_spec(name, n, {}, self.revision) for name, n in self.topics.items()}
+            self.routes = routes
+            self._cond = threading.Condition()
         self.requests: list = []
-        self._cond = threading.Condition()
+        self.no_primary_next = 0  # cluster mode: answer this many more v3 PRODUCE/FETCH NO_PRIMARY
         self._closing = False
         self._connections: list = []
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -227,13 +245,16 @@ class FakeBroker:
             conn.close()
 
     def _handle(self, request: Request, payload: bytes) -> bytes | None:
+        cluster = self.routes is not None
         handlers = {
-            1: (self._produce, {1, 2}),
-            2: (self._fetch, {1, 2}),
-            3: (self._metadata, {1}),
+            1: (self._produce, {1, 2, 3} if cluster else {1, 2}),
+            2: (self._fetch, {1, 2, 3} if cluster else {1, 2}),
+            3: (self._metadata, {1, 2, 3} if cluster else {1}),
             4: (self._apply, {1}),
             5: (self._list, {1}),
         }
+        if cluster:
+            handlers[6] = (self._api_versions, {1})
         handler, versions = handlers.get(request.api_key, (None, set()))
         if handler is None or request.api_version not in versions:
             return response_frame(request.correlation_id, UNSUPPORTED_VERSION)
@@ -257,6 +278,9 @@ class FakeBroker:
             return response_frame(request.correlation_id, CORRUPT_REQUEST) if answer else None
         if key not in self.logs:
             return response_frame(request.correlation_id, UNKNOWN_TOPIC_OR_PARTITION) if answer else None
+        elsewhere = self._not_primary(request, key)
+        if elsewhere is not None:
+            return elsewhere if answer else None
         with self._cond:
             log = self.logs[key]
             base = len(log)
@@ -280,6 +304,9 @@ class FakeBroker:
         key = (f["topic"], f["partition"])
         if key not in self.logs:
             return response_frame(request.correlation_id, UNKNOWN_TOPIC_OR_PARTITION)
+        elsewhere = self._not_primary(request, key)
+        if elsewhere is not None:
+            return elsewhere
         wait = f.get("max_wait_millis", 0) / 1000
         with self._cond:
             log = self.logs[key]
@@ -299,9 +326,14 @@ class FakeBroker:
         count = d.take(">i")
         names = [d.string() for _ in range(count)]
         request.fields["topics"] = names
+        if request.api_version == 3:
+            request.fields["min_revision"] = d.take(">q")
+            request.fields["flags"] = d.take(">b")
         if any(n not in self.topics for n in names):
             return response_frame(request.correlation_id, UNKNOWN_TOPIC_OR_PARTITION)
         body = bytearray()
+        if request.api_version >= 2:
+            body += struct.pack(">q", self.revision)
         chosen = sorted(set(names) if names else self.topics)
         body += struct.pack(">i", len(chosen))
         with self._cond:
@@ -310,7 +342,30 @@ class FakeBroker:
                 body += struct.pack(">H", len(encoded)) + encoded + struct.pack(">i", self.topics[name])
                 for p in range(self.topics[name]):
                     body += struct.pack(">iqq", p, 0, len(self.logs[(name, p)]))
+                    if request.api_version >= 2:
+                        body += _route_bytes(self.routes.get((name, p), self.address))
         return response_frame(request.correlation_id, 0, bytes(body))
+
+    # -- cluster mode --
+
+    def _api_versions(self, request: Request, d: _Decoder) -> bytes:
+        ranges = [(1, 1, 3), (2, 1, 3), (3, 1, 3), (4, 1, 1), (5, 1, 1), (6, 1, 1)]
+        body = struct.pack(">i", len(ranges)) + b"".join(struct.pack(">hhh", *r) for r in ranges)
+        return response_frame(request.correlation_id, 0, body)
+
+    def _not_primary(self, request: Request, key: tuple) -> bytes | None:
+        """A v3 request for a partition this broker is not the primary of: its refusal, else None."""
+        if request.api_version != 3:
+            return None  # v1/v2 are proxied by a cluster broker: served here as if they were
+        if self.no_primary_next > 0:
+            self.no_primary_next -= 1
+            return response_frame(request.correlation_id, NO_PRIMARY)
+        primary = self.routes.get(key, self.address)
+        if primary == self.address:
+            return None
+        if primary == "":
+            return response_frame(request.correlation_id, NO_PRIMARY)
+        return response_frame(request.correlation_id, NOT_PRIMARY, _route_bytes(primary))
 
     # -- topics at runtime --
 
@@ -400,6 +455,10 @@ class FakeBroker:
                 for _ in range(spec["partitions"]):
                     body += _string(self.address) + struct.pack(">i", 0)
         return response_frame(cid, 0, bytes(body))
+
+
+def _route_bytes(primary: str) -> bytes:
+    return _string(primary) + struct.pack(">i", 0)
 
 
 def _string(s: str) -> bytes:

@@ -26,12 +26,15 @@ import {
   encodeApiVersionsRequest,
   encodeApplyRequest,
   encodeFetchRequestV2,
+  encodeFetchRequestV3,
   encodeListRequest,
   encodeMetadataRequest,
   encodeMetadataRequestV2,
+  encodeMetadataRequestV3,
   encodeMoveRequest,
   encodeProduceRequest,
   encodeProduceRequestV2,
+  encodeProduceRequestV3,
   FrameSplitter,
   fetchWaitMsMax,
   frameBytesMax,
@@ -106,6 +109,11 @@ export interface ProduceOptions {
    * refused with OffsetMismatchError carrying the actual end, and nothing is written.
    */
   expectedOffset?: number;
+  /**
+   * Send PRODUCE v3 (the broker must have it): a cluster broker that is not the partition's primary
+   * refuses with NotPrimaryError carrying the route, instead of proxying. Client sets it.
+   */
+  followRoutes?: boolean;
 }
 
 export interface FetchOptions {
@@ -117,6 +125,8 @@ export interface FetchOptions {
   maxWaitMs?: number;
   /** Bytes to wait for; 0 and 1 both mean "anything" (the default 0). */
   minBytes?: number;
+  /** Send FETCH v3 (see ProduceOptions.followRoutes). */
+  followRoutes?: boolean;
 }
 
 export interface RequestOptions {
@@ -303,9 +313,11 @@ export class Connection {
       }
     }
     const build = (id: number) =>
-      expectedOffset === undefined
-        ? encodeProduceRequest(id, { topic, partition, ack, records })
-        : encodeProduceRequestV2(id, { topic, partition, ack, records, expectedOffset });
+      options.followRoutes
+        ? encodeProduceRequestV3(id, { topic, partition, ack, records, expectedOffset })
+        : expectedOffset === undefined
+          ? encodeProduceRequest(id, { topic, partition, ack, records })
+          : encodeProduceRequestV2(id, { topic, partition, ack, records, expectedOffset });
     if (ack === AckPolicy.NONE) return this.sendUnanswered(what, build).then(() => null);
     return this.request(
       what,
@@ -436,7 +448,21 @@ export class Connection {
     );
   }
 
-  /** One FETCH (always version 2): whole records with their offsets, the high watermark, and what was cut. */
+  /**
+   * METADATA v3 (the broker must have it): as metadataWithRoutes(), answered once the broker's copy
+   * of the topic specs has reached `minRevision` (the revision an APPLY returned; 0: at once).
+   */
+  metadataAtRevision(topics: readonly string[], minRevision: number): Promise<MetadataResponseV2> {
+    return this.request(
+      topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`,
+      { topics },
+      (id) => encodeMetadataRequestV3(id, { topics: [...topics], minRevision, flags: 0 }),
+      (body) => decodeMetadataResponseV2(body),
+      this.requestTimeoutMs,
+    );
+  }
+
+  /** One FETCH (version 2, or 3 with followRoutes): whole records with their offsets, the high watermark, and what was cut. */
   fetch(request: FetchOptions, options: RequestOptions = {}): Promise<FetchResult> {
     const { topic, partition, offset, maxBytes } = request;
     const maxWaitMs = request.maxWaitMs ?? 0;
@@ -457,7 +483,14 @@ export class Connection {
       what,
       { topics: [topic], partition },
       (id) =>
-        encodeFetchRequestV2(id, { topic, partition, fetchOffset: offset, maxBytes, maxWaitMs, minBytes }),
+        (request.followRoutes ? encodeFetchRequestV3 : encodeFetchRequestV2)(id, {
+          topic,
+          partition,
+          fetchOffset: offset,
+          maxBytes,
+          maxWaitMs,
+          minBytes,
+        }),
       (body): FetchResult => {
         const { highWatermark, payload } = decodeFetchResponse(body);
         const index = indexFetchPayload(payload, { fetchOffset: offset, maxBytes });

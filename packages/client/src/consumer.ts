@@ -10,6 +10,7 @@
  */
 import { RecordExceedsMaxBytesError } from '@booblik/protocol';
 import { checkCount, checkInt32, checkOffset } from './checks.js';
+import type { Client } from './client.js';
 import { type Clock, delay, systemClock } from './clock.js';
 import type { Connection, FetchResult } from './connection.js';
 import { AbortError, ConsumerStateError, isConnectionLoss } from './errors.js';
@@ -38,7 +39,7 @@ export interface ConsumerOptions {
   /** Attempts after a loss before the error reaches the caller (default: no limit, as a partition has no end). */
   reconnectAttemptsMax?: number;
   /** How to open a new connection after a loss (default: the same address and settings). */
-  dial?: () => Promise<Connection>;
+  dial?: () => Promise<Connection | Client>;
   /** Time source for reconnect pauses. */
   clock?: Clock;
   /** Jitter source in [0, 1): spreads the reconnects of many consumers after a broker restart. */
@@ -85,7 +86,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private readonly reconnectAttemptsMax: number;
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly dial: () => Promise<Connection>;
+  private readonly dial: () => Promise<Connection | Client>;
   /** Fires on close() and on the caller's signal. */
   private readonly stop = new AbortController();
   private readonly signal: AbortSignal;
@@ -93,9 +94,10 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private stopped = false;
 
   /** The connection fetches go to; undefined after a loss until the next dial. */
-  private connection: Connection | undefined;
+  private connection: Connection | Client | undefined;
   /** Connections this consumer dialed itself (it closes them); the first one is the caller's. */
-  private owned: Connection | undefined;
+  private owned: Connection | Client | undefined;
+  private readonly given: Connection | Client;
   private offset: number;
   private seen: number | undefined;
   /** Bumped by seek(): a fetch started before it is dropped when it returns. */
@@ -116,7 +118,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private iterating = false;
 
   constructor(
-    connection: Connection,
+    connection: Connection | Client,
     readonly topic: string,
     readonly partition: number,
     offset: number,
@@ -125,6 +127,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     checkInt32('partition', partition, 0);
     this.offset = checkOffset('offset', offset);
     this.connection = connection;
+    this.given = connection;
     this.maxBytes = checkInt32('maxBytes', options.maxBytes ?? DEFAULT_MAX_BYTES, 1);
     this.maxWaitMs = checkInt32('maxWaitMs', options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, 0);
     this.minBytes = Math.min(checkInt32('minBytes', options.minBytes ?? DEFAULT_MIN_BYTES, 0), this.maxBytes);
@@ -378,9 +381,14 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     }
   }
 
-  private async currentConnection(): Promise<Connection> {
+  private async currentConnection(): Promise<Connection | Client> {
     if (this.connection && this.connection.state === 'open') return this.connection;
     const fresh = await this.dial();
+    // A Client stands in for itself after a loss: it is the caller's, never this consumer's to close.
+    if (fresh === this.given) {
+      this.connection = fresh;
+      return fresh;
+    }
     if (this.signal.aborted) {
       await fresh.close();
       throw new AbortError(`consumer of ${this.topic}/${this.partition}`, { cause: this.signal.reason });

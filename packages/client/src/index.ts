@@ -9,6 +9,7 @@ export {
   type TopicMetadata,
 } from '@booblik/protocol';
 export { type BrokerAddress, formatAddress, parseAddress } from './address.js';
+export { Client, type ClientOptions } from './client.js';
 export { type Clock, systemClock, type TimerHandle } from './clock.js';
 export {
   Connection,
@@ -31,5 +32,10 @@ export {
   type TopicOptions,
   type TopicSendOptions,
 } from './topic.js';
-export { InvalidArgumentRefusal, OffsetMismatchError, RevisionMismatchError } from './topic-errors.js';
+export {
+  InvalidArgumentRefusal,
+  NotPrimaryError,
+  OffsetMismatchError,
+  RevisionMismatchError,
+} from './topic-errors.js';
 export * from './topics.js';

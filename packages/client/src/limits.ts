@@ -50,6 +50,19 @@ export const DEFAULT_RECONNECT_DELAY_MS = 100;
 export const DEFAULT_RECONNECT_DELAY_MS_MAX = 5_000;
 
 /**
+ * Client: sends of one request across route changes and failures. Eight covers a NOT_PRIMARY hop
+ * or two plus pauses of 0.1 + 0.2 + ... + 2 s (about 8 s in all): longer than a broker lease (5 s
+ * by default) takes to expire and its partitions to show who serves them next.
+ */
+export const DEFAULT_ROUTE_ATTEMPTS_MAX = 8;
+
+/** Client: first pause after NO_PRIMARY or a lost connection before METADATA is asked again. */
+export const DEFAULT_ROUTE_RETRY_DELAY_MS = 100;
+
+/** Client: longest such pause, doubled from the first. */
+export const DEFAULT_ROUTE_RETRY_DELAY_MS_MAX = 2_000;
+
+/**
  * "HTTP" read as a big-endian int32 frame length: what an HTTP server's answer (`HTTP/1.1 400 ...`)
  * looks like to a client pointed at the wrong port. Far above the frame limit, so never a real frame.
  */
@@ -68,5 +81,9 @@ function assert(condition: boolean, message: string): void {
 assert(DEFAULT_MAX_WAIT_MS <= fetchWaitMsMax, 'the default wait must not exceed what the broker honours');
 assert(DEFAULT_MIN_BYTES <= DEFAULT_MAX_BYTES, 'minBytes > maxBytes is a refused request');
 assert(DEFAULT_RECONNECT_DELAY_MS <= DEFAULT_RECONNECT_DELAY_MS_MAX, 'backoff must start below its cap');
+assert(
+  DEFAULT_ROUTE_RETRY_DELAY_MS <= DEFAULT_ROUTE_RETRY_DELAY_MS_MAX,
+  'route pauses must start below their cap',
+);
 assert(HTTP_AS_FRAME_LENGTH > frameBytesMax, 'an HTTP answer must never pass for a frame');
 assert(DEFAULT_MAX_BATCH_RECORDS <= DEFAULT_MAX_QUEUED_RECORDS, 'a full batch must fit in the queue');

@@ -17,8 +17,9 @@ import {
 } from '@booblik/protocol';
 import { Batch, type BatchEntry, produceFrameOverheadBytes, produceRecordBytes } from './batch.js';
 import { checkCount, checkInt32, checkPayload } from './checks.js';
+import { Client, type ClientOptions } from './client.js';
 import { type Clock, systemClock } from './clock.js';
-import { Connection, type ConnectOptions } from './connection.js';
+import { Connection } from './connection.js';
 import { InvalidArgumentError, ProducerClosedError, RequestTooLargeError } from './errors.js';
 import {
   DEFAULT_LINGER_MS,
@@ -95,14 +96,28 @@ export class Producer {
   private failure: Error | undefined;
   private closing: Promise<void> | undefined;
 
-  /** Connects and returns a producer that owns the connection (close() closes it). */
-  static async connect(address: string, options: ProducerOptions & ConnectOptions = {}): Promise<Producer> {
-    return new Producer(await Connection.connect(address, options), options);
+  /**
+   * Connects and returns a producer that owns the connection (close() closes it). A list of
+   * addresses connects a Client instead: each batch then goes to its partition's primary, following
+   * routes (see Client); one address keeps one connection, as before (a cluster broker proxies).
+   */
+  static async connect(
+    address: string | readonly string[],
+    options: ProducerOptions & ClientOptions = {},
+  ): Promise<Producer> {
+    const connection =
+      typeof address === 'string'
+        ? await Connection.connect(address, options)
+        : await Client.connect(address, options);
+    return new Producer(connection, options);
   }
 
-  /** Takes ownership of `connection`: the producer closes it, and fails everything when it is lost. */
+  /**
+   * Takes ownership of `connection` (a Connection, or a Client that follows routes): the producer
+   * closes it, and fails everything when a Connection is lost.
+   */
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: Connection | Client,
     options: ProducerOptions = {},
   ) {
     this.ack = options.ack ?? AckPolicy.WRITTEN;

@@ -4,10 +4,12 @@
  */
 import {
   decodeInvalidArgument,
+  decodeNotPrimary,
   decodeOffsetMismatch,
   decodeRevisionMismatch,
   ErrorCode,
   ProtocolError,
+  type Route,
 } from '@booblik/protocol';
 import { BrokerError, type RequestSubject } from './errors.js';
 
@@ -56,6 +58,22 @@ export class OffsetMismatchError extends BrokerError {
   }
 }
 
+/**
+ * PRODUCE v3 / FETCH v3: this broker is not the partition's primary; `route` says who is now (an
+ * empty primary: nobody at the moment). Client follows it on its own; callers of Connection see it.
+ */
+export class NotPrimaryError extends BrokerError {
+  override name = 'NotPrimaryError';
+  constructor(
+    request: string,
+    readonly route: Route,
+    subject: RequestSubject = {},
+  ) {
+    super(ErrorCode.NOT_PRIMARY, request, subject);
+    this.message = `${request} refused: this broker is not the primary; the primary is ${route.primary || '(none)'}`;
+  }
+}
+
 /** The error for a refusal, with the details its body carries for the codes that have one. */
 export function refusalOf(
   code: number,
@@ -81,6 +99,8 @@ export function refusalOf(
         const m = decodeInvalidArgument(body);
         return new InvalidArgumentRefusal(request, m.index, m.message);
       }
+      case ErrorCode.NOT_PRIMARY:
+        return new NotPrimaryError(request, decodeNotPrimary(body), subject);
       case ErrorCode.OFFSET_MISMATCH:
         return new OffsetMismatchError(request, expectedOffset, decodeOffsetMismatch(body).logEndOffset);
       default:

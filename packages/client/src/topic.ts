@@ -1,5 +1,6 @@
 import { type AckPolicyValue, OFFSET_UNKNOWN, ProtocolError, partitionForKey } from '@booblik/protocol';
 import { checkPayload } from './checks.js';
+import type { Client } from './client.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Connection } from './connection.js';
 
@@ -52,7 +53,7 @@ export class Topic {
   private readonly maxAgeMs: number;
 
   constructor(
-    private readonly connection: Connection,
+    private readonly connection: Connection | Client,
     readonly name: string,
     /** Partition ids, sorted: the partitioner's index points into this list. */
     partitions: readonly number[],
@@ -65,7 +66,11 @@ export class Topic {
     this.loadedAt = this.clock.now();
   }
 
-  static async load(connection: Connection, name: string, options: TopicOptions = {}): Promise<Topic> {
+  static async load(
+    connection: Connection | Client,
+    name: string,
+    options: TopicOptions = {},
+  ): Promise<Topic> {
     return new Topic(connection, name, await readPartitions(connection, name), options);
   }
 
@@ -120,7 +125,7 @@ export class Topic {
   }
 }
 
-async function readPartitions(connection: Connection, name: string): Promise<number[]> {
+async function readPartitions(connection: Connection | Client, name: string): Promise<number[]> {
   const topics = await connection.metadata(name);
   const found = topics.find((t) => t.name === name);
   // The broker refuses an unknown topic; an answer without the topic asked for is the broker's bug.

@@ -20,11 +20,12 @@ import (
 
 // Wire constants, written out here rather than shared with the client on purpose.
 const (
-	APIProduce  = 1
-	APIFetch    = 2
-	APIMetadata = 3
-	APIApply    = 4
-	APIList     = 5
+	APIProduce     = 1
+	APIFetch       = 2
+	APIMetadata    = 3
+	APIApply       = 4
+	APIList        = 5
+	APIAPIVersions = 6
 
 	CodeNone                    = 0
 	CodeUnknownTopicOrPartition = 1
@@ -34,6 +35,8 @@ const (
 	CodeCorruptRequest          = 5
 	CodeRevisionMismatch        = 7
 	CodeOffsetMismatch          = 8
+	CodeNotPrimary              = 9
+	CodeNoPrimary               = 10
 	CodeInvalidArgument         = 11
 
 	frameBytesMax = 8 << 20
@@ -61,7 +64,10 @@ type Request struct {
 	MaxWaitMillis int32 // FETCH v2
 	MinBytes      int32 // FETCH v2
 
-	Topics []string // METADATA
+	Topics      []string // METADATA
+	MinRevision int64    // METADATA v3; -1 before v3
+
+	Node int // cluster mode: which of the fake's listeners the request came in on (0 otherwise)
 
 	DryRun        bool     // APPLY
 	Changes       []Change // APPLY
@@ -91,10 +97,14 @@ type Broker struct {
 	changed   chan struct{} // closed and replaced on every change: a broadcast
 	intercept func(Request) (Action, bool)
 	chunk     int
-	hold      chan struct{} // while non-nil, connections wait for it to close before reading
-	conns     map[net.Conn]struct{}
+	hold      chan struct{}    // while non-nil, connections wait for it to close before reading
+	conns     map[net.Conn]int // to the node it was accepted on
 	closing   chan struct{}
-	wg        sync.WaitGroup
+
+	cluster       *clusterState // nil: a single broker, as before (cluster.go)
+	nodes         []net.Listener
+	noPrimaryNext int
+	wg            sync.WaitGroup
 }
 
 type partitionLog struct {
@@ -115,7 +125,7 @@ func Start(t testing.TB, topics map[string]int) *Broker {
 		ln:      ln,
 		logs:    make(map[string][]*partitionLog),
 		changed: make(chan struct{}),
-		conns:   make(map[net.Conn]struct{}),
+		conns:   make(map[net.Conn]int),
 		closing: make(chan struct{}),
 	}
 	b.specs = make(map[string]Spec)
@@ -126,8 +136,9 @@ func Start(t testing.TB, topics map[string]int) *Broker {
 		b.revision = 1 // the startup topics are the store's first revision, like booblik.topics
 		b.specs[name] = storedSpec(Spec{Name: name, Partitions: int32(n), RetentionBytes: -2, RetentionMillis: -2}, 1)
 	}
+	b.nodes = []net.Listener{ln}
 	b.wg.Add(1)
-	go b.accept()
+	go b.accept(ln, 0)
 	t.Cleanup(b.stop)
 	return b
 }
@@ -137,7 +148,9 @@ func (b *Broker) Addr() string { return b.ln.Addr().String() }
 
 func (b *Broker) stop() {
 	close(b.closing)
-	b.ln.Close()
+	for _, ln := range b.nodes {
+		ln.Close()
+	}
 	b.mu.Lock()
 	for c := range b.conns {
 		c.Close()
@@ -278,10 +291,10 @@ func (b *Broker) CorruptRecord(topic string, partition int, offset int64) {
 	p.data[start+8+size-1] ^= 0x01
 }
 
-func (b *Broker) accept() {
+func (b *Broker) accept(ln net.Listener, node int) {
 	defer b.wg.Done()
 	for {
-		nc, err := b.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			return
 		}
@@ -293,14 +306,14 @@ func (b *Broker) accept() {
 			return
 		default:
 		}
-		b.conns[nc] = struct{}{}
+		b.conns[nc] = node
 		b.wg.Add(1)
 		b.mu.Unlock()
-		go b.serve(nc)
+		go b.serve(nc, node)
 	}
 }
 
-func (b *Broker) serve(nc net.Conn) {
+func (b *Broker) serve(nc net.Conn, node int) {
 	defer b.wg.Done()
 	defer func() {
 		b.mu.Lock()
@@ -336,6 +349,7 @@ func (b *Broker) serve(nc net.Conn) {
 			continue
 		}
 		req := decodeRequest(frame)
+		req.Node = node
 		b.mu.Lock()
 		b.requests = append(b.requests, req)
 		b.notify()
@@ -385,17 +399,21 @@ func (b *Broker) handle(req Request) []byte {
 		}
 		return Answer(id, code, nil)
 	}
-	supported := (req.APIKey == APIProduce && (req.Version == 1 || req.Version == 2)) ||
-		(req.APIKey == APIFetch && (req.Version == 1 || req.Version == 2)) ||
-		(req.APIKey == APIMetadata && req.Version == 1) ||
-		((req.APIKey == APIApply || req.APIKey == APIList) && req.Version == 1)
-	if !supported {
+	if !b.supports(req) {
 		return refuse(CodeUnsupportedVersion)
 	}
 	if req.DecodeErr != "" {
 		return refuse(CodeCorruptRequest)
 	}
+	if answer, refused := b.notPrimary(req); refused {
+		if silent {
+			return nil
+		}
+		return answer
+	}
 	switch req.APIKey {
+	case APIAPIVersions:
+		return apiVersionsAnswer(id)
 	case APIProduce:
 		b.mu.Lock()
 		p := b.partition(req.Topic, req.Partition)
@@ -514,7 +532,11 @@ func (b *Broker) metadata(req Request) []byte {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	body := binary.BigEndian.AppendUint32(nil, uint32(len(names)))
+	var body []byte
+	if req.Version >= 2 {
+		body = binary.BigEndian.AppendUint64(body, uint64(b.revision))
+	}
+	body = binary.BigEndian.AppendUint32(body, uint32(len(names)))
 	for _, n := range names {
 		body = binary.BigEndian.AppendUint16(body, uint16(len(n)))
 		body = append(body, n...)
@@ -524,6 +546,9 @@ func (b *Broker) metadata(req Request) []byte {
 			body = binary.BigEndian.AppendUint32(body, uint32(i))
 			body = binary.BigEndian.AppendUint64(body, 0)
 			body = binary.BigEndian.AppendUint64(body, uint64(len(p.starts)))
+			if req.Version >= 2 {
+				body = appendRoute(body, b.primaryLocked(n, int32(i), req.Node))
+			}
 		}
 	}
 	return Answer(req.CorrelationID, CodeNone, body)
@@ -676,6 +701,13 @@ func decodeRequest(frame []byte) Request {
 				return fail("topic name")
 			}
 			req.Topics = append(req.Topics, t)
+		}
+		req.MinRevision = -1
+		if req.Version >= 3 {
+			req.MinRevision = r.i64()
+			if flags := r.i8(); r.err != nil || flags != 0 {
+				return fail("minRevision or flags")
+			}
 		}
 	case APIApply, APIList:
 		if why := decodeTopicsRequest(r, &req); why != "" {

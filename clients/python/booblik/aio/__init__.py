@@ -12,6 +12,7 @@ from ..errors import (
     CorruptRecordError,
     ErrorCode,
     InvalidArgumentRefusal,
+    NotPrimaryError,
     OffsetMismatchError,
     ProducerClosedError,
     ProtocolError,
@@ -30,6 +31,7 @@ from ..topics import (
     Upsert,
 )
 from ..wire import OFFSET_UNKNOWN, AckPolicy, FetchResult, PartitionMetadata, ProduceResult, Record, TopicMetadata
+from .client import Client
 from .connection import Connection, Topic
 from .consumer import Consumer
 from .producer import Producer
@@ -42,6 +44,7 @@ __all__ = [
     "AckPolicy",
     "BooblikError",
     "BrokerError",
+    "Client",
     "Connection",
     "ConnectionClosedError",
     "Consumer",
@@ -51,6 +54,7 @@ __all__ = [
     "FetchResult",
     "InvalidArgumentRefusal",
     "ListedTopic",
+    "NotPrimaryError",
     "OffsetMismatchError",
     "PartitionMetadata",
     "ProduceResult",

@@ -14,10 +14,10 @@ import collections
 import socket
 from collections.abc import Iterable
 
-from .. import limits, wire
+from .. import limits, routing, wire
 from ..address import parse_address
 from ..connection import check_wait_fits_timeout
-from ..errors import ConnectionClosedError, ProtocolError
+from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
 from ..partitioner import Key, TopicRouting
 from ..refusals import refusal
 from ..topics import (
@@ -99,6 +99,30 @@ class Connection:
         body = await self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))
         return wire.decode_metadata_response(body)
 
+    async def api_versions(self) -> dict:
+        """apiKey -> the highest version the broker serves; a broker that predates API_VERSIONS
+        (it refuses it UNSUPPORTED_VERSION) gets the v1 set."""
+        try:
+            body = await self._call(routing.API_API_VERSIONS, routing.API_VERSIONS_VERSION, b"", "API_VERSIONS")
+        except BrokerError as error:
+            if error.code == ErrorCode.UNSUPPORTED_VERSION:
+                return dict(routing.VERSIONS_BEFORE_DISCOVERY)
+            raise
+        return routing.decode_api_versions_response(body)
+
+    async def metadata_with_routes(self, *topics: str, min_revision: int | None = None) -> routing.RoutedMetadata:
+        """METADATA v2: the spec store's revision and each partition's route. With ``min_revision``,
+        v3 (the broker must have it): answered once the broker's copy of the specs reached it."""
+        what = wire.describe_metadata(topics)
+        if min_revision is None:
+            body = await self._call(
+                wire.API_METADATA, routing.METADATA_ROUTES_VERSION, wire.encode_metadata_request(topics), what
+            )
+        else:
+            payload = routing.encode_metadata_request_v3(topics, min_revision)
+            body = await self._call(wire.API_METADATA, routing.METADATA_REVISION_VERSION, payload, what)
+        return routing.decode_metadata_response_v2(body)
+
     async def produce(
         self,
         topic: str,
@@ -106,11 +130,15 @@ class Connection:
         records: Iterable[bytes],
         ack: AckPolicy = AckPolicy.WRITTEN,
         expected_offset: int | None = None,
+        follow_routes: bool = False,
     ) -> ProduceResult | None:
         """Append ``records`` to one partition; ``None`` under AckPolicy.NONE, once written. With
         ``expected_offset``, only if the partition ends there (else OffsetMismatchError)."""
-        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset)
-        version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
+        payload = wire.encode_produce_request(topic, partition, ack, records, expected_offset, v2_layout=follow_routes)
+        if follow_routes:  # v3: a broker that is not the primary answers NOT_PRIMARY rather than proxying
+            version = routing.ROUTED_VERSION
+        else:
+            version = wire.PRODUCE_VERSION if expected_offset is None else wire.PRODUCE_EXPECTING_VERSION
         if ack == AckPolicy.NONE:
             self._submit(wire.API_PRODUCE, version, payload, answered=False)
             await self._bounded(self._drain(), "writing a PRODUCE")
@@ -127,14 +155,14 @@ class Connection:
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
         min_bytes: int = limits.DEFAULT_MIN_BYTES,
+        follow_routes: bool = False,
     ) -> FetchResult:
         """Whole, verified records from ``offset`` on; empty when caught up. The wait must be
         shorter than the timeout (a ValueError otherwise)."""
         check_wait_fits_timeout(max_wait_millis, self.timeout)
         payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
-        body = await self._call(
-            wire.API_FETCH, wire.FETCH_VERSION, payload, wire.describe(wire.API_FETCH, topic, partition)
-        )
+        version = routing.ROUTED_VERSION if follow_routes else wire.FETCH_VERSION
+        body = await self._call(wire.API_FETCH, version, payload, wire.describe(wire.API_FETCH, topic, partition))
         return wire.decode_fetch_response(body, offset, max_bytes)
 
     async def apply_topics(self, changes, dry_run: bool = False) -> int:

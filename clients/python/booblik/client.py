@@ -1,0 +1,313 @@
+"""A client of a whole cluster that follows routes (the synchronous one; ``booblik.aio.Client`` is
+its asyncio twin).
+
+It bootstraps from one or more addresses, keeps one ``Connection`` per broker (dialed when first
+needed), reads each partition's route from METADATA (v3 at the revision of the last APPLY, or v2,
+or v1 from an older broker) and sends PRODUCE and FETCH v3 to the route's primary. When a broker
+answers NOT_PRIMARY the route in its answer is used at once; NO_PRIMARY (or another retriable code)
+means a pause, then METADATA again; a lost connection to the primary means METADATA again from
+another known broker. At most ``route_attempts_max`` sends per call, then the last error is raised.
+
+A PRODUCE refused NOT_PRIMARY or NO_PRIMARY was not written, so the resend is safe. One whose
+connection was lost before its answer may have been written: the resend can store it twice (at
+least once, as for any resend after a lost answer; ``expected_offset`` fences it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+from . import limits, wire
+from .connection import Connection, Topic
+from .errors import ConnectionClosedError
+from .routing import (
+    AT_ONCE,
+    GIVE_UP,
+    METADATA_REVISION_VERSION,
+    METADATA_ROUTES_VERSION,
+    ROUTED_VERSION,
+    RoutedMetadata,
+    RoutedPartition,
+    RoutedTopic,
+    RouteTable,
+    is_connection_loss,
+    no_primary,
+)
+from .topics import Route
+from .wire import AckPolicy, FetchResult, ProduceResult
+
+
+class _Broker:
+    """A pooled connection and the versions its broker serves."""
+
+    def __init__(self, address: str, connection: Connection, versions: dict) -> None:
+        self.address = address
+        self.connection = connection
+        self.versions = versions
+
+    def max_version(self, api_key: int) -> int:
+        return self.versions.get(api_key, 0)
+
+
+class Client:
+    """``Client.connect("host:port")`` or ``Client.connect(["a:9092", "b:9092"])``, ideally in a
+    ``with``. Thread-safe: each broker's Connection serialises its own exchanges."""
+
+    def __init__(
+        self,
+        bootstrap,
+        timeout: float | None = limits.DEFAULT_TIMEOUT,
+        *,
+        route_attempts_max: int = limits.DEFAULT_ROUTE_ATTEMPTS_MAX,
+        route_retry_delay: float = limits.DEFAULT_ROUTE_RETRY_DELAY,
+        route_retry_delay_max: float = limits.DEFAULT_ROUTE_RETRY_DELAY_MAX,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.routes = RouteTable(bootstrap, route_attempts_max, route_retry_delay, route_retry_delay_max)
+        self.timeout = timeout
+        self._sleep = sleep
+        self._brokers: dict = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def connect(cls, bootstrap, timeout: float | None = limits.DEFAULT_TIMEOUT, **options) -> Client:
+        """Connect to the first reachable of ``bootstrap`` (one ``host:port`` or a list)."""
+        client = cls(bootstrap, timeout, **options)
+        try:
+            client._any_broker()
+        except BaseException:
+            client.close()
+            raise
+        return client
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<booblik.Client {len(self._brokers)} connected {'closed' if self._closed else 'open'}>"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            brokers, self._brokers = list(self._brokers.values()), {}
+        for broker in brokers:
+            broker.connection.close()
+
+    def route_of(self, topic: str, partition: int) -> str | None:
+        """The primary this client sends ``topic``/``partition`` to ('' while it has none; None: not known yet)."""
+        return self.routes.primary(topic, partition)
+
+    # -- the API (as Connection's, routed) --
+
+    def metadata(self, *topics: str) -> list:
+        """Partitions and offsets (through any broker); the routes in the answer are kept."""
+        return self.metadata_with_routes(*topics).plain()
+
+    def metadata_with_routes(self, *topics: str) -> RoutedMetadata:
+        def step(attempt: dict) -> RoutedMetadata:
+            broker = self._any_broker(attempt.get("avoid"))
+            attempt["at"] = broker.address
+            return self._read_routes(broker, topics)
+
+        return self._with_retries(step)
+
+    def produce(
+        self,
+        topic: str,
+        partition: int,
+        records: Iterable[bytes],
+        ack: AckPolicy = AckPolicy.WRITTEN,
+        expected_offset: int | None = None,
+    ) -> ProduceResult | None:
+        """PRODUCE to the partition's primary (see the module's note on what a resend means)."""
+        records = list(records) if not isinstance(records, (bytes, bytearray, memoryview, str)) else records
+        return self._on_primary(
+            topic,
+            partition,
+            wire.describe(wire.API_PRODUCE, topic, partition),
+            lambda b: b.connection.produce(
+                topic,
+                partition,
+                records,
+                ack,
+                expected_offset,
+                follow_routes=b.max_version(wire.API_PRODUCE) >= ROUTED_VERSION,
+            ),
+        )
+
+    def fetch(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int = limits.DEFAULT_MAX_BYTES,
+        max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
+        min_bytes: int = limits.DEFAULT_MIN_BYTES,
+    ) -> FetchResult:
+        """FETCH from the partition's primary."""
+        return self._on_primary(
+            topic,
+            partition,
+            wire.describe(wire.API_FETCH, topic, partition),
+            lambda b: b.connection.fetch(
+                topic,
+                partition,
+                offset,
+                max_bytes,
+                max_wait_millis,
+                min_bytes,
+                follow_routes=b.max_version(wire.API_FETCH) >= ROUTED_VERSION,
+            ),
+        )
+
+    def apply_topics(self, changes, dry_run: bool = False) -> int:
+        """APPLY through any broker. The revision it returns becomes the least the next METADATA
+        asks for (v3), so a topic just created is usable through every broker at once."""
+        revision = self._any_broker().connection.apply_topics(changes, dry_run)
+        if not dry_run:
+            self.routes.applied(revision)
+        return revision
+
+    def list_topics(self, selector: str = ""):
+        return self._any_broker().connection.list_topics(selector)
+
+    def watch_topics(self, selector: str = "", max_wait_millis: int | None = None):
+        return self._any_broker().connection.watch_topics(selector, max_wait_millis)
+
+    def topic(self, name: str) -> Topic:
+        """A topic handle whose sends follow routes."""
+        meta = wire.only_topic(self.metadata(name), name)
+        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+
+    def consumer(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        max_bytes: int = limits.DEFAULT_MAX_BYTES,
+        max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
+    ):
+        """A consumer of one partition whose fetches go to its primary."""
+        from .consumer import Consumer
+
+        return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
+
+    # -- routing --
+
+    def _broker(self, address: str) -> _Broker:
+        with self._lock:
+            if self._closed:
+                raise ConnectionClosedError("the client is closed")
+            broker = self._brokers.get(address)
+        if broker is not None and not broker.connection.closed:
+            return broker
+        connection = Connection.connect(address, self.timeout)
+        try:
+            broker = _Broker(address, connection, connection.api_versions())
+        except BaseException:
+            connection.close()
+            raise
+        with self._lock:
+            if self._closed:
+                connection.close()
+                raise ConnectionClosedError("the client is closed")
+            raced = self._brokers.get(address)
+            if raced is not None and not raced.connection.closed:
+                connection.close()  # another thread dialed it first: one connection per broker
+                return raced
+            self._brokers[address] = broker
+        return broker
+
+    def _drop(self, address: str) -> None:
+        with self._lock:
+            broker = self._brokers.pop(address, None)
+        if broker is not None:
+            broker.connection.close()
+
+    def _any_broker(self, avoid: str | None = None) -> _Broker:
+        last: BaseException | None = None
+        for address in self.routes.candidates(set(self._brokers), avoid):
+            try:
+                return self._broker(address)
+            except BaseException as error:
+                if not is_connection_loss(error) or self._closed:
+                    raise
+                last = error
+        raise last if last is not None else ConnectionClosedError("no broker address is known")
+
+    def _read_routes(self, broker: _Broker, topics) -> RoutedMetadata:
+        version = broker.max_version(wire.API_METADATA)
+        if version >= METADATA_REVISION_VERSION:
+            answer = broker.connection.metadata_with_routes(*topics, min_revision=self.routes.min_revision)
+        elif version == METADATA_ROUTES_VERSION:
+            answer = broker.connection.metadata_with_routes(*topics)
+        else:  # a broker without routes serves every partition itself
+            answer = as_routed(broker.connection.metadata(*topics), broker.address)
+        self.routes.record(answer)
+        return answer
+
+    def _on_primary(self, topic: str, partition: int, what: str, send):
+        def step(attempt: dict):
+            primary = self.routes.primary(topic, partition)
+            if primary is None:
+                # Not known yet: METADATA names it. A partition the answer lacks is the answering
+                # broker's to refuse (UNKNOWN_TOPIC_OR_PARTITION), so the request goes there.
+                broker = self._any_broker(attempt.get("avoid"))
+                attempt["at"] = broker.address
+                self._read_routes(broker, [topic])
+                primary = self.routes.primary(topic, partition)
+                if primary is None:
+                    primary = broker.address
+            if primary == "":
+                raise no_primary(what)
+            attempt["at"] = primary
+            return send(self._broker(primary))
+
+        return self._with_retries(step, topic, partition)
+
+    def _with_retries(self, step, topic: str | None = None, partition: int | None = None):
+        avoid = None
+        pauses = 0
+        attempt = 0
+        while True:
+            attempt += 1
+            current: dict = {"avoid": avoid}
+            try:
+                return step(current)
+            except Exception as error:
+                verdict = self.routes.verdict(error, attempt, topic, partition)
+                if verdict == GIVE_UP or self._closed:
+                    raise
+                avoid = None
+                lost = is_connection_loss(error)
+                if lost and "at" in current:
+                    self._drop(current["at"])
+                    avoid = current["at"]
+                if verdict != AT_ONCE or lost:
+                    self._sleep(self.routes.pause(pauses))
+                    pauses += 1
+
+
+def as_routed(topics: list, address: str) -> RoutedMetadata:
+    """A METADATA v1 answer as v2's: every partition's primary is the broker that answered."""
+    route = Route(address, ())
+    return RoutedMetadata(
+        0,
+        tuple(
+            RoutedTopic(
+                t.name,
+                tuple(RoutedPartition(p.partition, p.log_start_offset, p.high_watermark, route) for p in t.partitions),
+            )
+            for t in topics
+        ),
+    )
