@@ -25,6 +25,7 @@ export const Code = {
   REVISION_MISMATCH: 7,
   OFFSET_MISMATCH: 8,
   INVALID_ARGUMENT: 11,
+  CLUSTER_UNAVAILABLE: 13,
 } as const;
 
 /** Codes whose error responses carry a body (only ever in answer to an addition's request). */
@@ -193,12 +194,13 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
     const apiKey = frame.readInt16BE(0);
     const version = frame.readInt16BE(2);
     const id = frame.readInt32BE(4);
-    if (apiKey === 1 && (version === 1 || version === 2)) judged = judgeProduce(frame, id, version, model, v);
-    else if (apiKey === 2 && (version === 1 || version === 2))
-      judged = judgeFetch(frame, id, version, model, v);
+    // Version 3 of PRODUCE and FETCH is v2's bytes (a client that follows routes).
+    if (apiKey === 1 && version >= 1 && version <= 3) judged = judgeProduce(frame, id, version, model, v);
+    else if (apiKey === 2 && version >= 1 && version <= 3) judged = judgeFetch(frame, id, version, model, v);
     else if (apiKey === 3 && (version === 1 || version === 2))
       judged = judgeMetadata(frame, id, version, model);
-    else if ((apiKey === 4 || apiKey === 5 || apiKey === 6) && version === 1)
+    else if (apiKey === 3 && version === 3) judged = judgeMetadataV3(frame, id, model, v);
+    else if ((apiKey === 4 || apiKey === 5 || apiKey === 6 || apiKey === 8) && version === 1)
       judged = judgeTopicApi(frame, id, apiKey, v);
     else {
       judged = {
@@ -232,7 +234,7 @@ function judgeProduce(
     if (topic === null) return refuse(Code.CORRUPT_REQUEST, 'PRODUCE topic name');
     if (partition < 0) return refuse(Code.CORRUPT_REQUEST, 'PRODUCE partition < 0');
     if (ack < 0 || ack > 2) return refuse(Code.CORRUPT_REQUEST, `PRODUCE ack ${ack}`);
-    const expectedOffset = version === 2 ? f.i64() : -1n;
+    const expectedOffset = version >= 2 ? f.i64() : -1n;
     if (expectedOffset < -1n || expectedOffset > BigInt(Number.MAX_SAFE_INTEGER)) {
       return refuse(Code.CORRUPT_REQUEST, 'PRODUCE v2 expectedOffset out of range');
     }
@@ -296,7 +298,7 @@ function judgeFetch(
     const maxBytes = f.i32();
     if (maxBytes <= 0) return corrupt('FETCH maxBytes <= 0');
     let waitMs = 0;
-    if (version === 2) {
+    if (version >= 2) {
       waitMs = f.i32();
       if (waitMs < 0) return corrupt('FETCH maxWaitMillis < 0');
       const minBytes = f.i32();
@@ -347,7 +349,36 @@ function judgeMetadata(frame: Buffer, id: number, version: number, model: Broker
 }
 
 /**
- * APPLY (4), LIST (5), API_VERSIONS (6): answered, in order, with one of their codes. A LIST naming a
+ * METADATA v3: v1's topics, then a minimum revision and flags as the frame's last 9 bytes (bytes
+ * between are ignored, as after v1's topics). A minimum the broker has not reached holds the answer
+ * up to 5 s, then CLUSTER_UNAVAILABLE; reached, it is judged as v1 (only the codes: v2's layout).
+ */
+function judgeMetadataV3(frame: Buffer, id: number, model: BrokerModel, v: StreamVerdict): Judged {
+  const answer = (codes: number[], why: string): ExpectedAnswer => ({
+    correlationId: id,
+    codes,
+    api: 'other',
+    why,
+  });
+  if (frame.length - HEADER_BYTES < 13)
+    return answer([Code.CORRUPT_REQUEST], 'METADATA v3 shorter than its fields');
+  const tail = frame.length - 9;
+  const minRevision = frame.readBigInt64BE(tail);
+  const flags = frame.readInt8(tail + 8);
+  const topics = judgeMetadata(frame.subarray(0, tail), id, 3, model)!;
+  if (topics.codes.includes(Code.CORRUPT_REQUEST)) return answer(topics.codes, topics.why);
+  if (minRevision < 0n) return answer([Code.CORRUPT_REQUEST], 'METADATA v3 minRevision < 0');
+  if ((flags & ~1) !== 0) return answer([Code.CORRUPT_REQUEST], 'METADATA v3 unknown flag');
+  if (minRevision === 0n) return answer(topics.codes, `${topics.why} (v3)`);
+  v.longestHoldMs = Math.max(v.longestHoldMs, 5000);
+  return answer(
+    [...topics.codes, Code.CLUSTER_UNAVAILABLE],
+    `${topics.why} (v3, minimum revision ${minRevision})`,
+  );
+}
+
+/**
+ * APPLY (4), LIST (5), API_VERSIONS (6), MOVE (8): answered, in order, with one of their codes. A LIST naming a
  * watch revision may be held for its wait (capped at 60 s), which the caller must allow for.
  */
 function judgeTopicApi(frame: Buffer, id: number, apiKey: number, v: StreamVerdict): Judged {
