@@ -90,6 +90,33 @@ describe('frame reader', () => {
     assert.equal(views[0]!.buffer, targets[1]!.buffer, 'the frame is the memory the second read filled');
   });
 
+  it('after a large frame, frames as large are each read whole into a buffer of their own size, with no copy', () => {
+    const bodies = Array.from({ length: 4 }, (_, i) => Buffer.alloc(256 * 1024, i + 1));
+    const { reader, views, sink } = collect(responseFrameLimits);
+    const targets = feed(reader, sink, Buffer.concat(bodies.map(framed)));
+    assert.equal(views.length, 4);
+    for (const [i, view] of views.entries()) assert.deepEqual(view, bodies[i]);
+    // The first frame's head came in the shared buffer; each later one took exactly one read.
+    assert.equal(targets.length, 2 + 3);
+    for (const i of [1, 2, 3]) {
+      assert.equal(views[i]!.buffer, targets[1 + i]!.buffer, `frame ${i} is the memory one read filled`);
+      assert.equal(views[i]!.buffer.byteLength, 4 + 256 * 1024, `frame ${i} has a buffer of its size`);
+    }
+  });
+
+  it('a frame larger than the one before it still arrives whole (its start moves to a larger buffer)', () => {
+    const bodies = [
+      Buffer.alloc(100_000, 1),
+      Buffer.alloc(300_000, 2),
+      Buffer.alloc(20, 3),
+      Buffer.alloc(90_000, 4),
+    ];
+    const { reader, views, sink } = collect(responseFrameLimits);
+    feed(reader, sink, Buffer.concat(bodies.map(framed)), [0, 70_000, 5]);
+    assert.equal(views.length, 4);
+    for (const [i, view] of views.entries()) assert.deepEqual(view, bodies[i], `frame ${i}`);
+  });
+
   it('small frames read one at a time share one buffer, not an allocation each', () => {
     const bodies = Array.from({ length: 100 }, (_, i) => Buffer.alloc(20, i));
     const { reader, views, sink } = collect(responseFrameLimits);

@@ -30,6 +30,8 @@ export class FrameReader {
   /** Where the length prefix of the next frame starts. */
   private unitStart = 0;
   private isDead = false;
+  /** The size of the last frame (prefix included) when it was larger than a shared buffer; else 0. */
+  private expectedUnitBytes = 0;
 
   constructor(
     private readonly limits: FrameLimits,
@@ -60,17 +62,19 @@ export class FrameReader {
 
   /**
    * Where the next bytes of the stream go: never empty, and never over bytes already handed out.
-   * The bytes of an unfinished frame move to a new buffer when it will not fit in this one.
+   * The bytes of an unfinished frame move to a new buffer when it will not fit in this one. After a
+   * large frame the next is expected as large (a reader catching up gets answers of its maxBytes):
+   * it starts in a buffer of that size, so it lands whole, copied by no one.
    */
   readTarget(): Buffer {
     const pending = this.filled - this.unitStart;
     const unitBytes = this.unitBytes();
+    const expected = unitBytes > 0 ? unitBytes : this.expectedUnitBytes;
+    const room = this.buffer.length - this.unitStart;
     const fits =
-      unitBytes > 0
-        ? this.unitStart + unitBytes <= this.buffer.length
-        : this.buffer.length - this.filled >= this.readRoomBytesMin;
+      unitBytes > 0 ? unitBytes <= room : room >= expected && room - pending >= this.readRoomBytesMin;
     if (!fits) {
-      const next = Buffer.allocUnsafeSlow(Math.max(unitBytes, this.sharedBufferBytes));
+      const next = Buffer.allocUnsafeSlow(Math.max(expected, this.sharedBufferBytes));
       this.buffer.copy(next, 0, this.unitStart, this.filled);
       this.buffer = next;
       this.unitStart = 0;
@@ -100,6 +104,8 @@ export class FrameReader {
       const frameEnd = frameStart + length;
       if (frameEnd > this.filled) return;
       this.unitStart = frameEnd; // first: the sink may throw, and the frame is handed out either way
+      const unitBytes = lengthPrefixBytes + length;
+      this.expectedUnitBytes = unitBytes > this.sharedBufferBytes ? unitBytes : 0;
       if (length < this.limits.headerBytes) sink.shortFrame(length);
       else sink.frame(buffer.subarray(frameStart, frameEnd));
     }
