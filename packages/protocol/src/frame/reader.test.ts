@@ -2,31 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { frameBytesMax } from '../limits.js';
+import { framed, framesOf, recordingSink } from '../test-support/frame-events.js';
 import { requestFrameLimits, responseFrameLimits } from './header.js';
 import { FrameReader } from './reader.js';
 import type { FrameSink } from './splitter.js';
 
-type Event = { frame: string } | { short: number } | { invalid: number };
-
 function collect(limits = requestFrameLimits, sharedBufferBytes?: number) {
-  const events: Event[] = [];
-  const views: Buffer[] = [];
-  const sink: FrameSink = {
-    frame: (f) => {
-      views.push(f);
-      events.push({ frame: Buffer.from(f).toString('hex') });
-    },
-    shortFrame: (n) => events.push({ short: n }),
-    invalidLength: (n) => events.push({ invalid: n }),
-  };
-  return { reader: new FrameReader(limits, { sharedBufferBytes }), events, views, sink };
-}
-
-function framed(body: Uint8Array): Buffer {
-  const out = Buffer.alloc(4 + body.length);
-  out.writeInt32BE(body.length, 0);
-  out.set(body, 4);
-  return out;
+  return { reader: new FrameReader(limits, { sharedBufferBytes }), ...recordingSink() };
 }
 
 /**
@@ -60,10 +42,7 @@ describe('frame reader', () => {
         (bodies, sizes, shared) => {
           const { reader, events, sink } = collect(requestFrameLimits, shared);
           feed(reader, sink, Buffer.concat(bodies.map(framed)), sizes.length > 0 ? sizes : [0]);
-          assert.deepEqual(
-            events,
-            bodies.map((b) => ({ frame: Buffer.from(b).toString('hex') })),
-          );
+          assert.deepEqual(events, framesOf(bodies));
           assert.equal(reader.bufferedBytes, 0);
         },
       ),
