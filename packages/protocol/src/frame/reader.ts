@@ -6,7 +6,10 @@
  * buffer instead of a fresh allocation per read.
  *
  * Frames are handed out as views and their bytes are never written again: a view may be kept (a
- * fetched record's payload is one). A buffer is left for a new one once full.
+ * fetched record's payload is one), and keeps its whole buffer alive. A buffer is left for a new one
+ * once full. Buffers are allocated unfilled, as Node's own socket chunks and Buffer pool are: what a
+ * read has not reached yet is never part of a frame. The reader does not pause (a sink's false from
+ * frame() is not honoured): a socket's reader stops reading instead.
  */
 import { lengthPrefixBytes } from '../limits.js';
 import type { FrameLimits, FrameSink } from './splitter.js';
