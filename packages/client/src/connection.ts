@@ -35,7 +35,8 @@ import {
   encodeProduceRequest,
   encodeProduceRequestV2,
   encodeProduceRequestV3,
-  FrameSplitter,
+  FrameReader,
+  type FrameSink,
   fetchWaitMsMax,
   frameBytesMax,
   indexFetchPayload,
@@ -165,8 +166,7 @@ export class Connection {
     closed: [],
   });
   private readonly pending: Pending[] = [];
-  /** A socket's 'data' chunks are fresh buffers, never reused: a large answer is copied once. */
-  private readonly splitter = new FrameSplitter(responseFrameLimits, { chunksOwned: true });
+  private readonly sink: FrameSink;
   private readonly clock: Clock;
   private readonly requestTimeoutMs: number;
   private nextCorrelationId = 1;
@@ -187,7 +187,22 @@ export class Connection {
         reject(new AbortError(`connect to ${name}`, { cause: signal.reason }));
         return;
       }
-      const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+      // Answers are read into buffers the reader owns, a large one straight into a buffer of its size.
+      const frames = new FrameReader(responseFrameLimits);
+      let connection: Connection | undefined;
+      const socket = net.connect({
+        host: target.host,
+        port: target.port,
+        noDelay: true,
+        onread: {
+          buffer: () => frames.readTarget(),
+          // Reading starts after 'connect', whose handler makes the connection: it is there for every read.
+          callback: (bytes: number) => {
+            connection!.onRead(bytes);
+            return true; // keep reading: answers are handled as they come, never held back
+          },
+        },
+      });
       const finish = (error?: Error) => {
         clock.clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
@@ -197,7 +212,8 @@ export class Connection {
           socket.destroy();
           reject(error);
         } else {
-          resolve(new Connection(socket, name, options));
+          connection = new Connection(socket, frames, name, options);
+          resolve(connection);
         }
       };
       const onConnect = () => finish();
@@ -215,6 +231,7 @@ export class Connection {
 
   private constructor(
     private readonly socket: net.Socket,
+    private readonly frames: FrameReader,
     address: string,
     /** Kept so that whoever dials again (a consumer) uses the same settings. */
     readonly options: ConnectOptions,
@@ -229,7 +246,7 @@ export class Connection {
     this.closed = new Promise((resolve) => {
       this.markClosed = resolve;
     });
-    const sink = {
+    this.sink = {
       frame: (frame: Buffer) => this.onFrame(frame),
       // Response limits make every frame at least a header long, so this cannot happen; if it did,
       // the stream would be out of step all the same.
@@ -243,7 +260,6 @@ export class Connection {
               ),
         ),
     };
-    socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, sink));
     socket.on('error', (error) => {
       this.closeReason ??= error;
     });
@@ -625,6 +641,11 @@ export class Connection {
     const id = this.nextCorrelationId;
     this.nextCorrelationId = id === CORRELATION_ID_MAX ? 1 : id + 1;
     return id;
+  }
+
+  /** The socket read `bytes` into the reader's last target. */
+  private onRead(bytes: number): void {
+    this.frames.written(bytes, this.sink);
   }
 
   private onFrame(frame: Buffer): void {

@@ -4,7 +4,10 @@
  * handed out (Array.shift) took 9.4 s for 300 k records instead of 0.3 s.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Connection, FetchOptions, FetchResult } from './connection.js';
 import { Consumer } from './consumer.js';
 
@@ -68,6 +71,19 @@ describe('consumer cost per record', () => {
     assert.ok(
       largeMs <= 3 * smallMs + 5,
       `${total} records: ${largeMs.toFixed(1)} ms at ${large} per fetch, ${smallMs.toFixed(1)} ms at ${small}`,
+    );
+  });
+
+  it('allocates per record no more than an async iterator of records must (a promise, a result, a record, a view)', async () => {
+    // Bytes, not time: the same on any machine. An array entry, a closure or a second promise per
+    // record shows up as 8 bytes or more; what each fetch allocates is spread over 7,700 records.
+    const script = fileURLToPath(new URL('./test-support/record-allocation.js', import.meta.url));
+    const { stdout } = await promisify(execFile)(process.execPath, [script]);
+    const measured = JSON.parse(stdout) as { consumerBytesPerRecord: number; leastBytesPerRecord: number };
+    const { consumerBytesPerRecord: consumer, leastBytesPerRecord: least } = measured;
+    assert.ok(
+      consumer <= least + 4,
+      `${consumer.toFixed(1)} bytes a record through the consumer, ${least.toFixed(1)} at the least`,
     );
   });
 });

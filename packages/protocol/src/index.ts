@@ -4,6 +4,7 @@ export { stringBytes, WireWriter, writeInt64 } from './codec/writer.js';
 export * from './crc32c/index.js';
 export * from './errors.js';
 export * from './frame/header.js';
+export { FrameReader, type FrameReaderOptions } from './frame/reader.js';
 export { type FrameLimits, type FrameSink, FrameSplitter } from './frame/splitter.js';
 export * from './limits.js';
 export { type NativeAddon, type NativeFileScan, nativeAddon, scanStops } from './native/addon.js';

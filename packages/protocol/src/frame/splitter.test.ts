@@ -2,28 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { frameBytesMax } from '../limits.js';
+import { framed, framesOf, recordingSink } from '../test-support/frame-events.js';
 import { requestFrameLimits, responseFrameLimits } from './header.js';
 import { type FrameSink, FrameSplitter } from './splitter.js';
 
-type Event = { frame: string } | { short: number } | { invalid: number };
-
-function collect(limits = requestFrameLimits): { splitter: FrameSplitter; events: Event[]; sink: FrameSink } {
-  const events: Event[] = [];
-  const sink: FrameSink = {
-    frame: (f) => {
-      events.push({ frame: Buffer.from(f).toString('hex') });
-    },
-    shortFrame: (n) => events.push({ short: n }),
-    invalidLength: (n) => events.push({ invalid: n }),
-  };
-  return { splitter: new FrameSplitter(limits), events, sink };
-}
-
-function framed(body: Uint8Array): Buffer {
-  const out = Buffer.alloc(4 + body.length);
-  out.writeInt32BE(body.length, 0);
-  out.set(body, 4);
-  return out;
+function collect(limits = requestFrameLimits) {
+  return { splitter: new FrameSplitter(limits), ...recordingSink() };
 }
 
 /** Cuts a stream at the given points (sorted, deduplicated, inside the stream). */
@@ -50,10 +34,7 @@ describe('frame splitter', () => {
           const stream = Buffer.concat(bodies.map(framed));
           const { splitter, events, sink } = collect();
           for (const piece of cut(stream, points)) splitter.push(piece, sink);
-          assert.deepEqual(
-            events,
-            bodies.map((b) => ({ frame: Buffer.from(b).toString('hex') })),
-          );
+          assert.deepEqual(events, framesOf(bodies));
           assert.equal(splitter.bufferedBytes, 0);
         },
       ),
