@@ -23,10 +23,12 @@ const (
 	// a *RevisionMismatchError, *OffsetMismatchError or *InvalidArgumentRefusal.
 	CodeRevisionMismatch ErrorCode = 7
 	CodeOffsetMismatch   ErrorCode = 8
-	CodeNotPrimary       ErrorCode = 9  // reserved for the cluster
-	CodeNoPrimary        ErrorCode = 10 // reserved for the cluster
+	CodeNotPrimary       ErrorCode = 9  // the cluster: go to the route the answer names
+	CodeNoPrimary        ErrorCode = 10 // the cluster: nobody serves the partition right now
 	CodeInvalidArgument  ErrorCode = 11
 	CodeTopicReadOnly    ErrorCode = 12
+	// CodeClusterUnavailable: etcd cannot be reached, or a minimum revision was not reached in time.
+	CodeClusterUnavailable ErrorCode = 13
 )
 
 // codeInfo is one row of the error table, the same in every booblik client (the TypeScript
@@ -51,11 +53,13 @@ var codeTable = [...]codeInfo{
 	CodeOffsetMismatch: {"OFFSET_MISMATCH", false,
 		"the partition's end is not the batch's expected offset; nothing of the batch was written"},
 	CodeNotPrimary: {"NOT_PRIMARY", true,
-		"this broker does not serve the partition's primary (reserved for the cluster)"},
-	CodeNoPrimary: {"NO_PRIMARY", true, "the partition has no primary at the moment (reserved for the cluster)"},
+		"this broker is not the partition's primary; a client that follows routes goes to the one named"},
+	CodeNoPrimary: {"NO_PRIMARY", true, "the partition has no primary at the moment (its broker is away); retry later"},
 	CodeInvalidArgument: {"INVALID_ARGUMENT", false,
 		"a value is not allowed (a topic spec, a selector); the answer says which and why"},
 	CodeTopicReadOnly: {"TOPIC_READ_ONLY", false, "the topic is read-only: its spec refuses appends"},
+	CodeClusterUnavailable: {"CLUSTER_UNAVAILABLE", true,
+		"the cluster's etcd cannot be reached, or the broker has not caught up with the revision asked for"},
 }
 
 func (c ErrorCode) info() (codeInfo, bool) {

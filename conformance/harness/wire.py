@@ -46,6 +46,7 @@ ERROR_NAMES = {
     10: "NO_PRIMARY",
     11: "INVALID_ARGUMENT",
     12: "TOPIC_READ_ONLY",
+    13: "CLUSTER_UNAVAILABLE",
 }
 ERROR_CODES = {name: code for code, name in ERROR_NAMES.items()}
 

@@ -23,10 +23,11 @@ class ErrorCode(enum.IntEnum):
     # Additions after v1 (docs/protocol.md). Codes 7, 8 and 11 carry details (booblik.refusals).
     REVISION_MISMATCH = 7
     OFFSET_MISMATCH = 8
-    NOT_PRIMARY = 9  # reserved for the cluster
-    NO_PRIMARY = 10  # reserved for the cluster
+    NOT_PRIMARY = 9  # the cluster: go to the route the answer names
+    NO_PRIMARY = 10  # the cluster: nobody serves the partition right now
     INVALID_ARGUMENT = 11
     TOPIC_READ_ONLY = 12
+    CLUSTER_UNAVAILABLE = 13  # the cluster: etcd unreachable, or a minimum revision not reached
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,13 @@ ERROR_TABLE = (
         False,
         "the partition's end is not the batch's expected offset; nothing of the batch was written",
     ),
-    ErrorInfo(9, "NOT_PRIMARY", True, "this broker does not serve the partition's primary (reserved for the cluster)"),
-    ErrorInfo(10, "NO_PRIMARY", True, "the partition has no primary at the moment (reserved for the cluster)"),
+    ErrorInfo(
+        9,
+        "NOT_PRIMARY",
+        True,
+        "this broker is not the partition's primary; a client that follows routes goes to the one named",
+    ),
+    ErrorInfo(10, "NO_PRIMARY", True, "the partition has no primary at the moment (its broker is away); retry later"),
     ErrorInfo(
         11,
         "INVALID_ARGUMENT",
@@ -72,6 +78,12 @@ ERROR_TABLE = (
         "a value is not allowed (a topic spec, a selector); the answer says which and why",
     ),
     ErrorInfo(12, "TOPIC_READ_ONLY", False, "the topic is read-only: its spec refuses appends"),
+    ErrorInfo(
+        13,
+        "CLUSTER_UNAVAILABLE",
+        True,
+        "the cluster's etcd cannot be reached, or the broker has not caught up with the revision asked for",
+    ),
 )
 
 _BY_CODE = {info.code: info for info in ERROR_TABLE}
