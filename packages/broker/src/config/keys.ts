@@ -27,6 +27,9 @@ export interface BrokerConfig {
   maxInflightRequests: number;
   tailCacheBytes: number;
   writerQueueBytes: number;
+  localRetentionBytes: number;
+  localRetentionMs: number;
+  storeCacheBytes: number;
 }
 
 /** A value that does not parse or is out of range. The message names the key and what is allowed. */
@@ -207,6 +210,32 @@ export const configKeys = [
     description: 'bytes queued per partition before producers wait',
     parse: integer(1),
   } satisfies KeySpec<'writerQueueBytes'>,
+  {
+    key: 'booblik.local.retention.bytes',
+    field: 'localRetentionBytes',
+    default: '-1',
+    allowed: 'an integer >= -1 (-1: unlimited)',
+    description:
+      'for topics with a store: drop local copies of persisted segments while a partition holds more',
+    parse: integer(-1),
+  } satisfies KeySpec<'localRetentionBytes'>,
+  {
+    key: 'booblik.local.retention.millis',
+    field: 'localRetentionMs',
+    default: '-1',
+    allowed: 'an integer >= -1 (-1: unlimited)',
+    description: 'for topics with a store: drop local copies of persisted segments last written longer ago',
+    parse: integer(-1),
+  } satisfies KeySpec<'localRetentionMs'>,
+  {
+    key: 'booblik.store.cache.bytes',
+    field: 'storeCacheBytes',
+    default: String(64 * MIB),
+    allowed: 'an integer >= 0',
+    description:
+      'bytes read from stores kept in memory, shared by every partition (64 MiB: 64 blocks of 1 MiB)',
+    parse: integer(0),
+  } satisfies KeySpec<'storeCacheBytes'>,
 ] as const;
 
 export type ConfigKey = (typeof configKeys)[number]['key'];

@@ -1,0 +1,231 @@
+import type { Fragment, Logger, Partition, PersistCandidate } from '@booblik/log';
+import type { ObjectStore } from '@booblik/store';
+import { fileChecksum } from './checksum.js';
+import { loadManifest, type Manifest, saveManifest } from './manifest.js';
+import { fragmentKey } from './object-names.js';
+import type { StoreHealth } from './store-health.js';
+
+/** First wait after a failed pass; doubled per failure up to the cap, reset by a success. */
+export const RETRY_FIRST_MS = 100;
+/** A store down for long is still tried every 10 s, so it is found again soon after it returns. */
+export const RETRY_MAX_MS = 10_000;
+
+export interface PersisterStats {
+  uploads: number;
+  uploadedBytes: number;
+  storeRequests: number;
+  failures: number;
+  deletions: number;
+}
+
+export type PersisterEvent =
+  | { kind: 'uploaded'; fragment: Fragment }
+  | { kind: 'deleted'; keys: string[] }
+  | { kind: 'failed'; error: unknown };
+
+/**
+ * Uploads one partition's closed segments to its store, once each, then records them in the
+ * manifest; deletes the objects retention expired. One pass at a time; a failed pass is retried
+ * with backoff, and nothing it did not finish is marked done (a segment not in the manifest stays
+ * unpersisted on disk, and is uploaded again under the same name).
+ */
+export class PartitionPersister {
+  private manifest: Manifest | undefined;
+  /** The manifest's history does not join the local log (read late, after the disk started anew). */
+  private conflict: string | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private retryMs = 0;
+  private retryAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Expired fragments whose objects are still to be deleted. */
+  private readonly toDelete: Fragment[] = [];
+  private readonly listeners = new Set<(event: PersisterEvent) => void>();
+
+  constructor(
+    readonly partition: Partition,
+    private readonly store: ObjectStore,
+    private readonly health: StoreHealth,
+    private readonly stats: PersisterStats,
+    private readonly logger: Logger,
+    manifest: Manifest | undefined,
+  ) {
+    this.manifest = manifest;
+  }
+
+  /** Segments closed but not yet uploaded: the backlog. */
+  get backlog(): number {
+    return this.partition.persistCandidates().length;
+  }
+
+  get problem(): string | undefined {
+    return this.conflict;
+  }
+
+  on(listener: (event: PersisterEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Asks for a pass (now, or when the current backoff ends). */
+  kick(): void {
+    if (this.closed) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    const wait = this.retryAt - Date.now();
+    if (wait > 0) {
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = undefined;
+        this.kick();
+      }, wait);
+      this.retryTimer.unref();
+      return;
+    }
+    this.running = this.pass().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  /** Stops after the pass under way. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    await this.running;
+  }
+
+  private async pass(): Promise<void> {
+    try {
+      const manifest = await this.loadedManifest();
+      if (manifest === undefined) return;
+      this.toDelete.push(...this.partition.takeExpiredFragments());
+      if (this.toDelete.length > 0) await this.deleteExpired(manifest);
+      for (const candidate of this.partition.persistCandidates()) {
+        if (this.closed) return;
+        await this.upload(manifest, candidate);
+      }
+      this.retryMs = 0;
+      this.retryAt = 0;
+      this.health.succeeded(this.store.url);
+    } catch (error) {
+      if (this.closed) return; // a partition closed or deleted under its upload: not the store's fault
+      this.stats.failures++;
+      this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs === 0 ? RETRY_FIRST_MS : this.retryMs * 2);
+      this.retryAt = Date.now() + this.retryMs;
+      this.health.failed(this.store.url, error);
+      this.emit({ kind: 'failed', error });
+      this.again = true; // retried once the backoff ends
+    }
+  }
+
+  /** The manifest, read from the store if the partition opened without it. */
+  private async loadedManifest(): Promise<Manifest | undefined> {
+    if (this.conflict !== undefined) return undefined;
+    if (this.manifest !== undefined) return this.manifest;
+    const { topic, id } = this.partition;
+    this.stats.storeRequests++;
+    const { manifest } = await loadManifest(this.store, topic, id, this.logger);
+    const storeEnd = manifest.fragments.at(-1)?.endOffset ?? 0;
+    if (
+      storeEnd > this.partition.localStartOffset &&
+      this.partition.logStartOffset === this.partition.localStartOffset
+    ) {
+      const overlapping = manifest.fragments.some(
+        (f) => f.endOffset > this.partition.localStartOffset && !this.matchesLocal(f),
+      );
+      if (overlapping) {
+        this.conflict = `the store's history (to offset ${storeEnd}) overlaps the local log (from ${this.partition.localStartOffset}) with other segments; nothing is uploaded: restart the broker with the store reachable to restore it`;
+        this.logger.error(`${this.partition.name}: ${this.conflict}`);
+        return undefined;
+      }
+    }
+    this.manifest = manifest;
+    return manifest;
+  }
+
+  private matchesLocal(f: Fragment): boolean {
+    return this.partition
+      .fragmentViews()
+      .some((v) => v.baseOffset === f.baseOffset && v.endOffset === f.endOffset && v.location !== 'store');
+  }
+
+  private async upload(manifest: Manifest, c: PersistCandidate): Promise<void> {
+    const { topic, id } = this.partition;
+    const key = fragmentKey(topic, id, c.baseOffset, c.endOffset, await fileChecksum(c.path));
+    const known = manifest.fragments.find((f) => f.key === key);
+    if (known !== undefined) {
+      // In the manifest already (listed there before a restart): the same bytes, nothing to send.
+      this.partition.markPersisted(known);
+      return;
+    }
+    this.stats.storeRequests++;
+    await this.store.putFile(key, c.path);
+    const fragment: Fragment = {
+      key,
+      baseOffset: c.baseOffset,
+      endOffset: c.endOffset,
+      sizeBytes: c.sizeBytes,
+      lastWriteMs: c.lastWriteMs,
+      persistedMs: Date.now(),
+      index: c.index,
+    };
+    // A fragment covering the same offsets (a segment recovery later cut) is replaced by this one.
+    const replaced = manifest.fragments.filter(
+      (f) => f.endOffset > fragment.baseOffset && f.baseOffset < fragment.endOffset,
+    );
+    const next = manifest.fragments.filter((f) => !replaced.includes(f));
+    next.push(fragment);
+    next.sort((a, b) => a.baseOffset - b.baseOffset);
+    const before = manifest.fragments;
+    manifest.fragments = next;
+    try {
+      this.stats.storeRequests++;
+      await saveManifest(this.store, manifest);
+    } catch (error) {
+      manifest.fragments = before;
+      throw error;
+    }
+    this.partition.markPersisted(fragment);
+    this.stats.uploads++;
+    this.stats.uploadedBytes += c.sizeBytes;
+    this.emit({ kind: 'uploaded', fragment });
+    for (const f of replaced) await this.deleteObject(f.key);
+  }
+
+  /** The manifest first stops listing them, then their objects go: a listed object always exists. */
+  private async deleteExpired(manifest: Manifest): Promise<void> {
+    const keys = new Set(this.toDelete.map((f) => f.key));
+    if (manifest.fragments.some((f) => keys.has(f.key))) {
+      const before = manifest.fragments;
+      manifest.fragments = before.filter((f) => !keys.has(f.key));
+      try {
+        this.stats.storeRequests++;
+        await saveManifest(this.store, manifest);
+      } catch (error) {
+        manifest.fragments = before;
+        throw error;
+      }
+    }
+    while (this.toDelete.length > 0) {
+      await this.deleteObject(this.toDelete[0]!.key);
+      this.toDelete.shift();
+    }
+    this.emit({ kind: 'deleted', keys: [...keys] });
+  }
+
+  private async deleteObject(key: string): Promise<void> {
+    this.stats.storeRequests++;
+    await this.store.delete(key);
+    this.stats.deletions++;
+  }
+
+  private emit(event: PersisterEvent): void {
+    for (const l of [...this.listeners]) l(event);
+  }
+}
