@@ -3,7 +3,16 @@
  * at scrape time, and the periodic summary line reads their deltas.
  */
 export class BrokerMetrics {
-  readonly requests = { produce: 0, fetch: 0, metadata: 0, apply: 0, list: 0, apiVersions: 0, invalid: 0 };
+  readonly requests = {
+    produce: 0,
+    fetch: 0,
+    metadata: 0,
+    apply: 0,
+    list: 0,
+    apiVersions: 0,
+    listFragments: 0,
+    invalid: 0,
+  };
   recordsIn = 0;
   bytesIn = 0;
   /** FETCH payload bytes sent (records are never parsed on the read path, so bytes, not records). */

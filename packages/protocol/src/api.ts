@@ -8,6 +8,8 @@ export const ApiKey = {
   APPLY: 4,
   LIST: 5,
   API_VERSIONS: 6,
+  /** Where each segment of a partition is: local disk, store, or both (fragment stores). */
+  LIST_FRAGMENTS: 7,
 } as const;
 
 export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];
@@ -20,6 +22,7 @@ export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
   [ApiKey.APPLY]: [1],
   [ApiKey.LIST]: [1],
   [ApiKey.API_VERSIONS]: [1],
+  [ApiKey.LIST_FRAGMENTS]: [1],
 };
 
 /** What API_VERSIONS answers; a broker that predates it refuses it with UNSUPPORTED_VERSION. */

@@ -3,7 +3,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { AckPolicy, decodeFetchResponse, ErrorCode, topicSpecWithDefaults } from '@booblik/protocol';
+import {
+  AckPolicy,
+  decodeFetchResponse,
+  decodeListFragmentsResponse,
+  ErrorCode,
+  encodeListFragmentsRequest,
+  FragmentLocation,
+  topicSpecWithDefaults,
+} from '@booblik/protocol';
 import { type ObjectStore, openStore } from '@booblik/store';
 import { type S3TestServer, s3ServerForSuite, TEST_CREDENTIALS } from '@booblik/store/test-support/s3-server';
 import type { BrokerConfig } from '../config/keys.js';
@@ -175,6 +183,25 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
         assert.ok(object.equals(local), `${keys[i]} holds the segment's bytes as on disk`);
       }
       await assertManifestAgrees(kit.store);
+
+      const id = b.client.id();
+      b.client.send(encodeListFragmentsRequest(id, { topic: TOPIC, partition: -1 }));
+      const listed = await b.client.expect(id);
+      assert.equal(listed.errorCode, ErrorCode.NONE);
+      const [only] = decodeListFragmentsResponse(listed.body);
+      assert.equal(only!.partition, 0);
+      assert.deepEqual(
+        only!.fragments.map((f) => [f.baseOffset, f.endOffset, f.sizeBytes, f.location]),
+        views.map((v) => [
+          v.baseOffset,
+          v.endOffset,
+          v.sizeBytes,
+          v.location === 'both' ? FragmentLocation.BOTH : FragmentLocation.LOCAL,
+        ]),
+        'LIST_FRAGMENTS shows each segment and where it is',
+      );
+      assert.ok(only!.fragments.slice(0, -1).every((f) => f.persistedMs > 0));
+      assert.equal(only!.fragments.at(-1)!.persistedMs, -1);
     });
 
     it('local retention drops only persisted copies; reads through the store give the same bytes from every offset', async (t) => {

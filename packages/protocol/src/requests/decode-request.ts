@@ -7,6 +7,7 @@ import { type ApplyRequest, decodeApplyRequest } from './apply/v1.js';
 import { decodeFetchRequestV1, type FetchRequest } from './fetch/v1.js';
 import { decodeFetchRequestV2 } from './fetch/v2.js';
 import { decodeListRequest, type ListRequest } from './list/v1.js';
+import { decodeListFragmentsRequest, type ListFragmentsRequest } from './list-fragments/v1.js';
 import { decodeMetadataRequest, type MetadataRequest } from './metadata/v1.js';
 import { decodeMetadataRequestV3, type MetadataRequestV3 } from './metadata/v3.js';
 import { decodeProduceRequest, ProduceDecodeError, type ProduceRequest } from './produce/v1.js';
@@ -23,7 +24,13 @@ export type Request =
     }
   | { apiKey: typeof ApiKey.APPLY; apiVersion: number; correlationId: number; body: ApplyRequest }
   | { apiKey: typeof ApiKey.LIST; apiVersion: number; correlationId: number; body: ListRequest }
-  | { apiKey: typeof ApiKey.API_VERSIONS; apiVersion: number; correlationId: number; body: null };
+  | { apiKey: typeof ApiKey.API_VERSIONS; apiVersion: number; correlationId: number; body: null }
+  | {
+      apiKey: typeof ApiKey.LIST_FRAGMENTS;
+      apiVersion: number;
+      correlationId: number;
+      body: ListFragmentsRequest;
+    };
 
 /**
  * A request frame the broker must refuse. `silent` is set for a PRODUCE with ack NONE: such a
@@ -97,10 +104,18 @@ export function decodeRequest(frame: Buffer): Request {
       case ApiKey.API_VERSIONS:
         if (apiVersion !== 1) break;
         return { apiKey, apiVersion, correlationId, body: null };
+      case ApiKey.LIST_FRAGMENTS:
+        if (apiVersion !== 1) break;
+        return {
+          apiKey,
+          apiVersion,
+          correlationId,
+          body: decodeListFragmentsRequest(frame, requestHeaderBytes),
+        };
       default:
         return refuse(
           ErrorCode.UNSUPPORTED_VERSION,
-          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST) or 6 (API_VERSIONS)`,
+          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST), 6 (API_VERSIONS) or 7 (LIST_FRAGMENTS)`,
         );
     }
   } catch (error) {
