@@ -11,12 +11,14 @@ import net from 'node:net';
 import {
   AckPolicy,
   type AckPolicyValue,
+  ALL_PARTITIONS,
   type ApiVersionRange,
   apiVersionsBeforeDiscovery,
   CorruptRecordError,
   decodeApiVersionsResponse,
   decodeApplyResponse,
   decodeFetchResponse,
+  decodeListFragmentsResponse,
   decodeListResponse,
   decodeMetadataResponse,
   decodeMetadataResponseV2,
@@ -25,6 +27,7 @@ import {
   encodeApiVersionsRequest,
   encodeApplyRequest,
   encodeFetchRequestV2,
+  encodeListFragmentsRequest,
   encodeListRequest,
   encodeMetadataRequest,
   encodeMetadataRequestV2,
@@ -38,6 +41,7 @@ import {
   listWaitMsMax,
   type MetadataResponseV2,
   NO_WATCH,
+  type PartitionFragments,
   type ProduceResult,
   ProtocolError,
   readResponseFrame,
@@ -377,6 +381,27 @@ export class Connection {
       signal?.removeEventListener('abort', closeOwn);
       own.destroy();
     }
+  }
+
+  /**
+   * LIST_FRAGMENTS: each segment of a partition (of every partition when `partition` is omitted),
+   * oldest first, with its offsets, bytes, where it lives (local disk, store, both) and when it was
+   * persisted. An unknown topic or partition fails with the broker's UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  listFragments(
+    topic: string,
+    partition?: number,
+    options: RequestOptions = {},
+  ): Promise<PartitionFragments[]> {
+    if (partition !== undefined) checkInt32('partition', partition, 0);
+    return this.request(
+      partition === undefined ? `LIST_FRAGMENTS ${topic}` : `LIST_FRAGMENTS ${topic}/${partition}`,
+      partition === undefined ? { topics: [topic] } : { topics: [topic], partition },
+      (id) => encodeListFragmentsRequest(id, { topic, partition: partition ?? ALL_PARTITIONS }),
+      (body) => decodeListFragmentsResponse(body),
+      this.requestTimeoutMs,
+      options.signal,
+    );
   }
 
   /** The API keys and versions the broker serves; a broker that predates API_VERSIONS gets the v1 set. */
