@@ -85,9 +85,14 @@ export class StoreFragmentSource implements FragmentSource {
       }
     }
     const blocks = await Promise.all(wanted);
-    const joined = blocks.length === 1 ? blocks[0]! : Buffer.concat(blocks);
+    // Only the bytes asked for are copied, and none when they lie in one block (a view of it).
     const from = start - first * blockBytes;
-    return joined.subarray(from, from + (stop - start));
+    if (blocks.length === 1) return blocks[0]!.subarray(from, from + (stop - start));
+    const parts = blocks.map((block, i) => {
+      const blockStart = (first + i) * blockBytes;
+      return block.subarray(Math.max(0, start - blockStart), Math.min(block.length, stop - blockStart));
+    });
+    return Buffer.concat(parts, stop - start);
   }
 
   private block(fragment: Fragment, block: number, blockBytes: number): Promise<Buffer> {

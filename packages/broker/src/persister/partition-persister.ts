@@ -39,6 +39,8 @@ export class PartitionPersister {
   private retryAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Requests this persister sent to the store. */
+  private requests = 0;
   /** Expired fragments whose objects are still to be deleted. */
   private readonly toDelete: Fragment[] = [];
   private readonly listeners = new Set<(event: PersisterEvent) => void>();
@@ -101,6 +103,7 @@ export class PartitionPersister {
   }
 
   private async pass(): Promise<void> {
+    const requestsBefore = this.requests;
     try {
       const manifest = await this.loadedManifest();
       if (manifest === undefined) return;
@@ -112,7 +115,8 @@ export class PartitionPersister {
       }
       this.retryMs = 0;
       this.retryAt = 0;
-      this.health.succeeded(this.store.url);
+      // Only a pass that asked the store something can say it answers.
+      if (this.requests > requestsBefore) this.health.succeeded(this.store.url);
     } catch (error) {
       if (this.closed) return; // a partition closed or deleted under its upload: not the store's fault
       this.stats.failures++;
@@ -129,7 +133,7 @@ export class PartitionPersister {
     if (this.conflict !== undefined) return undefined;
     if (this.manifest !== undefined) return this.manifest;
     const { topic, id } = this.partition;
-    this.stats.storeRequests++;
+    this.countRequest();
     const { manifest } = await loadManifest(this.store, topic, id, this.logger);
     const storeEnd = manifest.fragments.at(-1)?.endOffset ?? 0;
     if (
@@ -164,7 +168,7 @@ export class PartitionPersister {
       this.partition.markPersisted(known);
       return;
     }
-    this.stats.storeRequests++;
+    this.countRequest();
     await this.store.putFile(key, c.path);
     const fragment: Fragment = {
       key,
@@ -185,7 +189,7 @@ export class PartitionPersister {
     const before = manifest.fragments;
     manifest.fragments = next;
     try {
-      this.stats.storeRequests++;
+      this.countRequest();
       await saveManifest(this.store, manifest);
     } catch (error) {
       manifest.fragments = before;
@@ -205,7 +209,7 @@ export class PartitionPersister {
       const before = manifest.fragments;
       manifest.fragments = before.filter((f) => !keys.has(f.key));
       try {
-        this.stats.storeRequests++;
+        this.countRequest();
         await saveManifest(this.store, manifest);
       } catch (error) {
         manifest.fragments = before;
@@ -220,9 +224,14 @@ export class PartitionPersister {
   }
 
   private async deleteObject(key: string): Promise<void> {
-    this.stats.storeRequests++;
+    this.countRequest();
     await this.store.delete(key);
     this.stats.deletions++;
+  }
+
+  private countRequest(): void {
+    this.requests++;
+    this.stats.storeRequests++;
   }
 
   private emit(event: PersisterEvent): void {
