@@ -9,6 +9,12 @@ import type { StoreHealth } from './store-health.js';
 export const RETRY_FIRST_MS = 100;
 /** A store down for long is still tried every 10 s, so it is found again soon after it returns. */
 export const RETRY_MAX_MS = 10_000;
+/**
+ * Segments uploaded at once by one partition: a backlog (a burst of writes closed several) drains in
+ * parallel PUTs and one manifest write per batch. Four keeps a 512 MiB-segment batch's memory to the
+ * streams' buffers and a store's connections few.
+ */
+export const UPLOADS_AT_ONCE = 4;
 
 export interface PersisterStats {
   uploads: number;
@@ -109,9 +115,9 @@ export class PartitionPersister {
       if (manifest === undefined) return;
       this.toDelete.push(...this.partition.takeExpiredFragments());
       if (this.toDelete.length > 0) await this.deleteExpired(manifest);
-      for (const candidate of this.partition.persistCandidates()) {
-        if (this.closed) return;
-        await this.upload(manifest, candidate);
+      const candidates = this.partition.persistCandidates();
+      for (let i = 0; i < candidates.length && !this.closed; i += UPLOADS_AT_ONCE) {
+        await this.uploadBatch(manifest, candidates.slice(i, i + UPLOADS_AT_ONCE));
       }
       this.retryMs = 0;
       this.retryAt = 0;
@@ -159,32 +165,42 @@ export class PartitionPersister {
       .some((v) => v.baseOffset === f.baseOffset && v.endOffset === f.endOffset && v.location !== 'store');
   }
 
-  private async upload(manifest: Manifest, c: PersistCandidate): Promise<void> {
+  /**
+   * Uploads a few segments at once (a backlog drains faster than one PUT at a time), then records
+   * them all in one manifest write. If any upload fails, none of the batch is recorded: the ones that
+   * landed are sent again under the same names next time, replacing themselves.
+   */
+  private async uploadBatch(manifest: Manifest, batch: PersistCandidate[]): Promise<void> {
     const { topic, id } = this.partition;
-    const key = fragmentKey(topic, id, c.baseOffset, c.endOffset, await fileChecksum(c.path));
-    const known = manifest.fragments.find((f) => f.key === key);
-    if (known !== undefined) {
-      // In the manifest already (listed there before a restart): the same bytes, nothing to send.
-      this.partition.markPersisted(known);
-      return;
-    }
-    this.countRequest();
-    await this.store.putFile(key, c.path);
-    const fragment: Fragment = {
-      key,
-      baseOffset: c.baseOffset,
-      endOffset: c.endOffset,
-      sizeBytes: c.sizeBytes,
-      lastWriteMs: c.lastWriteMs,
-      persistedMs: Date.now(),
-      index: c.index,
-    };
-    // A fragment covering the same offsets (a segment recovery later cut) is replaced by this one.
-    const replaced = manifest.fragments.filter(
-      (f) => f.endOffset > fragment.baseOffset && f.baseOffset < fragment.endOffset,
+    const uploaded = await Promise.all(
+      batch.map(async (c): Promise<Fragment | null> => {
+        const key = fragmentKey(topic, id, c.baseOffset, c.endOffset, await fileChecksum(c.path));
+        const known = manifest.fragments.find((f) => f.key === key);
+        if (known !== undefined) {
+          // In the manifest already (listed there before a restart): the same bytes, nothing to send.
+          this.partition.markPersisted(known);
+          return null;
+        }
+        this.countRequest();
+        await this.store.putFile(key, c.path);
+        return {
+          key,
+          baseOffset: c.baseOffset,
+          endOffset: c.endOffset,
+          sizeBytes: c.sizeBytes,
+          lastWriteMs: c.lastWriteMs,
+          persistedMs: Date.now(),
+          index: c.index,
+        };
+      }),
     );
-    const next = manifest.fragments.filter((f) => !replaced.includes(f));
-    next.push(fragment);
+    const fragments = uploaded.filter((f): f is Fragment => f !== null);
+    if (fragments.length === 0) return;
+    // A fragment covering the same offsets (a segment recovery later cut) is replaced by the new one.
+    const overlaps = (f: Fragment) =>
+      fragments.some((n) => f.endOffset > n.baseOffset && f.baseOffset < n.endOffset);
+    const replaced = manifest.fragments.filter(overlaps);
+    const next = [...manifest.fragments.filter((f) => !overlaps(f)), ...fragments];
     next.sort((a, b) => a.baseOffset - b.baseOffset);
     const before = manifest.fragments;
     manifest.fragments = next;
@@ -195,10 +211,12 @@ export class PartitionPersister {
       manifest.fragments = before;
       throw error;
     }
-    this.partition.markPersisted(fragment);
-    this.stats.uploads++;
-    this.stats.uploadedBytes += c.sizeBytes;
-    this.emit({ kind: 'uploaded', fragment });
+    for (const fragment of fragments) {
+      this.partition.markPersisted(fragment);
+      this.stats.uploads++;
+      this.stats.uploadedBytes += fragment.sizeBytes;
+      this.emit({ kind: 'uploaded', fragment });
+    }
     for (const f of replaced) await this.deleteObject(f.key);
   }
 
