@@ -4,8 +4,7 @@
  *   F1  read-through from the start of a partition whose history is only in the store, after a broker
  *       restart (its store cache cold), MiB/s of payload, beside a local read of the same bytes;
  *   F2  the upload backlog (closed segments not yet in the store) sampled while W1's shape writes;
- *   F3  store requests per GiB written (uploads, manifests), measured, and what the default segment
- *       size makes of it.
+ *   F3  store requests per GiB written (uploads, manifests, the manifest read at start), measured.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -18,7 +17,6 @@ const OURS = 'booblik';
 const RECORD_BYTES = 1024;
 const BATCH = 100;
 const FETCH_BYTES = 1 << 20;
-const DEFAULT_SEGMENT_BYTES = 512 * 2 ** 20;
 
 export interface FragmentBenchContext {
   repoRoot: string;
@@ -135,12 +133,6 @@ async function oneStore(ctx: FragmentBenchContext, kind: string, url: string): P
     `measured, ${ctx.segmentBytes / 2 ** 20} MiB segments`,
     'requests/GiB',
     perGiB,
-  );
-  row(
-    `F3 store requests per GiB written (${kind})`,
-    'at the default 512 MiB segments',
-    'requests/GiB',
-    (perGiB * ctx.segmentBytes) / DEFAULT_SEGMENT_BYTES,
   );
   await c.close();
   await stop(writer);
