@@ -91,7 +91,8 @@ export class PersisterService implements PartitionOpenHooks {
     const spec = this.specOf(topic);
     if (spec === undefined || spec.storeUrl === '') return undefined;
     const { store, source } = await this.storeOf(spec);
-    const deadline = Date.now() + RESTORE_WAIT_MS;
+    // A store found down by an earlier partition gets one try, not a wait per partition.
+    const deadline = this.health.isFailing(store.url) ? 0 : Date.now() + RESTORE_WAIT_MS;
     for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
       try {
         this.stats.storeRequests++;
