@@ -7,6 +7,7 @@
  *   npm run bench -- --quick           a small version in under a minute
  *   npm run bench -- --profile         also write a V8 CPU profile of every broker run, and its top
  *   npm run bench -- --only=W1,W4 --systems=booblik,redis --reps=5 --keep
+ *   npm run bench -- --quick --only=F --systems=booblik     fragment stores only (F1..F3)
  *
  * Output: a table on stdout; results.json (every figure of every run), results.md and chart.svg in
  * bench/results/<time>/ (or --out=DIR), with the servers' logs and the load generators' diagnostics.
@@ -19,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { benchDataDir, fsTypeOf } from '../data-dir.js';
 import { fmt } from '../stats.js';
 import type { SystemName } from './drivers.js';
+import { fragmentRows } from './fragments.js';
 import type { Figure, LoadSpec } from './loadgen.js';
 import { profileTop } from './profile-top.js';
 import { chartSvg, floorTable, fullTable, headlineTable, OURS, type Row, summarize } from './report.js';
@@ -147,6 +149,7 @@ const ALL_CASES: Case[] = [
 const CASES = ALL_CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)));
 const runW7 = !only || only.includes('W7');
 const runPhysical = !only || only.includes('physical');
+const runFragments = !only || only.includes('F');
 
 // ------------------------------------------------------------------------------------------- output
 
@@ -559,6 +562,25 @@ try {
     }
   }
   if (runW7 && systems.includes(OURS) && !interrupted) await recovery();
+  if (runFragments && systems.includes(OURS) && !interrupted) {
+    try {
+      rows.push(
+        ...(await fragmentRows({
+          repoRoot,
+          dataRoot,
+          logDir,
+          rep: 1,
+          writeBytes: quick ? 64 * 2 ** 20 : 512 * 2 ** 20,
+          segmentBytes: quick ? 8 * 2 ** 20 : 32 * 2 ** 20,
+          running,
+          log,
+        })),
+      );
+    } catch (e) {
+      failures.push(`F fragment stores: ${(e as Error).message}`);
+      log(`FAILED F fragment stores: ${(e as Error).message}`);
+    }
+  }
 } finally {
   await cleanup();
 }

@@ -14,6 +14,8 @@ import { createLogger } from './logger.js';
 import { BrokerMetrics } from './metrics.js';
 import { MetricsSummary } from './metrics-summary.js';
 import { PartitionRegistry, type PartitionReport } from './partitions.js';
+import { registerPersisterMetrics } from './persister/metrics.js';
+import { PersisterService } from './persister/persister-service.js';
 import { createPrometheusRegistry } from './prometheus.js';
 import { RateLimitedLog } from './rate-limited-log.js';
 import { Session } from './session.js';
@@ -34,6 +36,8 @@ export function logConfigOf(config: BrokerConfig): LogConfig {
     retentionMs: config.retentionMs,
     tailCacheBytes: config.tailCacheBytes,
     writerQueueBytesMax: config.writerQueueBytes,
+    localRetentionBytes: config.localRetentionBytes,
+    localRetentionMs: config.localRetentionMs,
   };
 }
 
@@ -46,6 +50,8 @@ export class Broker {
   private readonly sessions = new Set<Session>();
   private readonly registry: PartitionRegistry;
   private readonly topicService: TopicService;
+  /** Uploads, restores and store retention of the topics whose spec names a store. */
+  readonly persister: PersisterService;
   private readonly ctx: ApiContext;
   private server: net.Server | undefined;
   private http: HttpEndpoints | undefined;
@@ -68,6 +74,12 @@ export class Broker {
       logConfigOf(config),
       logger,
     );
+    this.persister = new PersisterService(
+      (name) => this.topicService.get(name),
+      config.storeCacheBytes,
+      logger,
+    );
+    this.registry.setOpenHooks(this.persister);
     this.ctx = {
       registry: this.registry,
       routing: this.registry,
@@ -145,11 +157,13 @@ export class Broker {
       // The Prometheus registry (with its event-loop monitor) only exists when something can scrape it.
       if (c.httpPort >= 0) {
         const registry = createPrometheusRegistry(this.metrics, this.registry, () => this.clusterNode);
+        registerPersisterMetrics(registry, this.persister);
         this.http = await startHttp(
           c.httpPort,
           c.bindAddress,
           registry,
           () => this.ready && (this.clusterNode?.ready ?? true),
+          () => this.persister.detail(),
         );
       }
       // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
@@ -167,7 +181,11 @@ export class Broker {
       throw error;
     }
 
-    const retention = setInterval(() => this.registry.enforceRetention(), c.retentionCheckMs);
+    this.persister.start();
+    const retention = setInterval(() => {
+      this.registry.enforceRetention();
+      this.persister.kickAll(); // expired fragments are deleted from the store
+    }, c.retentionCheckMs);
     retention.unref();
     this.timers.push(retention);
     if (c.metricsIntervalMs > 0) {
@@ -220,6 +238,7 @@ export class Broker {
     for (const socket of this.waitingForRecovery.splice(0)) socket.destroy();
     if (this.server?.listening) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
     if (this.http) await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
+    await this.persister.close();
     await this.clusterNode?.close().catch(() => {});
     await this.registry.closeAll();
     this.lock?.release();
@@ -277,6 +296,7 @@ export class Broker {
     for (const s of this.sessions) s.destroy();
     await listenerClosed;
     await this.ctx.topics.settled(); // an APPLY still opening partitions finishes first
+    await this.persister.close(); // the upload under way ends; the rest waits for the next start
     // Leaving revokes the lease: the others show this broker's partitions without a primary at once.
     await this.clusterNode?.close();
     await this.registry.closeAll();

@@ -17,6 +17,8 @@ export async function startHttp(
   host: string,
   registry: Registry,
   isReady: () => boolean,
+  /** Lines /readyz adds (a failing store): the broker still serves, so they do not make it 503. */
+  readyDetail: () => string[] = () => [],
 ): Promise<HttpEndpoints> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -33,9 +35,12 @@ export async function startHttp(
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {
       const ready = isReady();
+      const detail = readyDetail()
+        .map((line) => `${line}\n`)
+        .join('');
       res
         .writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(ready ? 'ready\n' : 'not ready\n');
+        .end(`${ready ? 'ready' : 'not ready'}\n${detail}`);
     } else {
       res
         .writeHead(404, { 'content-type': 'text/plain' })

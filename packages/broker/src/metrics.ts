@@ -11,6 +11,7 @@ export class BrokerMetrics {
     list: 0,
     apiVersions: 0,
     move: 0,
+    listFragments: 0,
     invalid: 0,
   };
   recordsIn = 0;

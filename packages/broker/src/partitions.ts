@@ -14,6 +14,7 @@ import {
   type WriterStats,
 } from '@booblik/log';
 import type { AckPolicyValue, Route } from '@booblik/protocol';
+import type { PartitionOpenHooks } from './persister/persister-service.js';
 
 export interface PartitionReport extends OpenReport {
   topic: string;
@@ -76,12 +77,23 @@ export class PartitionRegistry implements PartitionResolver {
   /** Directory removals under way: a topic created again under the same name waits for them. */
   private readonly removals = new Map<string, Promise<void>>();
   private readonly openReports: PartitionReport[] = [];
+  /** A topic's store: its history restored at open, its segments persisted (persister/). */
+  private openHooks: PartitionOpenHooks | undefined;
 
   constructor(
     private readonly dataDir: string,
     private readonly logConfig: Readonly<LogConfig>,
     private readonly logger: Logger,
   ) {}
+
+  setOpenHooks(hooks: PartitionOpenHooks): void {
+    this.openHooks = hooks;
+  }
+
+  /** The log of a partition served here, for what works on segments (the persister, LIST_FRAGMENTS). */
+  localPartition(topic: string, id: number): Partition | undefined {
+    return this.topics.get(topic)?.partitions[id];
+  }
 
   resolve(topic: string, id: number): Resolution {
     const partition = this.topics.get(topic)?.partitions[id];
@@ -157,8 +169,10 @@ export class PartitionRegistry implements PartitionResolver {
       const dirName = partitionDirName(name, id);
       await this.removals.get(dirName);
       if (fresh) this.removeLeftovers(path.join(dataDir, dirName));
+      const remote = await this.openHooks?.remoteFor(name, id);
       const { partition, report } = await Partition.openAsync(dataDir, name, id, logConfig, {
         logger: this.logger,
+        ...(remote === undefined ? {} : { remote }),
       });
       if (this.topics.get(name) !== entry) {
         // Deleted while it opened: nothing may serve it.
@@ -166,6 +180,7 @@ export class PartitionRegistry implements PartitionResolver {
         break;
       }
       entry.partitions.push(partition);
+      this.openHooks?.opened(partition);
       reports.push({ topic: name, partition: id, ...report });
     }
     return reports;
@@ -190,14 +205,18 @@ export class PartitionRegistry implements PartitionResolver {
     if (entry.partitions[id] !== undefined) return false;
     const dataDir = path.resolve(this.dataDir);
     await this.removals.get(partitionDirName(name, id));
+    // A topic with a store: a partition new to this broker starts where the store's history ends.
+    const remote = await this.openHooks?.remoteFor(name, id);
     const { partition, report } = await Partition.openAsync(dataDir, name, id, logConfig, {
       logger: this.logger,
+      ...(remote === undefined ? {} : { remote }),
     });
     if (this.topics.get(name) !== entry || entry.partitions[id] !== undefined) {
       await partition.close();
       return false;
     }
     entry.partitions[id] = partition;
+    this.openHooks?.opened(partition);
     this.openReports.push({ topic: name, partition: id, ...report });
     return true;
   }
@@ -251,8 +270,8 @@ export class PartitionRegistry implements PartitionResolver {
     this.retireCallbacks.delete(partition);
     for (const callback of callbacks ?? []) callback();
     const dirName = partitionDirName(partition.topic, partition.id);
-    const removal = partition
-      .remove()
+    const removal = Promise.resolve(this.openHooks?.closed(partition))
+      .then(() => partition.remove())
       .catch((error: unknown) =>
         this.logger.error(`${partition.name}: removing files failed: ${String(error)}`),
       )

@@ -14,6 +14,7 @@ import { handleApply } from './api/apply.js';
 import { type AnswerSink, type ApiContext, discardReply, type Reply } from './api/context.js';
 import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
 import { handleList } from './api/list.js';
+import { handleListFragments } from './api/list-fragments.js';
 import { handleMetadata } from './api/metadata.js';
 import { handleMove } from './api/move.js';
 import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
@@ -170,6 +171,10 @@ export class Session implements FrameSink, HoldScope {
       case ApiKey.API_VERSIONS:
         this.ctx.metrics.requests.apiVersions++;
         this.answer(handleApiVersions(request.correlationId));
+        return;
+      case ApiKey.LIST_FRAGMENTS:
+        this.ctx.metrics.requests.listFragments++;
+        this.answer(handleListFragments(request.body, request.correlationId, this.ctx));
         return;
       case ApiKey.MOVE:
         this.ctx.metrics.requests.move++;

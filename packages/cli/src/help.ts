@@ -41,6 +41,11 @@ booblik topics watch [-l SELECTOR] [--format table|json]
   edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown
   delete   deletes the topics (all or none), each at the revision it is seen at
   watch    prints the listing, then again on every change, until Ctrl-C`,
+  fragments: `booblik fragments <topic> [--partition N]
+  Each segment of the topic's partitions, oldest first: first and last offset, bytes, where it
+  lives (local: this broker's disk; store: the topic's store; both) and when it was persisted.
+  The last segment of a partition is the one being written (never persisted yet).
+  --partition N   only partition N (default: every partition)`,
   partitions: `booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]
   In a cluster, gives partition PARTITION of TOPIC to the member MEMBER (a broker id). Nothing
   copies records between brokers yet: a partition that ever had a record moves only with
@@ -61,6 +66,7 @@ Commands:
   consume <topic>          print records of a partition
   health                   check that the broker answers
   topics <sub> ...         list, apply, edit, delete and watch topics
+  fragments <topic>        where each segment lives: local disk, store, or both
   partitions move ...      give a partition of a cluster to another broker
   conformance <verb> ...   the conformance kit's client contract
 

@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '@booblik/client';
 import { splitVerb } from './args.js';
 import { conformanceCommand } from './commands/conformance.js';
 import { consumeCommand } from './commands/consume.js';
+import { fragmentsCommand } from './commands/fragments.js';
 import { healthCommand } from './commands/health.js';
 import { metadataCommand } from './commands/metadata.js';
 import { partitionsCommand } from './commands/partitions.js';
@@ -20,6 +21,7 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   health: healthCommand,
   conformance: conformanceCommand,
   topics: topicsCommand,
+  fragments: fragmentsCommand,
   partitions: partitionsCommand,
 };
 

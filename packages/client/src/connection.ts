@@ -11,12 +11,14 @@ import net from 'node:net';
 import {
   AckPolicy,
   type AckPolicyValue,
+  ALL_PARTITIONS,
   type ApiVersionRange,
   apiVersionsBeforeDiscovery,
   CorruptRecordError,
   decodeApiVersionsResponse,
   decodeApplyResponse,
   decodeFetchResponse,
+  decodeListFragmentsResponse,
   decodeListResponse,
   decodeMetadataResponse,
   decodeMetadataResponseV2,
@@ -27,6 +29,7 @@ import {
   encodeApplyRequest,
   encodeFetchRequestV2,
   encodeFetchRequestV3,
+  encodeListFragmentsRequest,
   encodeListRequest,
   encodeMetadataRequest,
   encodeMetadataRequestV2,
@@ -45,6 +48,7 @@ import {
   type MetadataResponseV2,
   MoveFlag,
   NO_WATCH,
+  type PartitionFragments,
   type ProduceResult,
   ProtocolError,
   readResponseFrame,
@@ -434,6 +438,27 @@ export class Connection {
       signal?.removeEventListener('abort', closeOwn);
       own.destroy();
     }
+  }
+
+  /**
+   * LIST_FRAGMENTS: each segment of a partition (of every partition when `partition` is omitted),
+   * oldest first, with its offsets, bytes, where it lives (local disk, store, both) and when it was
+   * persisted. An unknown topic or partition fails with the broker's UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  listFragments(
+    topic: string,
+    partition?: number,
+    options: RequestOptions = {},
+  ): Promise<PartitionFragments[]> {
+    if (partition !== undefined) checkInt32('partition', partition, 0);
+    return this.request(
+      partition === undefined ? `LIST_FRAGMENTS ${topic}` : `LIST_FRAGMENTS ${topic}/${partition}`,
+      partition === undefined ? { topics: [topic] } : { topics: [topic], partition },
+      (id) => encodeListFragmentsRequest(id, { topic, partition: partition ?? ALL_PARTITIONS }),
+      (body) => decodeListFragmentsResponse(body),
+      this.requestTimeoutMs,
+      options.signal,
+    );
   }
 
   /** The API keys and versions the broker serves; a broker that predates API_VERSIONS gets the v1 set. */

@@ -13,6 +13,13 @@ export interface LogConfig {
   retentionBytes: number;
   /** Remove whole oldest segments last written longer ago than this (-1: unlimited). */
   retentionMs: number;
+  /**
+   * With a store: local copies of persisted segments go while the partition's local segments hold
+   * more than this (-1: unlimited); the segments stay readable from the store.
+   */
+  localRetentionBytes: number;
+  /** With a store: local copies of persisted segments last written longer ago than this go (-1: unlimited). */
+  localRetentionMs: number;
   /** Bytes the writer queue may hold before producers wait (backpressure, never unbounded memory). */
   writerQueueBytesMax: number;
   /** Bytes of the active segment's tail kept in memory, so caught-up consumers never touch the disk. */
@@ -38,6 +45,8 @@ export const defaultLogConfig: Readonly<LogConfig> = {
   flushEveryMs: 0,
   retentionBytes: -1,
   retentionMs: -1,
+  localRetentionBytes: -1,
+  localRetentionMs: -1,
   writerQueueBytesMax: DEFAULT_WRITER_QUEUE_BYTES_MAX,
   tailCacheBytes: DEFAULT_TAIL_CACHE_BYTES,
 };

@@ -1,5 +1,6 @@
 export * from './config.js';
 export * from './errors.js';
+export * from './fragment.js';
 /** For every other file or directory the broker creates: its name must survive a power cut too. */
 export { fsyncDir, mkdirDurable } from './fs-util.js';
 export { HighWatermark } from './high-watermark.js';
@@ -8,5 +9,6 @@ export { Partition } from './partition.js';
 export * from './partition-log.js';
 export * from './partition-writer.js';
 export { type ScanResult, type ScanStop, scanStoredRecords } from './record-scan.js';
+export { CORRUPT_FRAGMENT, RemoteSegment } from './remote-segment.js';
 export { parseSegmentFileName, partitionDirName, segmentFileName } from './segment-name.js';
 export { sharedWorkerScanner, WorkerScanner } from './worker-scanner.js';

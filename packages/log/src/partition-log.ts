@@ -3,12 +3,16 @@ import path from 'node:path';
 import { writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
 import { LogClosedError, OffsetOutOfRangeError, StorageError } from './errors.js';
+import type { Fragment, FragmentSource, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
+import { thinIndex } from './fragment.js';
 import { fdatasync, fsyncDir, mkdirDurable, pwriteFully } from './fs-util.js';
 import { HighWatermark } from './high-watermark.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type ReadBufferPool, sharedReadBuffers } from './read-buffers.js';
 import type { ScanStop } from './record-scan.js';
 import { type SegmentScan, scanSegmentFile, truncateSegment } from './recovery.js';
+import { RemoteSegment } from './remote-segment.js';
+import { expiredPrefix } from './retention.js';
 import { Segment } from './segment.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
 import { readFromSegment } from './segment-read.js';
@@ -72,6 +76,12 @@ export interface LogOptions {
   readBuffers?: ReadBufferPool;
   /** Milliseconds since the epoch; injected so retention by age is tested without waiting. */
   now?: () => number;
+  /**
+   * The partition's history in a store. The log then never removes a segment that is not persisted,
+   * serves offsets below its local segments from the store, and an empty directory continues where
+   * the store's history ends.
+   */
+  remote?: RemoteHistory;
 }
 
 /** The positions of a one-record group (it starts its buffer), shared rather than copied per group. */
@@ -96,6 +106,12 @@ export class PartitionLog {
   private isClosed = false;
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
+  /** The store's bytes, when the partition has one. */
+  private readonly source: FragmentSource | undefined;
+  /** Segments only in the store, oldest first, ending where `segments` begin. */
+  private remote: RemoteSegment[];
+  /** Fragments retention dropped from the log: their objects are to be deleted from the store. */
+  private expired: Fragment[] = [];
 
   private constructor(
     readonly dir: string,
@@ -103,7 +119,10 @@ export class PartitionLog {
     private currentConfig: Readonly<LogConfig>,
     private segments: Segment[],
     options: LogOptions,
+    remote: RemoteSegment[],
   ) {
+    this.source = options.remote?.source;
+    this.remote = remote;
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? Date.now;
     this.tail = new TailCache(currentConfig.tailCacheBytes);
@@ -223,11 +242,25 @@ export class PartitionLog {
       for (const s of segments) s.close();
       throw error;
     }
-    if (segments.length === 0) segments.push(createSegment(dir, 0, config, options.now ?? Date.now));
+    const fragments = options.remote?.fragments ?? [];
+    const storeEnd = fragments.length > 0 ? fragments[fragments.length - 1]!.endOffset : 0;
+    if (segments.length === 1 && segments[0]!.records === 0 && segments[0]!.baseOffset < storeEnd) {
+      // An empty segment from a start without the store's history: the history wins.
+      segments.pop()!.remove();
+    }
+    if (segments.length === 0) {
+      // A new partition, or a lost disk: offsets continue where the store's history ends.
+      segments.push(createSegment(dir, storeEnd, config, options.now ?? Date.now));
+      if (storeEnd > 0)
+        logger.info(`${name}: restored from the store: offsets 0..${storeEnd} are read from it`);
+    }
+    const remote = options.remote
+      ? attachFragments(name, segments, fragments, options.remote.source, logger)
+      : [];
     // Before anything is acknowledged: the first segment's name (without it a power cut loses every
     // record of a new partition, however many fdatasyncs its file had) and the removals of recovery.
     fsyncDir(dir);
-    const log = new PartitionLog(dir, name, config, segments, options);
+    const log = new PartitionLog(dir, name, config, segments, options, remote);
     const report: OpenReport = {
       segments: segments.length,
       bytes: log.sizeBytes,
@@ -256,8 +289,21 @@ export class PartitionLog {
     return this.segments[this.segments.length - 1]!;
   }
 
+  /** The oldest offset readable, from the store when it holds older history than the disk. */
   get logStartOffset(): number {
+    return this.remote.length > 0 ? this.remote[0]!.baseOffset : this.localStartOffset;
+  }
+
+  /** The oldest offset in a local segment file. */
+  get localStartOffset(): number {
     return this.segments[0]!.baseOffset;
+  }
+
+  /** Bytes of the segments held only in the store. */
+  get storeOnlyBytes(): number {
+    let total = 0;
+    for (const s of this.remote) total += s.sizeBytes;
+    return total;
   }
 
   /** The offset the next record will get (written, not necessarily published yet). */
@@ -468,6 +514,10 @@ export class PartitionLog {
     const now = this.readNow(offset, maxBytes);
     if (now !== null) return now;
     const highWatermark = this.highWatermark.value;
+    if (offset < this.localStartOffset) {
+      const bytes = await this.remoteOf(offset).read(offset, maxBytes);
+      return { highWatermark, chunks: bytes.length > 0 ? [bytes] : [], bytes: bytes.length };
+    }
     const segment = this.segmentOf(offset);
     segment.acquire();
     try {
@@ -508,50 +558,138 @@ export class PartitionLog {
   }
 
   private segmentOf(offset: number): Segment {
-    let lo = 0;
-    let hi = this.segments.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (this.segments[mid]!.baseOffset <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return this.segments[lo]!;
+    return floorByBase(this.segments, offset);
+  }
+
+  private remoteOf(offset: number): RemoteSegment {
+    if (this.isClosed) throw new LogClosedError(this.name);
+    return floorByBase(this.remote, offset);
   }
 
   /**
    * Removes whole oldest segments (never the active one, nor one holding records not yet published)
    * while the partition holds more than retentionBytes, or while the oldest was last written longer
    * than retentionMs ago. A read already under way on a removed segment completes. Returns the
-   * removed segments' base offsets.
+   * removed segments' base offsets. With a store, that retention covers the whole history (the
+   * fragments it drops wait in `takeExpiredFragments` for their objects' deletion), a segment not yet
+   * persisted never goes, and local retention then drops local copies of persisted segments.
    */
   enforceRetention(nowMs = this.now()): number[] {
     const { retentionBytes, retentionMs } = this.config;
+    const limits = { bytes: retentionBytes, ms: retentionMs };
     const removed: number[] = [];
-    let total = this.sizeBytes;
-    while (this.segments.length > 1) {
-      const oldest = this.segments[0]!;
-      // Only records already readable may go. A segment holding records written but not yet
-      // published (a FORCED group waiting for its fdatasync, rolled into a new segment) stays: removing
-      // it deleted records before any consumer could read them and put logStartOffset past the high
-      // watermark, so every FETCH was out of range (found by the reliability suite's retention check).
-      if (oldest.nextOffset > this.highWatermark.value) break;
-      const overBytes = retentionBytes >= 0 && total > retentionBytes;
-      const overAge = retentionMs >= 0 && nowMs - oldest.lastWriteMs > retentionMs;
-      if (!overBytes && !overAge) break;
-      this.segments.shift();
-      this.unsynced.delete(oldest);
-      oldest.remove();
-      total -= oldest.sizeBytes;
-      removed.push(oldest.baseOffset);
+    const hasStore = this.source !== undefined;
+    // Only records already readable may go. A segment holding records written but not yet
+    // published (a FORCED group waiting for its fdatasync, rolled into a new segment) stays: removing
+    // it deleted records before any consumer could read them and put logStartOffset past the high
+    // watermark, so every FETCH was out of range (found by the reliability suite's retention check).
+    const mayGoLocally = (s: Segment) =>
+      s !== this.active &&
+      s.nextOffset <= this.highWatermark.value &&
+      (!hasStore || s.fragment !== undefined);
+
+    const history = [...this.remote, ...this.segments];
+    const gone = expiredPrefix(history, this.storeOnlyBytes + this.sizeBytes, limits, nowMs, (i) => {
+      const s = history[i]!;
+      return s instanceof RemoteSegment || mayGoLocally(s);
+    });
+    for (const s of history.slice(0, gone)) {
+      if (s instanceof RemoteSegment) {
+        this.remote.shift();
+        this.expired.push(s.fragment);
+      } else {
+        this.removeOldestLocal();
+        if (s.fragment !== undefined) this.expired.push(s.fragment);
+      }
+      removed.push(s.baseOffset);
+    }
+
+    if (hasStore) {
+      const { localRetentionBytes, localRetentionMs } = this.config;
+      const local = this.segments;
+      const drop = expiredPrefix(
+        local,
+        this.sizeBytes,
+        { bytes: localRetentionBytes, ms: localRetentionMs },
+        nowMs,
+        (i) => mayGoLocally(local[i]!),
+      );
+      for (let i = 0; i < drop; i++) {
+        const s = this.removeOldestLocal();
+        this.remote.push(new RemoteSegment(s.fragment!, this.source!));
+        removed.push(s.baseOffset);
+      }
     }
     if (removed.length > 0) {
       fsyncDir(this.dir);
-      this.tail.dropBefore(this.logStartOffset);
+      this.tail.dropBefore(this.localStartOffset);
       this.logger.info(
-        `${this.name}: retention removed ${removed.length} segment(s); log start is now ${this.logStartOffset}`,
+        `${this.name}: retention removed ${removed.length} segment(s); log start is now ${this.logStartOffset}` +
+          (hasStore ? `, local start ${this.localStartOffset}` : ''),
       );
     }
     return removed;
+  }
+
+  private removeOldestLocal(): Segment {
+    const oldest = this.segments.shift()!;
+    this.unsynced.delete(oldest);
+    oldest.remove();
+    return oldest;
+  }
+
+  /** Fragments retention dropped since the last call: their objects may now be deleted. */
+  takeExpiredFragments(): Fragment[] {
+    return this.expired.splice(0);
+  }
+
+  /** Closed, published local segments not in the store yet, oldest first. */
+  persistCandidates(): PersistCandidate[] {
+    if (this.isClosed) return [];
+    const candidates: PersistCandidate[] = [];
+    for (const s of this.segments) {
+      if (s === this.active || s.nextOffset > this.highWatermark.value) break;
+      if (s.fragment !== undefined || s.isRemoved || s.records === 0) continue;
+      const { relOffsets, positions } = s.index.toEntries();
+      candidates.push({
+        baseOffset: s.baseOffset,
+        endOffset: s.nextOffset,
+        sizeBytes: s.sizeBytes,
+        lastWriteMs: s.lastWriteMs,
+        path: s.path,
+        index: thinIndex(relOffsets, positions, s.sizeBytes),
+      });
+    }
+    return candidates;
+  }
+
+  /** Notes that a closed segment is in the store now; false when it is no longer here. */
+  markPersisted(fragment: Fragment): boolean {
+    const s = this.segments.find((x) => x.baseOffset === fragment.baseOffset);
+    if (s === undefined || s === this.active || s.nextOffset !== fragment.endOffset) return false;
+    s.fragment = fragment;
+    return true;
+  }
+
+  /** Every segment of the history, oldest first, and where its bytes are. */
+  fragmentViews(): FragmentView[] {
+    const views: FragmentView[] = this.remote.map((r) => ({
+      baseOffset: r.baseOffset,
+      endOffset: r.nextOffset,
+      sizeBytes: r.sizeBytes,
+      location: 'store',
+      persistedMs: r.fragment.persistedMs,
+    }));
+    for (const s of this.segments) {
+      views.push({
+        baseOffset: s.baseOffset,
+        endOffset: s.nextOffset,
+        sizeBytes: s.sizeBytes,
+        location: s.fragment === undefined ? 'local' : 'both',
+        persistedMs: s.fragment?.persistedMs ?? -1,
+      });
+    }
+    return views;
   }
 
   /** Closes every segment file. Call after the writer has drained and synced. */
@@ -572,6 +710,57 @@ export class PartitionLog {
     this.tail.clear();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The segment holding `offset` in a list sorted by base offset (the first when none starts before it). */
+function floorByBase<T extends { baseOffset: number }>(list: readonly T[], offset: number): T {
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (list[mid]!.baseOffset <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  return list[lo]!;
+}
+
+/**
+ * Joins the store's history to the local segments: fragments that match a local segment mark it
+ * persisted; those before the local start become remote segments if they reach it without a gap.
+ */
+function attachFragments(
+  name: string,
+  segments: Segment[],
+  fragments: readonly Fragment[],
+  source: FragmentSource,
+  logger: Logger,
+): RemoteSegment[] {
+  const localStart = segments[0]!.baseOffset;
+  const byBase = new Map(segments.map((s) => [s.baseOffset, s]));
+  const remote: RemoteSegment[] = [];
+  for (const f of fragments) {
+    if (f.endOffset <= localStart) {
+      remote.push(new RemoteSegment(f, source));
+      continue;
+    }
+    const local = byBase.get(f.baseOffset);
+    if (local !== undefined && local.nextOffset === f.endOffset && local !== segments[segments.length - 1]) {
+      local.fragment = f;
+    }
+  }
+  // Only a chain that ends where the disk begins is history; anything before a gap is unreachable.
+  let keep = remote.length;
+  let expected = localStart;
+  while (keep > 0 && remote[keep - 1]!.nextOffset === expected) {
+    expected = remote[keep - 1]!.baseOffset;
+    keep--;
+  }
+  if (keep > 0) {
+    logger.warn(
+      `${name}: the store's fragments before offset ${expected} do not reach the local log start ${localStart} without a gap; they are not served`,
+    );
+  }
+  return remote.slice(keep);
 }
 
 function createSegment(dir: string, base: number, config: Readonly<LogConfig>, now: () => number): Segment {

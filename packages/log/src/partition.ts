@@ -1,5 +1,6 @@
 import type { AckPolicyValue } from '@booblik/protocol';
 import type { LogConfig } from './config.js';
+import type { Fragment, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
 import type { HighWatermark } from './high-watermark.js';
 import type { Logger } from './logger.js';
 import {
@@ -37,7 +38,7 @@ export class Partition {
     topic: string,
     id: number,
     config: Readonly<LogConfig>,
-    options: { logger?: Logger; now?: () => number } = {},
+    options: { logger?: Logger; now?: () => number; remote?: RemoteHistory } = {},
   ): { partition: Partition; report: OpenReport } {
     const name = partitionDirName(topic, id);
     const { log, report } = PartitionLog.open(`${dataDir}/${name}`, name, config, options);
@@ -54,7 +55,7 @@ export class Partition {
     topic: string,
     id: number,
     config: Readonly<LogConfig>,
-    options: { logger?: Logger; now?: () => number; scan?: SegmentScanner } = {},
+    options: { logger?: Logger; now?: () => number; scan?: SegmentScanner; remote?: RemoteHistory } = {},
   ): Promise<{ partition: Partition; report: OpenReport }> {
     const name = partitionDirName(topic, id);
     const { log, report } = await PartitionLog.openAsync(`${dataDir}/${name}`, name, config, {
@@ -88,6 +89,28 @@ export class Partition {
 
   get sizeBytes(): number {
     return this.log.sizeBytes;
+  }
+
+  /** The oldest offset on the local disk (below it, reads come from the store). */
+  get localStartOffset(): number {
+    return this.log.localStartOffset;
+  }
+
+  /** Closed segments waiting for their upload (see PartitionLog.persistCandidates). */
+  persistCandidates(): PersistCandidate[] {
+    return this.log.persistCandidates();
+  }
+
+  markPersisted(fragment: Fragment): boolean {
+    return this.log.markPersisted(fragment);
+  }
+
+  takeExpiredFragments(): Fragment[] {
+    return this.log.takeExpiredFragments();
+  }
+
+  fragmentViews(): FragmentView[] {
+    return this.log.fragmentViews();
   }
 
   get segmentCount(): number {

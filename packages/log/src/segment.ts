@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LogClosedError } from './errors.js';
+import type { Fragment } from './fragment.js';
 import { segmentFileName } from './segment-name.js';
 import type { SparseIndex } from './sparse-index.js';
 
@@ -18,6 +19,8 @@ export class Segment {
   visibleBytes: number;
   /** When a record was last appended (file mtime for a recovered segment): retention by age. */
   lastWriteMs: number;
+  /** Set once the segment (closed) is in the store: only then may local retention remove it. */
+  fragment: Fragment | undefined;
   private readers = 0;
   private removed = false;
   private closed = false;

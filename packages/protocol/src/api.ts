@@ -8,7 +8,9 @@ export const ApiKey = {
   APPLY: 4,
   LIST: 5,
   API_VERSIONS: 6,
-  /** The cluster: give a partition to another member. Key 7 is LIST_FRAGMENTS. */
+  /** Where each segment of a partition is: local disk, store, or both (fragment stores). */
+  LIST_FRAGMENTS: 7,
+  /** The cluster: give a partition to another member. */
   MOVE: 8,
 } as const;
 
@@ -22,6 +24,7 @@ export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
   [ApiKey.APPLY]: [1],
   [ApiKey.LIST]: [1],
   [ApiKey.API_VERSIONS]: [1],
+  [ApiKey.LIST_FRAGMENTS]: [1],
   [ApiKey.MOVE]: [1],
 };
 

@@ -12,7 +12,8 @@
  *
  * The additions after v1 (docs/protocol.md) are judged too, since a fuzzed apiKey or apiVersion lands
  * on them: PRODUCE v2 (an expected offset, which may refuse the batch with OFFSET_MISMATCH), METADATA
- * v2 (v1's request), APPLY, LIST and API_VERSIONS (any of their codes; only their framing is judged).
+ * v2 (v1's request), APPLY, LIST, API_VERSIONS and LIST_FRAGMENTS (any of their codes; only their
+ * framing is judged).
  */
 
 export const Code = {
@@ -202,6 +203,7 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
     else if (apiKey === 3 && version === 3) judged = judgeMetadataV3(frame, id, model, v);
     else if ((apiKey === 4 || apiKey === 5 || apiKey === 6 || apiKey === 8) && version === 1)
       judged = judgeTopicApi(frame, id, apiKey, v);
+    else if (apiKey === 7 && version === 1) judged = judgeListFragments(id);
     else {
       judged = {
         correlationId: id,
@@ -381,6 +383,16 @@ function judgeMetadataV3(frame: Buffer, id: number, model: BrokerModel, v: Strea
  * APPLY (4), LIST (5), API_VERSIONS (6), MOVE (8): answered, in order, with one of their codes. A LIST naming a
  * watch revision may be held for its wait (capped at 60 s), which the caller must allow for.
  */
+/** LIST_FRAGMENTS reads only: answered, an unknown topic or partition, or a request that does not decode. */
+function judgeListFragments(id: number): Judged {
+  return {
+    correlationId: id,
+    codes: [Code.NONE, Code.UNKNOWN_TOPIC_OR_PARTITION, Code.CORRUPT_REQUEST],
+    api: 'other',
+    why: 'apiKey 7 (LIST_FRAGMENTS)',
+  };
+}
+
 function judgeTopicApi(frame: Buffer, id: number, apiKey: number, v: StreamVerdict): Judged {
   const codes =
     apiKey === 6

@@ -133,9 +133,20 @@ describe('APPLY', () => {
       [
         {
           op: 'upsert',
-          spec: { ...topicSpecWithDefaults({ name: 'x', partitions: 1 }), storeUrl: 's3://b/p' },
+          spec: { ...topicSpecWithDefaults({ name: 'x', partitions: 1 }), storeUrl: 's3://B/p' },
         },
-        /changes\[0\].storeUrl: "s3:\/\/b\/p", expected empty on a single broker/,
+        /changes\[0\].storeUrl: store url "s3:\/\/B\/p": bucket: "B" is not a bucket name/,
+      ],
+      [
+        {
+          op: 'upsert',
+          spec: { ...topicSpecWithDefaults({ name: 't', partitions: 3 }), storeUrl: 'file:///tmp' },
+        },
+        /changes\[0\].storeUrl: "file:\/\/\/tmp", expected "" \(a topic's store is set when it is created\)/,
+      ],
+      [
+        upsert('x', 1, -1, { compression: 'zstd' }),
+        /changes\[0\].labels.compression: "zstd", expected one of none, gzip/,
       ],
       [upsert('x', 0), /changes\[0\].partitions: 0, expected 1\.\.10000/],
       [upsert('x', 1, -1, { 'booblik.x': 'y' }), /changes\[0\].labels: key "booblik.x" is reserved/],

@@ -36,6 +36,9 @@ export interface BrokerConfig {
   brokerZone: string;
   /** `host:port` clients and peers dial; empty: the bind address and the protocol port. */
   advertisedAddress: string;
+  localRetentionBytes: number;
+  localRetentionMs: number;
+  storeCacheBytes: number;
 }
 
 /** A value that does not parse or is out of range. The message names the key and what is allowed. */
@@ -293,6 +296,32 @@ export const configKeys = [
     description: 'the address clients and other brokers dial; empty: the bind address and the protocol port',
     parse: hostPort,
   } satisfies KeySpec<'advertisedAddress'>,
+  {
+    key: 'booblik.local.retention.bytes',
+    field: 'localRetentionBytes',
+    default: '-1',
+    allowed: 'an integer >= -1 (-1: unlimited)',
+    description:
+      'for topics with a store: drop local copies of persisted segments while a partition holds more',
+    parse: integer(-1),
+  } satisfies KeySpec<'localRetentionBytes'>,
+  {
+    key: 'booblik.local.retention.millis',
+    field: 'localRetentionMs',
+    default: '-1',
+    allowed: 'an integer >= -1 (-1: unlimited)',
+    description: 'for topics with a store: drop local copies of persisted segments last written longer ago',
+    parse: integer(-1),
+  } satisfies KeySpec<'localRetentionMs'>,
+  {
+    key: 'booblik.store.cache.bytes',
+    field: 'storeCacheBytes',
+    default: String(64 * MIB),
+    allowed: 'an integer >= 0',
+    description:
+      'bytes read from stores kept in memory, shared by every partition (64 MiB: 16 blocks of 4 MiB)',
+    parse: integer(0),
+  } satisfies KeySpec<'storeCacheBytes'>,
 ] as const;
 
 export type ConfigKey = (typeof configKeys)[number]['key'];

@@ -7,6 +7,8 @@ import {
   topicNameProblem,
   topicSpecProblem,
 } from '@booblik/protocol';
+import { parseStoreUrl, StoreUrlError } from '@booblik/store';
+import { compressionProblem } from '../persister/compression.js';
 
 /** The changes to make, all checked; upserts as applied (defaults stay sentinels), revision still unset. */
 export interface ApplyPlan {
@@ -76,11 +78,8 @@ export function planApply(
     if (spec.replication !== 1 && spec.replication !== REPLICATION_DEFAULT) {
       return invalid(`replication: ${spec.replication}, expected 1 on a single broker`);
     }
-    if (spec.storeUrl !== '') {
-      return invalid(
-        `storeUrl: ${JSON.stringify(spec.storeUrl.slice(0, 80))}, expected empty on a single broker`,
-      );
-    }
+    const storeProblem = storeUrlProblem(spec, existing);
+    if (storeProblem !== null) return invalid(storeProblem);
     plan.upserts.push(spec);
   }
   return plan;
@@ -88,4 +87,20 @@ export function planApply(
 
 export function isRefusal(result: ApplyPlan | ApplyRefusal): result is ApplyRefusal {
   return 'code' in result;
+}
+
+/** Why a spec's store cannot be used, or null: a URL the stores refuse, or a change of store. */
+function storeUrlProblem(spec: TopicSpec, existing: TopicSpec | undefined): string | null {
+  if (existing !== undefined && existing.storeUrl !== spec.storeUrl) {
+    return `storeUrl: ${JSON.stringify(spec.storeUrl.slice(0, 80))}, expected ${JSON.stringify(existing.storeUrl)} (a topic's store is set when it is created)`;
+  }
+  if (spec.storeUrl !== '') {
+    try {
+      parseStoreUrl(spec.storeUrl);
+    } catch (error) {
+      if (error instanceof StoreUrlError) return `storeUrl: ${error.message}`;
+      throw error;
+    }
+  }
+  return compressionProblem(spec);
 }

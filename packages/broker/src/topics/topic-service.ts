@@ -106,7 +106,12 @@ export class TopicService implements TopicTable {
     const created = new Set(adopting ? [] : missing.map((t) => t.name));
     const reports: PartitionReport[] = [];
     for (const spec of this.list()) {
-      if (created.has(spec.name)) {
+      if (spec.storeUrl !== '' && !created.has(spec.name)) {
+        // Its history may be in the store: opened asynchronously, the manifest read first.
+        reports.push(
+          ...(await this.registry.growTopic(spec.name, spec.partitions, this.logConfigOf(spec), false)),
+        );
+      } else if (created.has(spec.name)) {
         reports.push(
           ...(await this.registry.growTopic(spec.name, spec.partitions, this.logConfigOf(spec), true)),
         );

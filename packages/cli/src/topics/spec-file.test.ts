@@ -13,6 +13,18 @@ describe('topic files', () => {
     assert.equal(one!.revision, undefined);
   });
 
+  it('store: is the short name of storeUrl; giving both is refused', () => {
+    const [one] = parseSpecFile('name: orders\npartitions: 1\nstore: file:///srv/booblik\n', 'f.yaml');
+    assert.deepEqual(one!.change, {
+      op: 'upsert',
+      spec: { name: 'orders', partitions: 1, storeUrl: 'file:///srv/booblik', revision: -1 },
+    });
+    assert.throws(
+      () => parseSpecFile('name: o\npartitions: 1\nstore: file:///a\nstoreUrl: file:///b\n', 'f.yaml'),
+      (e: unknown) => e instanceof SpecFileError && /store and storeUrl: give one of them/.test(e.message),
+    );
+  });
+
   it('children inherit every field of their parents, labels merged, the nearest value winning', () => {
     const text = `
 labels: {team: payments, env: prod}

@@ -32,6 +32,7 @@ const specFields = [
   'readOnly',
   'replication',
   'storeUrl',
+  'store',
 ] as const;
 const leafFields = ['name', 'revision', 'delete'] as const;
 const groupFields = ['children'] as const;
@@ -133,9 +134,14 @@ function readSpecFields(fields: Record<string, unknown>, fail: (m: string) => ne
     if (typeof fields.readOnly !== 'boolean') fail('readOnly: expected true or false');
     own.readOnly = fields.readOnly as boolean;
   }
-  if (fields.storeUrl !== undefined) {
-    if (typeof fields.storeUrl !== 'string') fail('storeUrl: expected a string');
-    own.storeUrl = fields.storeUrl as string;
+  // `store:` is the short name the operations guide uses; one of the two, not both.
+  if (fields.store !== undefined && fields.storeUrl !== undefined)
+    fail('store and storeUrl: give one of them');
+  for (const key of ['storeUrl', 'store'] as const) {
+    if (fields[key] === undefined) continue;
+    if (typeof fields[key] !== 'string')
+      fail(`${key}: expected a string (file:///path or s3://bucket/prefix)`);
+    own.storeUrl = fields[key] as string;
   }
   if (fields.labels !== undefined) {
     const labels = fields.labels;

@@ -7,6 +7,7 @@ import { type ApplyRequest, decodeApplyRequest } from './apply/v1.js';
 import { decodeFetchRequestV1, type FetchRequest } from './fetch/v1.js';
 import { decodeFetchRequestV2 } from './fetch/v2.js';
 import { decodeListRequest, type ListRequest } from './list/v1.js';
+import { decodeListFragmentsRequest, type ListFragmentsRequest } from './list-fragments/v1.js';
 import { decodeMetadataRequest, type MetadataRequest } from './metadata/v1.js';
 import { decodeMetadataRequestV3, type MetadataRequestV3 } from './metadata/v3.js';
 import { decodeMoveRequest, type MoveRequest } from './move/v1.js';
@@ -25,6 +26,12 @@ export type Request =
   | { apiKey: typeof ApiKey.APPLY; apiVersion: number; correlationId: number; body: ApplyRequest }
   | { apiKey: typeof ApiKey.LIST; apiVersion: number; correlationId: number; body: ListRequest }
   | { apiKey: typeof ApiKey.API_VERSIONS; apiVersion: number; correlationId: number; body: null }
+  | {
+      apiKey: typeof ApiKey.LIST_FRAGMENTS;
+      apiVersion: number;
+      correlationId: number;
+      body: ListFragmentsRequest;
+    }
   | { apiKey: typeof ApiKey.MOVE; apiVersion: number; correlationId: number; body: MoveRequest };
 
 /**
@@ -99,13 +106,21 @@ export function decodeRequest(frame: Buffer): Request {
       case ApiKey.API_VERSIONS:
         if (apiVersion !== 1) break;
         return { apiKey, apiVersion, correlationId, body: null };
+      case ApiKey.LIST_FRAGMENTS:
+        if (apiVersion !== 1) break;
+        return {
+          apiKey,
+          apiVersion,
+          correlationId,
+          body: decodeListFragmentsRequest(frame, requestHeaderBytes),
+        };
       case ApiKey.MOVE:
         if (apiVersion !== 1) break;
         return { apiKey, apiVersion, correlationId, body: decodeMoveRequest(frame, requestHeaderBytes) };
       default:
         return refuse(
           ErrorCode.UNSUPPORTED_VERSION,
-          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST), 6 (API_VERSIONS) or 8 (MOVE)`,
+          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST), 6 (API_VERSIONS), 7 (LIST_FRAGMENTS) or 8 (MOVE)`,
         );
     }
   } catch (error) {

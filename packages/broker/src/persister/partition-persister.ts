@@ -1,0 +1,258 @@
+import type { Fragment, Logger, Partition, PersistCandidate } from '@booblik/log';
+import type { ObjectStore } from '@booblik/store';
+import { fileChecksum } from './checksum.js';
+import { loadManifest, type Manifest, saveManifest } from './manifest.js';
+import { fragmentKey } from './object-names.js';
+import type { StoreHealth } from './store-health.js';
+
+/** First wait after a failed pass; doubled per failure up to the cap, reset by a success. */
+export const RETRY_FIRST_MS = 100;
+/** A store down for long is still tried every 10 s, so it is found again soon after it returns. */
+export const RETRY_MAX_MS = 10_000;
+/**
+ * Segments uploaded at once by one partition: a backlog (a burst of writes closed several) drains in
+ * parallel PUTs and one manifest write per batch. Four keeps a 512 MiB-segment batch's memory to the
+ * streams' buffers and a store's connections few.
+ */
+export const UPLOADS_AT_ONCE = 4;
+
+export interface PersisterStats {
+  uploads: number;
+  uploadedBytes: number;
+  storeRequests: number;
+  failures: number;
+  deletions: number;
+}
+
+export type PersisterEvent =
+  | { kind: 'uploaded'; fragment: Fragment }
+  | { kind: 'deleted'; keys: string[] }
+  | { kind: 'failed'; error: unknown };
+
+/**
+ * Uploads one partition's closed segments to its store, once each, then records them in the
+ * manifest; deletes the objects retention expired. One pass at a time; a failed pass is retried
+ * with backoff, and nothing it did not finish is marked done (a segment not in the manifest stays
+ * unpersisted on disk, and is uploaded again under the same name).
+ */
+export class PartitionPersister {
+  private manifest: Manifest | undefined;
+  /** The manifest's history does not join the local log (read late, after the disk started anew). */
+  private conflict: string | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private retryMs = 0;
+  private retryAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Requests this persister sent to the store. */
+  private requests = 0;
+  /** Expired fragments whose objects are still to be deleted. */
+  private readonly toDelete: Fragment[] = [];
+  private readonly listeners = new Set<(event: PersisterEvent) => void>();
+
+  constructor(
+    readonly partition: Partition,
+    private readonly store: ObjectStore,
+    private readonly health: StoreHealth,
+    private readonly stats: PersisterStats,
+    private readonly logger: Logger,
+    manifest: Manifest | undefined,
+  ) {
+    this.manifest = manifest;
+  }
+
+  /** Segments closed but not yet uploaded: the backlog. */
+  get backlog(): number {
+    return this.partition.persistCandidates().length;
+  }
+
+  get problem(): string | undefined {
+    return this.conflict;
+  }
+
+  on(listener: (event: PersisterEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Asks for a pass (now, or when the current backoff ends). */
+  kick(): void {
+    if (this.closed) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    const wait = this.retryAt - Date.now();
+    if (wait > 0) {
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = undefined;
+        this.kick();
+      }, wait);
+      this.retryTimer.unref();
+      return;
+    }
+    this.running = this.pass().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  /** Stops after the pass under way. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    await this.running;
+  }
+
+  private async pass(): Promise<void> {
+    const requestsBefore = this.requests;
+    try {
+      const manifest = await this.loadedManifest();
+      if (manifest === undefined) return;
+      this.toDelete.push(...this.partition.takeExpiredFragments());
+      if (this.toDelete.length > 0) await this.deleteExpired(manifest);
+      const candidates = this.partition.persistCandidates();
+      for (let i = 0; i < candidates.length && !this.closed; i += UPLOADS_AT_ONCE) {
+        await this.uploadBatch(manifest, candidates.slice(i, i + UPLOADS_AT_ONCE));
+      }
+      this.retryMs = 0;
+      this.retryAt = 0;
+      // Only a pass that asked the store something can say it answers.
+      if (this.requests > requestsBefore) this.health.succeeded(this.store.url);
+    } catch (error) {
+      if (this.closed) return; // a partition closed or deleted under its upload: not the store's fault
+      this.stats.failures++;
+      this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs === 0 ? RETRY_FIRST_MS : this.retryMs * 2);
+      this.retryAt = Date.now() + this.retryMs;
+      this.health.failed(this.store.url, error);
+      this.emit({ kind: 'failed', error });
+      this.again = true; // retried once the backoff ends
+    }
+  }
+
+  /** The manifest, read from the store if the partition opened without it. */
+  private async loadedManifest(): Promise<Manifest | undefined> {
+    if (this.conflict !== undefined) return undefined;
+    if (this.manifest !== undefined) return this.manifest;
+    const { topic, id } = this.partition;
+    this.countRequest();
+    const { manifest } = await loadManifest(this.store, topic, id, this.logger);
+    const storeEnd = manifest.fragments.at(-1)?.endOffset ?? 0;
+    if (
+      storeEnd > this.partition.localStartOffset &&
+      this.partition.logStartOffset === this.partition.localStartOffset
+    ) {
+      const overlapping = manifest.fragments.some(
+        (f) => f.endOffset > this.partition.localStartOffset && !this.matchesLocal(f),
+      );
+      if (overlapping) {
+        this.conflict = `the store's history (to offset ${storeEnd}) overlaps the local log (from ${this.partition.localStartOffset}) with other segments; nothing is uploaded: restart the broker with the store reachable to restore it`;
+        this.logger.error(`${this.partition.name}: ${this.conflict}`);
+        return undefined;
+      }
+    }
+    this.manifest = manifest;
+    return manifest;
+  }
+
+  private matchesLocal(f: Fragment): boolean {
+    return this.partition
+      .fragmentViews()
+      .some((v) => v.baseOffset === f.baseOffset && v.endOffset === f.endOffset && v.location !== 'store');
+  }
+
+  /**
+   * Uploads a few segments at once (a backlog drains faster than one PUT at a time), then records
+   * them all in one manifest write. If any upload fails, none of the batch is recorded: the ones that
+   * landed are sent again under the same names next time, replacing themselves.
+   */
+  private async uploadBatch(manifest: Manifest, batch: PersistCandidate[]): Promise<void> {
+    const { topic, id } = this.partition;
+    const uploaded = await Promise.all(
+      batch.map(async (c): Promise<Fragment | null> => {
+        const key = fragmentKey(topic, id, c.baseOffset, c.endOffset, await fileChecksum(c.path));
+        const known = manifest.fragments.find((f) => f.key === key);
+        if (known !== undefined) {
+          // In the manifest already (listed there before a restart): the same bytes, nothing to send.
+          this.partition.markPersisted(known);
+          return null;
+        }
+        this.countRequest();
+        await this.store.putFile(key, c.path);
+        return {
+          key,
+          baseOffset: c.baseOffset,
+          endOffset: c.endOffset,
+          sizeBytes: c.sizeBytes,
+          lastWriteMs: c.lastWriteMs,
+          persistedMs: Date.now(),
+          index: c.index,
+        };
+      }),
+    );
+    const fragments = uploaded.filter((f): f is Fragment => f !== null);
+    if (fragments.length === 0) return;
+    // A fragment covering the same offsets (a segment recovery later cut) is replaced by the new one.
+    const overlaps = (f: Fragment) =>
+      fragments.some((n) => f.endOffset > n.baseOffset && f.baseOffset < n.endOffset);
+    const replaced = manifest.fragments.filter(overlaps);
+    const next = [...manifest.fragments.filter((f) => !overlaps(f)), ...fragments];
+    next.sort((a, b) => a.baseOffset - b.baseOffset);
+    const before = manifest.fragments;
+    manifest.fragments = next;
+    try {
+      this.countRequest();
+      await saveManifest(this.store, manifest);
+    } catch (error) {
+      manifest.fragments = before;
+      throw error;
+    }
+    for (const fragment of fragments) {
+      this.partition.markPersisted(fragment);
+      this.stats.uploads++;
+      this.stats.uploadedBytes += fragment.sizeBytes;
+      this.emit({ kind: 'uploaded', fragment });
+    }
+    for (const f of replaced) await this.deleteObject(f.key);
+  }
+
+  /** The manifest first stops listing them, then their objects go: a listed object always exists. */
+  private async deleteExpired(manifest: Manifest): Promise<void> {
+    const keys = new Set(this.toDelete.map((f) => f.key));
+    if (manifest.fragments.some((f) => keys.has(f.key))) {
+      const before = manifest.fragments;
+      manifest.fragments = before.filter((f) => !keys.has(f.key));
+      try {
+        this.countRequest();
+        await saveManifest(this.store, manifest);
+      } catch (error) {
+        manifest.fragments = before;
+        throw error;
+      }
+    }
+    while (this.toDelete.length > 0) {
+      await this.deleteObject(this.toDelete[0]!.key);
+      this.toDelete.shift();
+    }
+    this.emit({ kind: 'deleted', keys: [...keys] });
+  }
+
+  private async deleteObject(key: string): Promise<void> {
+    this.countRequest();
+    await this.store.delete(key);
+    this.stats.deletions++;
+  }
+
+  private countRequest(): void {
+    this.requests++;
+    this.stats.storeRequests++;
+  }
+
+  private emit(event: PersisterEvent): void {
+    for (const l of [...this.listeners]) l(event);
+  }
+}

@@ -1,0 +1,171 @@
+import type { Logger, Partition, RemoteHistory } from '@booblik/log';
+import type { TopicSpec } from '@booblik/protocol';
+import { type ObjectStore, openStore } from '@booblik/store';
+import { compressionOf } from './compression.js';
+import { FragmentCache, StoreFragmentSource, type StoreReadStats } from './fragment-cache.js';
+import { loadManifest, type Manifest } from './manifest.js';
+import { PartitionPersister, type PersisterStats } from './partition-persister.js';
+import { StoreHealth } from './store-health.js';
+
+/**
+ * A closed segment is looked for this often (rolls are not announced): at W1's rate a 512 MiB segment
+ * closes every few seconds, so a second's delay keeps the backlog at about one segment.
+ */
+export const PERSIST_CHECK_MS = 1000;
+/** How long a partition's open waits for its store's manifest before opening without its history. */
+export const RESTORE_WAIT_MS = 10_000;
+
+/** What the broker's partitions hand over when one opens or goes. */
+export interface PartitionOpenHooks {
+  /** The history to open with, from the store the topic's spec names (none without a store). */
+  remoteFor(topic: string, id: number): Promise<RemoteHistory | undefined>;
+  opened(partition: Partition): void;
+  closed(partition: Partition): Promise<void>;
+}
+
+interface TopicStore {
+  store: ObjectStore;
+  source: StoreFragmentSource;
+}
+
+/**
+ * The persisters of every partition whose topic names a store: opens the stores, restores a
+ * partition's history when it opens, uploads closed segments, applies retention to the store.
+ */
+export class PersisterService implements PartitionOpenHooks {
+  readonly health: StoreHealth;
+  readonly stats: PersisterStats = {
+    uploads: 0,
+    uploadedBytes: 0,
+    storeRequests: 0,
+    failures: 0,
+    deletions: 0,
+  };
+  readonly readStats: StoreReadStats = { requests: 0, bytes: 0, cacheHits: 0 };
+  readonly cache: FragmentCache;
+  private readonly stores = new Map<string, Promise<TopicStore>>();
+  private readonly persisters = new Map<Partition, PartitionPersister>();
+  /** Manifests read at open, handed to the partition's persister once it exists. */
+  private readonly manifests = new Map<string, Manifest>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly specOf: (topic: string) => TopicSpec | undefined,
+    cacheBytes: number,
+    private readonly logger: Logger,
+  ) {
+    this.health = new StoreHealth(logger);
+    this.cache = new FragmentCache(cacheBytes);
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.kickAll(), PERSIST_CHECK_MS);
+    this.timer.unref();
+  }
+
+  kickAll(): void {
+    for (const p of this.persisters.values()) p.kick();
+  }
+
+  persisterOf(partition: Partition): PartitionPersister | undefined {
+    return this.persisters.get(partition);
+  }
+
+  /** Closed segments not yet uploaded, over every partition. */
+  get backlog(): number {
+    let n = 0;
+    for (const p of this.persisters.values()) n += p.backlog;
+    return n;
+  }
+
+  /** Lines for /readyz: failing stores and partitions whose history could not be joined. */
+  detail(): string[] {
+    const lines = this.health.detail();
+    for (const p of this.persisters.values()) {
+      if (p.problem !== undefined) lines.push(`partition ${p.partition.name}: ${p.problem}`);
+    }
+    return lines;
+  }
+
+  async remoteFor(topic: string, id: number): Promise<RemoteHistory | undefined> {
+    const spec = this.specOf(topic);
+    if (spec === undefined || spec.storeUrl === '') return undefined;
+    const { store, source } = await this.storeOf(spec);
+    // A store found down by an earlier partition gets one try, not a wait per partition.
+    const deadline = this.health.isFailing(store.url) ? 0 : Date.now() + RESTORE_WAIT_MS;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        this.stats.storeRequests++;
+        const { manifest } = await loadManifest(store, topic, id, this.logger);
+        this.health.succeeded(store.url);
+        this.manifests.set(`${topic}\0${id}`, manifest);
+        return { source, fragments: manifest.fragments };
+      } catch (error) {
+        this.health.failed(store.url, error);
+        if (Date.now() + wait > deadline) {
+          this.logger.error(
+            `${topic}-${id}: opened without the store's history (${String(error)}); uploads wait until the store answers`,
+          );
+          return { source, fragments: [] };
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  opened(partition: Partition): void {
+    const spec = this.specOf(partition.topic);
+    if (spec === undefined || spec.storeUrl === '' || this.persisters.has(partition)) return;
+    const key = `${partition.topic}\0${partition.id}`;
+    const manifest = this.manifests.get(key);
+    this.manifests.delete(key);
+    void this.storeOf(spec).then(
+      ({ store }) => {
+        if (this.persisters.has(partition)) return;
+        const persister = new PartitionPersister(
+          partition,
+          store,
+          this.health,
+          this.stats,
+          this.logger,
+          manifest,
+        );
+        this.persisters.set(partition, persister);
+        persister.kick();
+      },
+      (error: unknown) => this.logger.error(`${partition.name}: store ${spec.storeUrl}: ${String(error)}`),
+    );
+  }
+
+  async closed(partition: Partition): Promise<void> {
+    const persister = this.persisters.get(partition);
+    this.persisters.delete(partition);
+    await persister?.close();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await Promise.all([...this.persisters.values()].map((p) => p.close()));
+    this.persisters.clear();
+    for (const s of this.stores.values())
+      void s.then(
+        ({ store }) => store.close(),
+        () => {},
+      );
+  }
+
+  private storeOf(spec: TopicSpec): Promise<TopicStore> {
+    const compression = compressionOf(spec);
+    const id = `${spec.storeUrl} ${compression}`;
+    let opened = this.stores.get(id);
+    if (opened === undefined) {
+      opened = openStore(spec.storeUrl, { compression }).then((store) => ({
+        store,
+        source: new StoreFragmentSource(store, this.cache, compression !== 'none', this.readStats),
+      }));
+      this.stores.set(id, opened);
+      opened.catch(() => this.stores.delete(id));
+    }
+    return opened;
+  }
+}

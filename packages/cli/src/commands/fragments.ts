@@ -1,0 +1,52 @@
+import { Connection, FragmentLocation } from '@booblik/client';
+import { brokerAddress, integer, parse } from '../args.js';
+import { ExitCode } from '../constants.js';
+import { UsageError } from '../errors.js';
+import { helpFor } from '../help.js';
+import { type Io, Output } from '../io.js';
+import { formatTable } from '../table.js';
+
+const LOCATION_NAMES: Record<number, string> = {
+  [FragmentLocation.LOCAL]: 'local',
+  [FragmentLocation.STORE]: 'store',
+  [FragmentLocation.BOTH]: 'both',
+};
+
+/** booblik fragments <topic> [--partition N] */
+export async function fragmentsCommand(args: string[], io: Io): Promise<number> {
+  const parsed = parse(args, { partition: { type: 'string' } });
+  const out = new Output(io.stdout);
+  if (parsed.flag('help')) {
+    await out.write(helpFor('fragments'));
+    return ExitCode.OK;
+  }
+  const [topic, ...extra] = parsed.positionals;
+  if (topic === undefined) throw new UsageError('fragments: a topic is required');
+  if (extra.length > 0) throw new UsageError(`fragments: one topic, got also ${extra.join(' ')}`);
+  const partitionText = parsed.string('partition');
+  const partition =
+    partitionText === undefined ? undefined : integer('--partition', partitionText, 0, 2 ** 31 - 1);
+  const connection = await Connection.connect(brokerAddress(parsed.string('broker'), io.env), {
+    signal: io.signal,
+  });
+  try {
+    const partitions = await connection.listFragments(topic, partition, { signal: io.signal });
+    const rows = [['PARTITION', 'FIRST', 'LAST', 'BYTES', 'WHERE', 'PERSISTED']];
+    for (const p of partitions) {
+      for (const f of p.fragments) {
+        rows.push([
+          String(p.partition),
+          String(f.baseOffset),
+          f.endOffset > f.baseOffset ? String(f.endOffset - 1) : '-',
+          String(f.sizeBytes),
+          LOCATION_NAMES[f.location] ?? String(f.location),
+          f.persistedMs < 0 ? '-' : new Date(f.persistedMs).toISOString(),
+        ]);
+      }
+    }
+    await out.write(formatTable(rows));
+  } finally {
+    await connection.close();
+  }
+  return ExitCode.OK;
+}
