@@ -75,7 +75,8 @@ export class Broker {
       logger,
     );
     this.persister = new PersisterService(
-      (name) => this.topicService.get(name),
+      // The topic table in use: the spec file's on one node, etcd's copy in a cluster.
+      (name) => this.ctx.topics.get(name),
       config.storeCacheBytes,
       logger,
     );

@@ -2,7 +2,7 @@ import type { Fragment, Logger, Partition, PersistCandidate } from '@booblik/log
 import type { ObjectStore } from '@booblik/store';
 import { fileChecksum } from './checksum.js';
 import { loadManifest, type Manifest, saveManifest } from './manifest.js';
-import { fragmentKey } from './object-names.js';
+import { fragmentKey, manifestKey, partitionPrefix } from './object-names.js';
 import type { StoreHealth } from './store-health.js';
 
 /** First wait after a failed pass; doubled per failure up to the cap, reset by a success. */
@@ -106,6 +106,30 @@ export class PartitionPersister {
     this.closed = true;
     clearTimeout(this.retryTimer);
     await this.running;
+  }
+
+  /**
+   * The topic was deleted: its history in the store goes too, the manifest first, so a topic created
+   * again under the name starts empty instead of restoring the old one. Best effort: a store that
+   * fails leaves objects that a later listing ignores only once they are removed by hand (logged).
+   */
+  async purge(): Promise<void> {
+    await this.close();
+    const { topic, id } = this.partition;
+    try {
+      await this.store.delete(manifestKey(topic, id));
+      const keys: string[] = [];
+      for await (const info of this.store.list(partitionPrefix(topic, id))) keys.push(info.key);
+      for (const key of keys) await this.store.delete(key);
+      this.stats.deletions += keys.length;
+      this.logger.info(
+        `${this.partition.name}: topic deleted; its ${keys.length} object(s) removed from the store`,
+      );
+    } catch (error) {
+      this.logger.error(
+        `${this.partition.name}: topic deleted, but its objects under ${partitionPrefix(topic, id)} could not all be removed from the store: ${String(error)}`,
+      );
+    }
   }
 
   private async pass(): Promise<void> {

@@ -140,7 +140,9 @@ export class PersisterService implements PartitionOpenHooks {
   async closed(partition: Partition): Promise<void> {
     const persister = this.persisters.get(partition);
     this.persisters.delete(partition);
-    await persister?.close();
+    // No spec any more: the topic was deleted, not moved to another broker (which restores from here).
+    if (this.specOf(partition.topic) === undefined) await persister?.purge();
+    else await persister?.close();
   }
 
   async close(): Promise<void> {

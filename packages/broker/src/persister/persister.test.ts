@@ -15,7 +15,8 @@ import {
 import { type ObjectStore, openStore } from '@booblik/store';
 import { type S3TestServer, s3ServerForSuite, TEST_CREDENTIALS } from '@booblik/store/test-support/s3-server';
 import type { BrokerConfig } from '../config/keys.js';
-import { RawClient } from '../test-support/raw-client.js';
+import { waitForAsync } from '../test-support/broker-process.js';
+import { produced, RawClient } from '../test-support/raw-client.js';
 import { startBroker, type TestBroker } from '../test-support/start-broker.js';
 import { waitFor } from '../test-support/wait-for.js';
 import { manifestKey } from './object-names.js';
@@ -314,6 +315,34 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       assert.deepEqual(
         manifest.fragments.map((f) => [f.baseOffset, f.endOffset]),
         closed.map((v) => [v.baseOffset, v.endOffset]),
+      );
+    });
+
+    it('a deleted topic takes its history from the store: created again, it starts empty', async (t) => {
+      const kit = await kitOf(t);
+      const b = await broker(t);
+      await createTopic(b.client, kit.url);
+      await produce(b.client, 0, 300);
+      await persisted(b);
+      assert.ok((await objectKeys(kit.store)).length > 1);
+      const deleted = await b.client.apply([{ op: 'delete', name: TOPIC, expectedRevision: -1 }]);
+      assert.equal(deleted.errorCode, ErrorCode.NONE);
+      await waitForAsync(
+        async () => (await objectKeys(kit.store)).length === 0,
+        'the objects removed',
+        UPLOAD_WAIT_MS,
+      );
+      await createTopic(b.client, kit.url);
+      const first = await b.client.produce({
+        topic: TOPIC,
+        partition: 0,
+        ack: AckPolicy.WRITTEN,
+        records: [Buffer.from('new')],
+      });
+      assert.equal(
+        produced(first).baseOffset,
+        0,
+        'the new topic starts at offset 0, not after the old history',
       );
     });
 
