@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type ClusterKit, startClusterKit } from '@booblik/broker/testing';
+import { type ClusterKit, proxiedRequests, startClusterKit } from '@booblik/broker/testing';
 import { AckPolicy, Client } from '@booblik/client';
 
 const LEASE_MS = 2000;
@@ -17,14 +17,6 @@ after(async () => {
   await kit?.cleanup();
 });
 
-async function proxied(httpPort: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  let n = 0;
-  for (const m of text.matchAll(/^booblik_proxied_requests_total\{api="(produce|fetch)"\} (\d+)/gm))
-    n += Number(m[2]);
-  return n;
-}
-
 test('the route-following Client sends to each primary directly and keeps every acknowledged record through a SIGKILL', async () => {
   const bootstrap = kit.brokers[0]!;
   const client = await Client.connect([bootstrap.address], {
@@ -33,7 +25,7 @@ test('the route-following Client sends to each primary directly and keeps every 
   });
   try {
     await client.applyTopics([{ op: 'upsert', spec: { name: 'routed', partitions: 6 } }]);
-    const proxiedBefore = await Promise.all(kit.brokers.map((b) => proxied(b.httpPort)));
+    const proxiedBefore = await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort)));
     const acknowledged: string[][] = Array.from({ length: 6 }, () => []);
     const send = async (p: number, text: string) => {
       const r = await client.produce('routed', p, [Buffer.from(text)], { ack: AckPolicy.WRITTEN });
@@ -45,7 +37,7 @@ test('the route-following Client sends to each primary directly and keeps every 
       acknowledged[p]!.push(text);
     };
     for (let p = 0; p < 6; p++) await send(p, `first-${p}`);
-    const proxiedAfter = await Promise.all(kit.brokers.map((b) => proxied(b.httpPort)));
+    const proxiedAfter = await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort)));
     assert.deepEqual(
       proxiedAfter,
       proxiedBefore,
@@ -97,7 +89,7 @@ test('the Python Client sends each partition to its primary through a real clust
   const { spawn } = await import('node:child_process');
   const path = await import('node:path');
   const clientDir = path.resolve(import.meta.dirname, '../../clients/python');
-  const before = await Promise.all(kit.brokers.map((b) => proxied(b.httpPort)));
+  const before = await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort)));
   const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
     const child = spawn('python3', ['-c', PYTHON_CLIENT, clientDir, kit.brokers[2]!.address]);
     let text = '';
@@ -112,5 +104,9 @@ test('the Python Client sends each partition to its primary through a real clust
   assert.equal(out.code, 0, out.text);
   const routes = /routes (\S+)/.exec(out.text)![1]!.split(',');
   assert.deepEqual(new Set(routes).size > 1, true, `spread over brokers: ${routes}`);
-  assert.deepEqual(await Promise.all(kit.brokers.map((b) => proxied(b.httpPort))), before, 'nothing proxied');
+  assert.deepEqual(
+    await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort))),
+    before,
+    'nothing proxied',
+  );
 });

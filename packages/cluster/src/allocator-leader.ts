@@ -2,6 +2,7 @@ import type { Etcd3 } from 'etcd3';
 import { type AllocatorOp, allocatorLeader, planAllocation } from './allocator.js';
 import { clusterError } from './etcd-client.js';
 import type { KeyspaceCopy } from './keyspace-copy.js';
+import { SerialRuns } from './serial-runs.js';
 import { encodeAssignment, encodeOwner } from './values.js';
 
 /** etcd's default --max-txn-ops is 128; an `own` op is two puts and a compare. */
@@ -30,8 +31,7 @@ export interface AllocatorStats {
  */
 export class AllocatorLeader {
   readonly stats: AllocatorStats = { transactions: 0, roundTrips: 0 };
-  private running = false;
-  private again = false;
+  private readonly runs: SerialRuns;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly onChange = () => this.kick();
@@ -42,6 +42,10 @@ export class AllocatorLeader {
     private self: LeaderSelf,
     private readonly log: (line: string) => void,
   ) {
+    this.runs = new SerialRuns(
+      () => this.run(),
+      (error) => this.log(`allocator: ${String(error)}`),
+    );
     copy.on('change', this.onChange);
     this.kick();
   }
@@ -63,24 +67,13 @@ export class AllocatorLeader {
 
   stop(): void {
     this.stopped = true;
+    this.runs.stop();
     clearTimeout(this.retryTimer);
     this.copy.off('change', this.onChange);
   }
 
   private kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    void this.run().finally(() => {
-      this.running = false;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    if (!this.stopped) void this.runs.request();
   }
 
   private async run(): Promise<void> {

@@ -5,5 +5,6 @@ export { connectEtcd, DEFAULT_REQUEST_TIMEOUT_MS, type EtcdClientOptions } from 
 export * from './keyspace.js';
 export * from './keyspace-copy.js';
 export * from './member.js';
+export * from './serial-runs.js';
 export * from './spec-store.js';
 export * from './values.js';

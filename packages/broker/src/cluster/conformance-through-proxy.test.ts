@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
+import { type ClusterKit, proxiedRequests, startClusterKit } from '../test-support/cluster-kit.js';
 import { connect, primaries } from '../test-support/cluster-wire.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -37,14 +37,6 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
     });
     child.on('close', (code) => resolve({ code, output }));
   });
-}
-
-async function proxiedRequests(httpPort: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  let total = 0;
-  for (const m of text.matchAll(/^booblik_proxied_requests_total\{api="(produce|fetch)"\} (\d+)/gm))
-    total += Number(m[2]);
-  return total;
 }
 
 test('the Python and TypeScript clients pass their 14 checks through a broker that proxies every partition', async () => {

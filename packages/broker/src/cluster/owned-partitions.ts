@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { KeyspaceCopy } from '@booblik/cluster';
+import { type KeyspaceCopy, SerialRuns } from '@booblik/cluster';
 import { fsyncDir, type Logger, partitionDirName } from '@booblik/log';
 import { isReadOnly, type TopicSpec } from '@booblik/protocol';
 import type { PartitionRegistry } from '../partitions.js';
@@ -15,12 +15,10 @@ const OWNED_FILE = 'cluster-owned.json';
  * record's revision kept in `cluster-owned.json`, and removed before the new one opens empty.
  */
 export class OwnedPartitions {
-  private running = false;
-  private again = false;
+  private readonly runs: SerialRuns;
   private stopped = false;
   private readonly openRevisions = new Map<string, number>();
   private readonly specRevisions = new Map<string, number>();
-  private idle: Promise<void> = Promise.resolve();
   private readonly file: string;
 
   constructor(
@@ -39,37 +37,21 @@ export class OwnedPartitions {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    copy.on('change', () => this.kick());
+    this.runs = new SerialRuns(
+      () => this.run(),
+      (error) => this.logger.error(`cluster: opening owned partitions failed: ${String(error)}`),
+    );
+    copy.on('change', () => void this.runs.request());
   }
 
   /** Brings the open partitions in line with the copy; resolves when done (at startup). */
   sync(): Promise<void> {
-    this.kick();
-    return this.idle;
+    return this.runs.request();
   }
 
   stop(): void {
     this.stopped = true;
-  }
-
-  private kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    this.idle = this.run()
-      .catch((error: unknown) =>
-        this.logger.error(`cluster: opening owned partitions failed: ${String(error)}`),
-      )
-      .finally(() => {
-        this.running = false;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.runs.stop();
   }
 
   private async run(): Promise<void> {

@@ -121,3 +121,13 @@ function kitBroker(name: string, zone: string, dataDir: string, flags: string[])
   };
   return broker;
 }
+
+/** PRODUCE and FETCH requests a broker forwarded to their primaries so far (from its /metrics). */
+export async function proxiedRequests(httpPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  let total = 0;
+  for (const m of text.matchAll(/^booblik_proxied_requests_total\{api="(produce|fetch)"\} (\d+)/gm)) {
+    total += Number(m[2]);
+  }
+  return total;
+}

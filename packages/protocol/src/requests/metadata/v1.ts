@@ -4,7 +4,7 @@
  *   [name:string partitionCount:int32 [partition:int32 logStartOffset:int64 highWatermark:int64]*]*
  */
 import { ApiKey } from '../../api.js';
-import { fieldError, readCount, readOffset, WireReader } from '../../codec/reader.js';
+import { DecodeError, fieldError, readCount, readOffset, WireReader } from '../../codec/reader.js';
 import { stringBytes, WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
@@ -53,35 +53,55 @@ export function encodeMetadataRequest(correlationId: number, req: MetadataReques
 }
 
 export function encodeMetadataResponse(correlationId: number, topics: readonly TopicMetadata[]): Buffer {
-  let bodyBytes = 4;
-  for (const t of topics) bodyBytes += stringBytes(t.name) + 4 + t.partitions.length * 20;
+  const bodyBytes = metadataTopicsBytes(topics);
   const w = new WireWriter(lengthPrefixBytes + responseHeaderBytes + bodyBytes);
   w.int32(responseHeaderBytes + bodyBytes)
     .int32(correlationId)
     .int16(ErrorCode.NONE);
+  writeMetadataTopics(w, topics);
+  return w.done();
+}
+
+/** The bytes of v1's answer body (also the tail of a METADATA v3 LOCAL answer). */
+export function metadataTopicsBytes(topics: readonly TopicMetadata[]): number {
+  let bytes = 4;
+  for (const t of topics) bytes += stringBytes(t.name) + 4 + t.partitions.length * 20;
+  return bytes;
+}
+
+export function writeMetadataTopics(w: WireWriter, topics: readonly TopicMetadata[]): void {
   w.int32(topics.length);
   for (const t of topics) {
     w.string(t.name).int32(t.partitions.length);
     for (const p of t.partitions) w.int32(p.partition).int64(p.logStartOffset).int64(p.highWatermark);
   }
-  return w.done();
 }
 
 export function decodeMetadataResponse(body: Buffer): TopicMetadata[] {
-  const reader = new WireReader(body);
+  return readMetadataTopics(new WireReader(body));
+}
+
+export function readMetadataTopics(reader: WireReader): TopicMetadata[] {
   const topicCount = readCount(reader, 'topicCount', 6);
   const topics: TopicMetadata[] = [];
   for (let i = 0; i < topicCount; i++) {
     const name = reader.string(`topics[${i}].name`);
     const partitionCount = readCount(reader, `topics[${i}].partitionCount`, 20);
     const partitions: PartitionMetadata[] = [];
-    for (let j = 0; j < partitionCount; j++) {
-      const field = `topics[${i}].partitions[${j}]`;
-      partitions.push({
-        partition: reader.int32(`${field}.partition`),
-        logStartOffset: readOffset(reader, `${field}.logStartOffset`),
-        highWatermark: readOffset(reader, `${field}.highWatermark`),
-      });
+    let j = 0;
+    try {
+      // Field names are built only on failure: an answer holds thousands of partitions.
+      for (; j < partitionCount; j++) {
+        partitions.push({
+          partition: reader.int32('partition'),
+          logStartOffset: readOffset(reader, 'logStartOffset'),
+          highWatermark: readOffset(reader, 'highWatermark'),
+        });
+      }
+    } catch (error) {
+      if (error instanceof DecodeError)
+        throw new DecodeError(`topics[${i}].partitions[${j}].${error.message}`);
+      throw error;
     }
     topics.push({ name, partitions });
   }

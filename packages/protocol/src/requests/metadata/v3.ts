@@ -10,11 +10,18 @@
  * such an answer would be the answering broker, so it carries none: v1's fixed-size entries.
  */
 import { ApiKey } from '../../api.js';
-import { DecodeError, fieldError, readCount, readOffset, WireReader } from '../../codec/reader.js';
+import { fieldError, WireReader } from '../../codec/reader.js';
 import { stringBytes, WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
-import { decodeMetadataRequest, type MetadataRequest, type TopicMetadata } from './v1.js';
+import {
+  decodeMetadataRequest,
+  type MetadataRequest,
+  metadataTopicsBytes,
+  readMetadataTopics,
+  type TopicMetadata,
+  writeMetadataTopics,
+} from './v1.js';
 
 export { decodeMetadataResponseV2 as decodeMetadataResponseV3 } from './v2.js';
 
@@ -64,45 +71,18 @@ export interface MetadataResponseLocal {
 }
 
 export function encodeMetadataResponseLocal(correlationId: number, res: MetadataResponseLocal): Buffer {
-  let bodyBytes = 8 + 4;
-  for (const t of res.topics) bodyBytes += stringBytes(t.name) + 4 + t.partitions.length * 20;
+  const bodyBytes = 8 + metadataTopicsBytes(res.topics);
   const w = new WireWriter(lengthPrefixBytes + responseHeaderBytes + bodyBytes);
   w.int32(responseHeaderBytes + bodyBytes)
     .int32(correlationId)
     .int16(ErrorCode.NONE);
-  w.int64(res.revision).int32(res.topics.length);
-  for (const t of res.topics) {
-    w.string(t.name).int32(t.partitions.length);
-    for (const p of t.partitions) w.int32(p.partition).int64(p.logStartOffset).int64(p.highWatermark);
-  }
+  w.int64(res.revision);
+  writeMetadataTopics(w, res.topics);
   return w.done();
 }
 
 export function decodeMetadataResponseLocal(body: Buffer): MetadataResponseLocal {
   const reader = new WireReader(body);
   const revision = reader.int64('revision');
-  const topicCount = readCount(reader, 'topicCount', 6);
-  const topics: TopicMetadata[] = [];
-  for (let i = 0; i < topicCount; i++) {
-    const name = reader.string(`topics[${i}].name`);
-    const partitionCount = readCount(reader, `topics[${i}].partitionCount`, 20);
-    const partitions = [];
-    let j = 0;
-    try {
-      // Field names are built only on failure: a broker's answer holds thousands of partitions.
-      for (; j < partitionCount; j++) {
-        partitions.push({
-          partition: reader.int32('partition'),
-          logStartOffset: readOffset(reader, 'logStartOffset'),
-          highWatermark: readOffset(reader, 'highWatermark'),
-        });
-      }
-    } catch (error) {
-      if (error instanceof DecodeError)
-        throw new DecodeError(`topics[${i}].partitions[${j}].${error.message}`);
-      throw error;
-    }
-    topics.push({ name, partitions });
-  }
-  return { revision, topics };
+  return { revision, topics: readMetadataTopics(reader) };
 }
