@@ -110,3 +110,90 @@ test('the Python Client sends each partition to its primary through a real clust
     'nothing proxied',
   );
 });
+
+const GO_CLIENT = `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	booblik "github.com/youndie/booblik/clients/go"
+)
+
+func main() {
+	ctx := context.Background()
+	client, err := booblik.NewClient(ctx, []string{os.Args[1]}, booblik.ClientConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	if _, err := client.ApplyTopics(ctx, []booblik.TopicChange{booblik.UpsertTopic(booblik.NewTopicSpec("routed-go", 3))}); err != nil {
+		panic(err)
+	}
+	var routes []string
+	for p := int32(0); p < 3; p++ {
+		for i := int64(0); i < 2; i++ {
+			r, err := client.Produce(ctx, "routed-go", p, [][]byte{[]byte(fmt.Sprintf("go-%d-%d", p, i))}, booblik.AckWritten)
+			if err != nil {
+				panic(err)
+			}
+			if r.BaseOffset != i {
+				panic(fmt.Sprintf("partition %d record %d at offset %d", p, i, r.BaseOffset))
+			}
+		}
+		got, err := client.Fetch(ctx, booblik.FetchRequest{Topic: "routed-go", Partition: p, Offset: 0})
+		if err != nil {
+			panic(err)
+		}
+		if len(got.Records) != 2 || string(got.Records[1].Payload) != fmt.Sprintf("go-%d-1", p) {
+			panic(fmt.Sprintf("partition %d: %d records", p, len(got.Records)))
+		}
+		route, _ := client.Route("routed-go", p)
+		routes = append(routes, route)
+	}
+	fmt.Println("routes", strings.Join(routes, ","))
+}
+`;
+
+test('the Go Client sends each partition to its primary through a real cluster', async () => {
+  const { execFileSync, spawn } = await import('node:child_process');
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const module = 'github.com/youndie/booblik/clients/go';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-go-client-'));
+  try {
+    // Offline: a replace to the local client, which has no dependencies.
+    const env = { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' };
+    execFileSync('go', ['mod', 'init', 'example.com/routed'], { cwd: dir, env, stdio: 'pipe' });
+    fs.writeFileSync(path.join(dir, 'main.go'), GO_CLIENT);
+    const clientDir = path.resolve(import.meta.dirname, '../../clients/go');
+    execFileSync('go', ['mod', 'edit', `-replace=${module}=${clientDir}`], { cwd: dir, env, stdio: 'pipe' });
+    execFileSync('go', ['get', module], { cwd: dir, env, stdio: 'pipe' });
+    execFileSync('go', ['build', '-o', 'routed', '.'], { cwd: dir, env, stdio: 'pipe' });
+    const before = await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort)));
+    const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
+      const child = spawn(path.join(dir, 'routed'), [kit.brokers[1]!.address]);
+      let text = '';
+      child.stdout.on('data', (d) => {
+        text += d;
+      });
+      child.stderr.on('data', (d) => {
+        text += d;
+      });
+      child.on('close', (code) => resolve({ code, text }));
+    });
+    assert.equal(out.code, 0, out.text);
+    const routes = /routes (\S+)/.exec(out.text)![1]!.split(',');
+    assert.ok(new Set(routes).size > 1, `spread over brokers: ${routes}`);
+    assert.deepEqual(
+      await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort))),
+      before,
+      'nothing proxied',
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
