@@ -220,6 +220,7 @@ export class Broker {
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;
     this.ctx.cluster = this.clusterNode;
+    await this.clusterNode.openOwned();
     await this.clusterNode.ensureTopics(c.topics);
   }
 

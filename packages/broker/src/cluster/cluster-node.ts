@@ -68,7 +68,7 @@ export class ClusterNode {
     this.watchLease(member);
   }
 
-  /** Joins, reads the keyspace, opens the partitions this broker owns. Rejects if etcd cannot be reached. */
+  /** Joins and reads the keyspace (then `openOwned`). Rejects if etcd cannot be reached. */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { logger } = options;
     const client = connectEtcd({ endpoints: options.endpoints });
@@ -122,7 +122,6 @@ export class ClusterNode {
         { id: self.id, createRevision: member.createRevision },
         (line) => logger.info(line),
       );
-      await owned.sync();
       return new ClusterNode(
         client,
         member,
@@ -138,6 +137,14 @@ export class ClusterNode {
       client.close();
       throw error;
     }
+  }
+
+  /**
+   * Opens the partitions this broker owns (recovering each, restoring a store's history). Called once
+   * the broker's handlers and hooks read this node's topic table, so an opening finds its spec.
+   */
+  openOwned(): Promise<void> {
+    return this.owned.sync();
   }
 
   /** Creates the topics of `booblik.topics` that no broker has created yet. */

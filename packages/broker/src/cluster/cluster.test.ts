@@ -1,15 +1,20 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  decodeListFragmentsResponse,
   decodeNotPrimary,
   decodeProduceResponse,
   ErrorCode,
   encodeApplyRequest,
   encodeFetchRequestV2,
+  encodeListFragmentsRequest,
   encodeProduceRequest,
   encodeProduceRequestV3,
   errorName,
+  FragmentLocation,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
 import { startCli, startProcess } from '../test-support/broker-process.js';
@@ -19,6 +24,7 @@ import {
   createTopic,
   fetchAll,
   metadata,
+  ok,
   primaries,
   produceV1,
   until,
@@ -390,6 +396,73 @@ describe('a three-broker cluster on a real etcd', () => {
       }
     }
   }
+
+  test("a topic with a store: its owner's data directory emptied while it is down, its history comes back from the store", async () => {
+    const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-store-'));
+    const client = await connect(broker('b1').address);
+    try {
+      const spec = {
+        ...topicSpecWithDefaults({ name: 'stored', partitions: 1, revision: 0 }),
+        storeUrl: `file://${storeDir}`,
+        segmentBytes: 16_384,
+      };
+      const applied = await client.apply([{ op: 'upsert', spec }]);
+      assert.equal(errorName(applied.errorCode), 'NONE');
+      // Assigned at once; its owner answers for it once it has read its (empty) manifest.
+      const routed = await until(
+        () => primaries(client, 'stored'),
+        (r) => r[0] !== '',
+        'stored-0 served',
+        10_000,
+      );
+      assert.ok(routed >= 0);
+      const owner = byAddress((await primaries(client, 'stored'))[0]!);
+      for (let i = 0; i < 20; i++) {
+        await produceAcknowledged(
+          owner,
+          'stored',
+          0,
+          Array.from({ length: 10 }, (_, k) => `stored-${i * 10 + k}-${'x'.repeat(300)}`),
+        );
+      }
+      // Wait for the owner to persist its closed segments: LIST_FRAGMENTS on the owner says where each lives.
+      const ownerClient = await connect(owner.address);
+      let persistedEnd = 0;
+      await until(
+        async () => {
+          const id = ownerClient.id();
+          ownerClient.send(encodeListFragmentsRequest(id, { topic: 'stored', partition: 0 }));
+          const [p] = decodeListFragmentsResponse(ok(await ownerClient.expect(id), 'LIST_FRAGMENTS'));
+          const closed = p!.fragments.slice(0, -1);
+          persistedEnd = closed.at(-1)?.endOffset ?? 0;
+          return closed.length >= 3 && closed.every((f) => f.location === FragmentLocation.BOTH);
+        },
+        (done) => done,
+        'closed segments persisted',
+        30_000,
+      );
+      ownerClient.close();
+
+      await owner.kill();
+      fs.rmSync(owner.dataDir, { recursive: true, force: true });
+      await owner.start();
+      const other = await connect(kit.brokers.find((b) => b !== owner)!.address);
+      await untilListed(
+        other,
+        (l) => l.topics.find((t) => t.spec.name === 'stored')?.routes[0]?.primary === owner.address,
+        'the owner serves it again',
+        20_000,
+      );
+      const log = acknowledged.get('stored/0')!;
+      // What its disk alone held (the active segment) went with the disk; everything persisted is back.
+      assert.deepEqual(await fetchAll(other, 'stored', 0), log.slice(0, persistedEnd));
+      assert.equal(await produceV1(other, 'stored', 0, ['after-restore']), persistedEnd, 'offsets continue');
+      other.close();
+    } finally {
+      if (!client.closed) client.close();
+      fs.rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
 
   test("a broker started on another cluster's data directory is refused, and the directory is untouched", async () => {
     const taken = broker('b2').dataDir;

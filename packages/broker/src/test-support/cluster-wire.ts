@@ -66,27 +66,36 @@ export async function produceV1(
   return decodeProduceResponse(ok(await client.expect(id), `PRODUCE ${topic}-${partition}`)).baseOffset;
 }
 
-/** FETCH v2 from `offset`: the records' payloads as text. */
+/**
+ * Every record from `offset` to the high watermark, as text: FETCH v2 after FETCH (one answer stops
+ * at the end of a segment).
+ */
 export async function fetchAll(
   client: RawClient,
   topic: string,
   partition: number,
   offset = 0,
 ): Promise<string[]> {
-  const id = client.id();
-  client.send(
-    encodeFetchRequestV2(id, {
-      topic,
-      partition,
-      fetchOffset: offset,
-      maxBytes: 1 << 20,
-      maxWaitMs: 0,
-      minBytes: 0,
-    }),
-  );
-  const frame = await client.expect(id);
-  ok(frame, `FETCH ${topic}-${partition}`);
-  return fetched(frame, offset).records;
+  const records: string[] = [];
+  for (let next = offset; ; ) {
+    const id = client.id();
+    client.send(
+      encodeFetchRequestV2(id, {
+        topic,
+        partition,
+        fetchOffset: next,
+        maxBytes: 1 << 20,
+        maxWaitMs: 0,
+        minBytes: 0,
+      }),
+    );
+    const frame = await client.expect(id);
+    ok(frame, `FETCH ${topic}-${partition}`);
+    const answer = fetched(frame, next);
+    records.push(...answer.records);
+    next += answer.records.length;
+    if (next >= answer.highWatermark || answer.records.length === 0) return records;
+  }
 }
 
 /** A LIST held as a watch from `revision`: resolves with the answer the broker sends when it changes. */
