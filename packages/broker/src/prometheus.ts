@@ -16,25 +16,7 @@ export function createPrometheusRegistry(
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'booblik_process_' });
 
-  const counter = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-  const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(read());
-      },
-    });
+  const { counter, gauge } = scrapedMetrics(registry);
   const labelled = (name: string, help: string, label: string, read: () => Iterable<[string, number]>) =>
     new Counter({
       name,
@@ -100,6 +82,34 @@ export function createPrometheusRegistry(
   perPartition('booblik_partition_groups', 'Group-commit groups written', (p) => p.writerStats.groups);
   addClusterMetrics(registry, cluster, gauge, counter);
   return registry;
+}
+
+/**
+ * Metrics that read a plain number when scraped: a counter is reset and set to the running total
+ * (which only grows), a gauge set to the value.
+ */
+export function scrapedMetrics(registry: Registry) {
+  return {
+    counter: (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      }),
+    gauge: (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(read());
+        },
+      }),
+  };
 }
 
 /** Present on every broker; zero on one node. */

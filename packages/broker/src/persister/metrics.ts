@@ -1,27 +1,10 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { scrapedMetrics } from '../prometheus.js';
 import type { PersisterService } from './persister-service.js';
 
 /** The persister's numbers on /metrics, read when scraped. */
 export function registerPersisterMetrics(registry: Registry, service: PersisterService): void {
-  const counter = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
-  const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.set(read());
-      },
-    });
+  const { counter, gauge } = scrapedMetrics(registry);
   gauge(
     'booblik_store_failing',
     'Stores whose last call failed (uploads retry with backoff)',
