@@ -319,7 +319,7 @@ export const configKeys = [
     default: String(64 * MIB),
     allowed: 'an integer >= 0',
     description:
-      'bytes read from stores kept in memory, shared by every partition (64 MiB: 16 blocks of 4 MiB)',
+      'bytes read from stores kept in memory, shared by every partition (64 MiB: 8 blocks of 8 MiB)',
     parse: integer(0),
   } satisfies KeySpec<'storeCacheBytes'>,
 ] as const;
