@@ -204,8 +204,9 @@ export class Broker {
   /** Cluster mode: specs, routes and the partitions this broker owns come from etcd. */
   private async joinCluster(): Promise<void> {
     const c = this.config;
-    const id = establishIdentity(c.dataDir, c.clusterName, c.brokerId);
+    // The address first: a configuration error must leave the data directory untouched.
     const address = c.advertisedAddress || advertisedDefault(c.bindAddress, this.address.port);
+    const id = establishIdentity(c.dataDir, c.clusterName, c.brokerId);
     this.clusterNode = await ClusterNode.start({
       endpoints: c.clusterEtcd,
       cluster: c.clusterName,

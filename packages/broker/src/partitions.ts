@@ -76,7 +76,6 @@ export class PartitionRegistry implements PartitionResolver {
   private readonly retireCallbacks = new Map<ServedPartition, Set<() => void>>();
   /** Directory removals under way: a topic created again under the same name waits for them. */
   private readonly removals = new Map<string, Promise<void>>();
-  private readonly openReports: PartitionReport[] = [];
   /** A topic's store: its history restored at open, its segments persisted (persister/). */
   private openHooks: PartitionOpenHooks | undefined;
 
@@ -169,11 +168,7 @@ export class PartitionRegistry implements PartitionResolver {
       const dirName = partitionDirName(name, id);
       await this.removals.get(dirName);
       if (fresh) this.removeLeftovers(path.join(dataDir, dirName));
-      const remote = await this.openHooks?.remoteFor(name, id);
-      const { partition, report } = await Partition.openAsync(dataDir, name, id, logConfig, {
-        logger: this.logger,
-        ...(remote === undefined ? {} : { remote }),
-      });
+      const { partition, report } = await this.openOne(name, id, logConfig);
       if (this.topics.get(name) !== entry) {
         // Deleted while it opened: nothing may serve it.
         void this.retire(partition);
@@ -187,43 +182,40 @@ export class PartitionRegistry implements PartitionResolver {
   }
 
   /**
-   * Opens one partition at runtime (a cluster broker serves only those it owns); resolves false if
-   * it is open already or its topic was removed while it opened.
+   * Opens one partition at runtime (a cluster broker serves only those it owns); resolves with what
+   * its recovery found, or null if it is open already or its topic was removed while it opened.
    */
   async openPartition(
     name: string,
     id: number,
     logConfig: Readonly<LogConfig>,
     readOnly: boolean,
-  ): Promise<boolean> {
+  ): Promise<PartitionReport | null> {
     let entry = this.topics.get(name);
     if (entry === undefined) {
       entry = { partitions: [], readOnly };
       this.topics.set(name, entry);
       this.sortedNames = null;
     }
-    if (entry.partitions[id] !== undefined) return false;
-    const dataDir = path.resolve(this.dataDir);
+    if (entry.partitions[id] !== undefined) return null;
     await this.removals.get(partitionDirName(name, id));
-    // A topic with a store: a partition new to this broker starts where the store's history ends.
-    const remote = await this.openHooks?.remoteFor(name, id);
-    const { partition, report } = await Partition.openAsync(dataDir, name, id, logConfig, {
-      logger: this.logger,
-      ...(remote === undefined ? {} : { remote }),
-    });
+    const { partition, report } = await this.openOne(name, id, logConfig);
     if (this.topics.get(name) !== entry || entry.partitions[id] !== undefined) {
       await partition.close();
-      return false;
+      return null;
     }
     entry.partitions[id] = partition;
     this.openHooks?.opened(partition);
-    this.openReports.push({ topic: name, partition: id, ...report });
-    return true;
+    return { topic: name, partition: id, ...report };
   }
 
-  /** Reports of partitions opened by openPartition since the last call (logged by the broker). */
-  takeOpenReports(): PartitionReport[] {
-    return this.openReports.splice(0);
+  /** Opens one partition in a worker thread; a topic with a store starts where the store's history ends. */
+  private async openOne(name: string, id: number, logConfig: Readonly<LogConfig>) {
+    const remote = await this.openHooks?.remoteFor(name, id);
+    return Partition.openAsync(path.resolve(this.dataDir), name, id, logConfig, {
+      logger: this.logger,
+      ...(remote === undefined ? {} : { remote }),
+    });
   }
 
   private removeLeftovers(dir: string): void {

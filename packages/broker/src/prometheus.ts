@@ -144,7 +144,7 @@ function addClusterMetrics(
     for (const owner of node?.copy.owners.values() ?? []) if (owner.member === node?.memberId) n++;
     return n;
   });
-  const proxied = new Counter({
+  new Counter({
     name: 'booblik_proxied_requests_total',
     help: 'Requests forwarded to the primary of their partition, by API',
     labelNames: ['api'],
@@ -158,7 +158,6 @@ function addClusterMetrics(
       this.inc({ api: 'metadata' }, stats.metadata);
     },
   });
-  void proxied;
   counter(
     'booblik_proxy_failures_total',
     'Forwarded requests answered NO_PRIMARY (peer failed or moved)',

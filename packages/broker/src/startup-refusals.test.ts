@@ -148,6 +148,24 @@ describe('startup refusals', () => {
     assert.ok(!fs.existsSync(missing), 'a data directory that did not exist was not created');
   });
 
+  it('a cluster broker on a wildcard address without an advertised one exits 2, naming the key, before it claims an identity', async (t) => {
+    const dir = tempDir(t);
+    // No etcd is needed: the refusal comes before the broker dials one.
+    const p = startProcess([
+      '--port=0',
+      '--http.port=-1',
+      `--data.dir=${dir}`,
+      '--bind.address=0.0.0.0',
+      '--cluster.etcd=http://127.0.0.1:1',
+    ]);
+    assert.equal(await p.exitCode(), 2, p.output());
+    assert.match(
+      p.output(),
+      /booblik\.advertised\.address: needed when booblik\.bind\.address is 0\.0\.0\.0/,
+    );
+    assert.ok(!fs.existsSync(path.join(dir, 'cluster.json')), 'no broker id was written');
+  });
+
   it('an HTTP port in use exits 2 naming booblik.http.port, before any file is touched', async (t) => {
     const httpPort = await occupyPort(t);
     const dir = await stoppedDataDir(t, ['a']);

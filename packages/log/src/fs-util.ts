@@ -30,6 +30,23 @@ export function mkdirDurable(dir: string): void {
   for (const parent of parents) fsyncDir(parent);
 }
 
+/**
+ * Replaces a small file so a crash leaves the old contents or the new, never a mix: a temporary file
+ * written and fsynced, renamed over the old one, and the directory fsynced so the rename is durable.
+ */
+export function replaceFileDurably(file: string, contents: string): void {
+  const temp = `${file}.tmp`;
+  const fd = fs.openSync(temp, 'w');
+  try {
+    fs.writeFileSync(fd, contents);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(temp, file);
+  fsyncDir(path.dirname(file));
+}
+
 /** pwrite until every byte is written (a short write is retried, an error thrown). */
 export function pwriteFully(fd: number, buf: Buffer, position: number): void {
   let done = 0;

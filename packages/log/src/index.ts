@@ -2,7 +2,7 @@ export * from './config.js';
 export * from './errors.js';
 export * from './fragment.js';
 /** For every other file or directory the broker creates: its name must survive a power cut too. */
-export { fsyncDir, mkdirDurable } from './fs-util.js';
+export { fsyncDir, mkdirDurable, replaceFileDurably } from './fs-util.js';
 export { HighWatermark } from './high-watermark.js';
 export { type Logger, silentLogger } from './logger.js';
 export { Partition } from './partition.js';

@@ -208,7 +208,10 @@ export class ClusterNode {
       return { code: ErrorCode.CLUSTER_UNAVAILABLE, message: String(error) };
     }
     await copy.waitForRevision(revision).catch(() => {});
-    await this.untilRouted(topic, partition, target.address);
+    await this.topics.until(
+      () => this.routing.routeOf(topic, partition).primary === target.address,
+      ROUTED_WAIT_MS,
+    );
     this.options.logger.info(
       `cluster: ${topic}-${partition} moved from ${owner?.member ?? 'nobody'} to ${member}`,
     );
@@ -235,21 +238,6 @@ export class ClusterNode {
     } catch {
       return null;
     }
-  }
-
-  private untilRouted(topic: string, partition: number, address: string): Promise<void> {
-    const routed = () => this.routing.routeOf(topic, partition).primary === address;
-    if (routed()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.copy.off('change', check);
-        resolve();
-      };
-      const check = () => setImmediate(() => routed() && done());
-      const timer = setTimeout(done, ROUTED_WAIT_MS);
-      this.copy.on('change', check);
-    });
   }
 
   /** Whether this broker holds a live lease: /readyz says not ready otherwise. */

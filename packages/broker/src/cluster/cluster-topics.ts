@@ -25,7 +25,7 @@ export class ClusterTopics implements TopicTable {
   private sorted: TopicSpec[] | null = null;
   private readonly watcherSet = new Set<(revision: number) => void>();
   private queue: Promise<unknown> = Promise.resolve();
-  /** APPLYs waiting for their partitions to get a primary. */
+  /** Waits (APPLY, MOVE) for a state of the copy and of the partitions open here. */
   private readonly checks = new Set<() => void>();
 
   constructor(
@@ -131,26 +131,36 @@ export class ClusterTopics implements TopicTable {
   }
 
   /** Resolves once every partition of `topics` has a primary in the copy. */
-  private assigned(topics: readonly string[], timeoutMs: number): Promise<void> {
-    const done = () =>
-      topics.every((name) => {
-        const spec = this.copy.specs.get(name);
-        if (spec === undefined) return true;
-        for (let p = 0; p < spec.partitions; p++)
-          if (this.routing.resolve(name, p).kind === 'none') return false;
-        return true;
-      });
-    if (done()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
+  private assigned(topics: readonly string[], timeoutMs: number): Promise<boolean> {
+    return this.until(
+      () =>
+        topics.every((name) => {
+          const spec = this.copy.specs.get(name);
+          if (spec === undefined) return true;
+          for (let p = 0; p < spec.partitions; p++)
+            if (this.routing.resolve(name, p).kind === 'none') return false;
+          return true;
+        }),
+      timeoutMs,
+    );
+  }
+
+  /**
+   * Resolves true once `condition` holds (checked after each change of the copy and of the
+   * partitions open here), false after `timeoutMs`.
+   */
+  until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (condition()) return Promise.resolve(true);
+    return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.checks.delete(check);
-        reject(new Error('not assigned in time'));
+        resolve(false);
       }, timeoutMs);
       const check = () => {
-        if (!done()) return;
+        if (!condition()) return;
         clearTimeout(timer);
         this.checks.delete(check);
-        resolve();
+        resolve(true);
       };
       this.checks.add(check);
     });

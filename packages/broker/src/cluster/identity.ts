@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { mkdirDurable, replaceFileDurably } from '@booblik/log';
 
 /** `<data dir>/cluster.json`: which cluster and broker id the data directory belongs to. */
 export const IDENTITY_FILE = 'cluster.json';
@@ -68,22 +69,8 @@ export function establishIdentity(dataDir: string, cluster: string, configuredId
     return kept.broker;
   }
   const id = configuredId !== '' ? configuredId : `b-${randomBytes(4).toString('hex')}`;
-  fs.mkdirSync(where, { recursive: true });
-  const file = path.join(where, IDENTITY_FILE);
-  const temp = `${file}.tmp`;
-  const fd = fs.openSync(temp, 'w');
-  try {
-    fs.writeFileSync(fd, `${JSON.stringify({ cluster, broker: id })}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(temp, file);
-  const dir = fs.openSync(where, 'r');
-  try {
-    fs.fsyncSync(dir);
-  } finally {
-    fs.closeSync(dir);
-  }
+  // A new data directory's own name must be durable before the identity in it is.
+  mkdirDurable(where);
+  replaceFileDurably(path.join(where, IDENTITY_FILE), `${JSON.stringify({ cluster, broker: id })}\n`);
   return id;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type KeyspaceCopy, SerialRuns } from '@booblik/cluster';
-import { fsyncDir, type Logger, partitionDirName } from '@booblik/log';
+import { type LogConfig, type Logger, partitionDirName, replaceFileDurably } from '@booblik/log';
 import { isReadOnly, type TopicSpec } from '@booblik/protocol';
 import type { PartitionRegistry } from '../partitions.js';
 
@@ -26,7 +26,7 @@ export class OwnedPartitions {
     private readonly registry: PartitionRegistry,
     private readonly selfId: string,
     private readonly dataDir: string,
-    private readonly logConfigOf: (spec: TopicSpec) => import('@booblik/log').LogConfig,
+    private readonly logConfigOf: (spec: TopicSpec) => LogConfig,
     private readonly logger: Logger,
     private readonly changed: () => void,
   ) {
@@ -103,12 +103,11 @@ export class OwnedPartitions {
     if (kept) this.keep();
     for (const { topic, id, spec } of opening) {
       if (this.stopped) return;
-      if (await this.registry.openPartition(topic, id, this.logConfigOf(spec), isReadOnly(spec))) {
-        for (const r of this.registry.takeOpenReports()) {
-          this.logger.info(
-            `partition ${r.topic}-${r.partition}: offsets ${r.logStartOffset}..${r.logEndOffset}, ${r.segments} segment(s), ${r.bytes} B, opened in ${r.recoveryMs.toFixed(1)} ms`,
-          );
-        }
+      const r = await this.registry.openPartition(topic, id, this.logConfigOf(spec), isReadOnly(spec));
+      if (r !== null) {
+        this.logger.info(
+          `partition ${r.topic}-${r.partition}: offsets ${r.logStartOffset}..${r.logEndOffset}, ${r.segments} segment(s), ${r.bytes} B, opened in ${r.recoveryMs.toFixed(1)} ms`,
+        );
         this.changed();
       }
     }
@@ -121,17 +120,8 @@ export class OwnedPartitions {
     }
   }
 
-  /** Rewrites `cluster-owned.json` durably (rare: once per partition given to this broker). */
+  /** Rewrites `cluster-owned.json` durably (rare: once per pass that gives this broker partitions). */
   private keep(): void {
-    const temp = `${this.file}.tmp`;
-    const fd = fs.openSync(temp, 'w');
-    try {
-      fs.writeFileSync(fd, `${JSON.stringify(Object.fromEntries(this.openRevisions))}\n`);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(temp, this.file);
-    fsyncDir(this.dataDir);
+    replaceFileDurably(this.file, `${JSON.stringify(Object.fromEntries(this.openRevisions))}\n`);
   }
 }

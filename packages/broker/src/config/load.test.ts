@@ -93,6 +93,15 @@ describe('configuration', () => {
     ['--max.connections=0', 'booblik.max.connections', />= 1/],
     ['--flush.every.millis=1.5', 'booblik.flush.every.millis', /"1\.5"/],
     ['--data.dir= ', 'booblik.data.dir', /a directory path/],
+    ['--cluster.etcd=etcd1:2379', 'booblik.cluster.etcd', /http:\/\/host:port/],
+    ['--cluster.etcd=http://a:1,,http://b:2', 'booblik.cluster.etcd', /separated by commas/],
+    ['--cluster.name=a/b', 'booblik.cluster.name', /letters, digits/],
+    ['--cluster.lease.millis=2500', 'booblik.cluster.lease.millis', /whole seconds/],
+    ['--cluster.lease.millis=1000', 'booblik.cluster.lease.millis', /2000\.\.600000/],
+    ['--broker.id=-b1', 'booblik.broker.id', /a letter or digit first/],
+    ['--broker.zone=eu west', 'booblik.broker.zone', /letters, digits/],
+    ['--advertised.address=10.0.0.5', 'booblik.advertised.address', /host:port/],
+    ['--advertised.address=h:70000', 'booblik.advertised.address', /host:port/],
   ];
   for (const [flag, key, allowed] of bad) {
     it(`refuses ${flag}, naming ${key} and what it allows`, () => {
@@ -107,6 +116,21 @@ describe('configuration', () => {
       );
     });
   }
+
+  it('cluster keys: endpoints as a list, a lease in whole seconds, off (no etcd) by default', () => {
+    assert.deepEqual(loadConfig({ argv: [], env: {} }).config.clusterEtcd, []);
+    const { config } = loadConfig({
+      argv: [
+        '--cluster.etcd=http://e1:2379, http://e2:2379',
+        '--cluster.lease.millis=3000',
+        '--advertised.address=[::1]:9092',
+      ],
+      env: {},
+    });
+    assert.deepEqual(config.clusterEtcd, ['http://e1:2379', 'http://e2:2379']);
+    assert.equal(config.clusterLeaseMs, 3000);
+    assert.equal(config.advertisedAddress, '[::1]:9092');
+  });
 
   it('a bad value from the environment names the variable it came from', () => {
     assert.throws(
