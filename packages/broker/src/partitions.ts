@@ -4,6 +4,7 @@ import {
   type AppendBatch,
   type AppendResult,
   type AppendWaiter,
+  fsyncDir,
   type HighWatermark,
   type LogConfig,
   type Logger,
@@ -162,12 +163,11 @@ export class PartitionRegistry implements PartitionResolver {
       this.sortedNames = null;
     }
     const reports: PartitionReport[] = [];
-    const dataDir = path.resolve(this.dataDir);
     // Partitions open one after another: each becomes servable as soon as it is open, in id order.
     for (let id = entry.partitions.length; id < count; id++) {
       const dirName = partitionDirName(name, id);
       await this.removals.get(dirName);
-      if (fresh) this.removeLeftovers(path.join(dataDir, dirName));
+      if (fresh) this.removeLeftovers(name, id);
       const { partition, report } = await this.openOne(name, id, logConfig);
       if (this.topics.get(name) !== entry) {
         // Deleted while it opened: nothing may serve it.
@@ -218,10 +218,17 @@ export class PartitionRegistry implements PartitionResolver {
     });
   }
 
-  private removeLeftovers(dir: string): void {
+  /**
+   * Removes a partition's directory left by an earlier topic of the same name, durably: the new
+   * partition must never find the old records again after a crash.
+   */
+  removeLeftovers(name: string, id: number): void {
+    const dataDir = path.resolve(this.dataDir);
+    const dir = path.join(dataDir, partitionDirName(name, id));
     if (!fs.existsSync(dir)) return;
     this.logger.warn(`${path.basename(dir)}: removing files left by a deleted topic of the same name`);
     fs.rmSync(dir, { recursive: true, force: true });
+    fsyncDir(dataDir);
   }
 
   /** Stops serving one partition (moved to another broker) and removes its files, as a delete does. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type KeyspaceCopy, SerialRuns } from '@booblik/cluster';
-import { type LogConfig, type Logger, partitionDirName, replaceFileDurably } from '@booblik/log';
+import { type LogConfig, type Logger, replaceFileDurably } from '@booblik/log';
 import { isReadOnly, type TopicSpec } from '@booblik/protocol';
 import type { PartitionRegistry } from '../partitions.js';
 
@@ -25,7 +25,7 @@ export class OwnedPartitions {
     private readonly copy: KeyspaceCopy,
     private readonly registry: PartitionRegistry,
     private readonly selfId: string,
-    private readonly dataDir: string,
+    dataDir: string,
     private readonly logConfigOf: (spec: TopicSpec) => LogConfig,
     private readonly logger: Logger,
     private readonly changed: () => void,
@@ -90,11 +90,7 @@ export class OwnedPartitions {
       if (this.registry.get(topic, id) !== undefined) continue;
       const before = this.openRevisions.get(key);
       if (before !== owner.createRevision) {
-        const dir = path.join(this.dataDir, partitionDirName(topic, id));
-        if (before !== undefined && fs.existsSync(dir)) {
-          this.logger.warn(`${topic}-${id}: removing files left by a deleted topic of the same name`);
-          fs.rmSync(dir, { recursive: true, force: true });
-        }
+        if (before !== undefined) this.registry.removeLeftovers(topic, id);
         this.openRevisions.set(key, owner.createRevision);
         kept = true;
       }
