@@ -74,6 +74,7 @@ export class PartitionRegistry implements PartitionResolver {
   private readonly topics = new Map<string, TopicEntry>();
   private sortedNames: string[] | null = null;
   private readonly retired = new WeakSet<ServedPartition>();
+  private selfRoute: Route = { primary: '', replicas: [] };
   private readonly retireCallbacks = new Map<ServedPartition, Set<() => void>>();
   /** Directory removals under way: a topic created again under the same name waits for them. */
   private readonly removals = new Map<string, Promise<void>>();
@@ -102,7 +103,9 @@ export class PartitionRegistry implements PartitionResolver {
 
   /** On one node every partition is served here. */
   routeOf(_topic: string, _partition: number, self: string): Route {
-    return { primary: self, replicas: [] };
+    // One object for every partition of an answer (a LIST or METADATA of thousands of them).
+    if (this.selfRoute.primary !== self) this.selfRoute = { primary: self, replicas: [] };
+    return this.selfRoute;
   }
 
   /** The partition when it is served here. */

@@ -70,7 +70,7 @@ function describe(
           partition: id,
           logStartOffset: p.logStartOffset,
           highWatermark: p.highWatermark.value,
-          route: ctx.routing.routeOf(name, id, endpoint),
+          route: apiVersion === 1 ? NO_ROUTE : ctx.routing.routeOf(name, id, endpoint),
         });
         continue;
       }

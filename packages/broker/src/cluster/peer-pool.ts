@@ -1,6 +1,6 @@
 import { PeerConnection } from './peer-connection.js';
 
-/** Held long polls to one peer beyond this many wait for... nothing: each takes its own connection. */
+/** Connections freed by long polls kept open per peer for the next ones; more are closed. */
 const IDLE_WAITING_CONNECTIONS_MAX = 16;
 
 /**
