@@ -29,6 +29,10 @@ const (
 	CodeTopicReadOnly    ErrorCode = 12
 	// CodeClusterUnavailable: etcd cannot be reached, or a minimum revision was not reached in time.
 	CodeClusterUnavailable ErrorCode = 13
+	// CodeNotEnoughReplicas: fewer replicas in sync than the topic's minimum; the batch was not acknowledged.
+	CodeNotEnoughReplicas ErrorCode = 14
+	// CodeStaleEpoch: broker to broker only (a write from a replaced primary).
+	CodeStaleEpoch ErrorCode = 15
 )
 
 // codeInfo is one row of the error table, the same in every booblik client (the TypeScript
@@ -60,6 +64,10 @@ var codeTable = [...]codeInfo{
 	CodeTopicReadOnly: {"TOPIC_READ_ONLY", false, "the topic is read-only: its spec refuses appends"},
 	CodeClusterUnavailable: {"CLUSTER_UNAVAILABLE", true,
 		"the cluster's etcd cannot be reached, or the broker has not caught up with the revision asked for"},
+	CodeNotEnoughReplicas: {"NOT_ENOUGH_REPLICAS", true,
+		"fewer replicas are in sync than the topic's minInSync; the batch was not acknowledged (it may still appear once they are back)"},
+	CodeStaleEpoch: {"STALE_EPOCH", false,
+		"broker to broker: a write from a primary that has been replaced by a later epoch"},
 }
 
 func (c ErrorCode) info() (codeInfo, bool) {

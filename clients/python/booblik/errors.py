@@ -28,6 +28,8 @@ class ErrorCode(enum.IntEnum):
     INVALID_ARGUMENT = 11
     TOPIC_READ_ONLY = 12
     CLUSTER_UNAVAILABLE = 13  # the cluster: etcd unreachable, or a minimum revision not reached
+    NOT_ENOUGH_REPLICAS = 14  # the cluster: fewer in-sync replicas than the topic's minimum
+    STALE_EPOCH = 15  # broker to broker: a write from a replaced primary
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,19 @@ ERROR_TABLE = (
         "CLUSTER_UNAVAILABLE",
         True,
         "the cluster's etcd cannot be reached, or the broker has not caught up with the revision asked for",
+    ),
+    ErrorInfo(
+        14,
+        "NOT_ENOUGH_REPLICAS",
+        True,
+        "fewer replicas are in sync than the topic's minInSync; the batch was not acknowledged"
+        " (it may still appear once they are back)",
+    ),
+    ErrorInfo(
+        15,
+        "STALE_EPOCH",
+        False,
+        "broker to broker: a write from a primary that has been replaced by a later epoch",
     ),
 )
 

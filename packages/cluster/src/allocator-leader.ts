@@ -21,6 +21,8 @@ export interface AllocatorStats {
   transactions: number;
   /** etcd round trips made by the allocator (including failed ones). */
   roundTrips: number;
+  /** Primaries replaced by an in-sync replica after their lease was gone. */
+  promotions: number;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface AllocatorStats {
  * partition still has no owner, so two leaders in a handover cannot give it two.
  */
 export class AllocatorLeader {
-  readonly stats: AllocatorStats = { transactions: 0, roundTrips: 0 };
+  readonly stats: AllocatorStats = { transactions: 0, roundTrips: 0, promotions: 0 };
   private readonly runs: SerialRuns;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -41,6 +43,8 @@ export class AllocatorLeader {
     private readonly copy: KeyspaceCopy,
     private self: LeaderSelf,
     private readonly log: (line: string) => void,
+    /** Replicas of a topic whose spec leaves replication to the cluster (capped at the members). */
+    private readonly defaultReplication = 1,
   ) {
     this.runs = new SerialRuns(
       () => this.run(),
@@ -79,14 +83,21 @@ export class AllocatorLeader {
   private async run(): Promise<void> {
     if (!this.isLeader) return;
     const copy = this.copy;
-    const assigned = new Map<string, string[]>();
+    const assigned = new Map<string, Map<string, number>>();
     for (const a of copy.assignments()) {
       const key = `${a.topic}/${a.partition}`;
-      assigned.set(key, [...(assigned.get(key) ?? []), a.member]);
+      const slots = assigned.get(key) ?? new Map<string, number>();
+      slots.set(a.member, a.slot);
+      assigned.set(key, slots);
     }
-    const owners = new Map<string, string>();
-    for (const [key, owner] of copy.owners) owners.set(key, owner.member);
-    const ops = planAllocation({ members: copy.members, specs: copy.specs, owners, assigned });
+    const specs = new Map<string, { partitions: number; replication: number }>();
+    for (const [name, spec] of copy.specs) {
+      specs.set(name, {
+        partitions: spec.partitions,
+        replication: spec.replication > 0 ? spec.replication : this.defaultReplication,
+      });
+    }
+    const ops = planAllocation({ members: copy.members, specs, owners: copy.owners, assigned });
     if (ops.length === 0) return;
     for (let i = 0; i < ops.length; i += OPS_PER_TXN) {
       if (this.stopped || !this.isLeader) return;
@@ -103,6 +114,21 @@ export class AllocatorLeader {
     }
     const owned = ops.filter((o) => o.op === 'own').length;
     if (owned > 0) this.log(`allocator: assigned ${owned} new partition(s)`);
+    for (const op of ops) {
+      if (op.op === 'promote') {
+        this.stats.promotions++;
+        this.log(
+          `allocator: ${op.topic}-${op.partition}: ${op.from} is gone; ${op.value.member} is primary in epoch ${op.value.epoch} (in sync: ${op.value.isr.join(', ')})`,
+        );
+      }
+    }
+  }
+
+  private assignment(topic: string, partition: number, member: string, slot: number, leaseId: string) {
+    return this.client
+      .put(this.copy.keyspace.assignmentKey(topic, partition, member))
+      .value(encodeAssignment({ slot }))
+      .lease(leaseId);
   }
 
   private async write(ops: readonly AllocatorOp[]): Promise<boolean> {
@@ -117,23 +143,36 @@ export class AllocatorLeader {
         puts.push(c.delete().prefix(ks.topicAssignmentsPrefix(op.topic)));
         continue;
       }
-      const assignment = ks.assignmentKey(op.topic, op.partition, op.member);
       if (op.op === 'unassign') {
-        // After the owner's assignment, in a later position of the same transaction: added before removed.
-        last.push(c.delete().key(assignment));
+        // After the replicas' assignments, in a later position of the same transaction: added before removed.
+        last.push(c.delete().key(ks.assignmentKey(op.topic, op.partition, op.member)));
         continue;
       }
+      const owner = ks.ownerKey(op.topic, op.partition);
       if (op.op === 'own') {
-        const owner = ks.ownerKey(op.topic, op.partition);
         txn = txn.and(owner, 'Create', '==', 0);
-        puts.push(c.put(owner).value(encodeOwner({ member: op.member })));
+        puts.push(
+          c
+            .put(owner)
+            .value(encodeOwner({ member: op.replicas[0]!, replicas: op.replicas, isr: op.replicas, epoch: 1 })),
+        );
+        op.replicas.forEach((member, slot) => {
+          puts.push(this.assignment(op.topic, op.partition, member, slot, op.leaseIds[slot]!));
+        });
+        continue;
       }
-      puts.push(
-        c
-          .put(assignment)
-          .value(encodeAssignment({ slot: 0 }))
-          .lease(op.leaseId),
-      );
+      if (op.op === 'promote') {
+        // Only if nobody changed the record meanwhile, the old primary's lease is really gone, and the
+        // new one still holds the lease it had when the plan was made.
+        txn = txn
+          .and(owner, 'Mod', '==', op.modRevision)
+          .and(ks.memberKey(op.from), 'Create', '==', 0)
+          .and(ks.memberKey(op.value.member), 'Create', '==', op.memberCreateRevision);
+        puts.push(c.put(owner).value(encodeOwner(op.value)));
+        puts.push(this.assignment(op.topic, op.partition, op.value.member, 0, op.leaseId));
+        continue;
+      }
+      puts.push(this.assignment(op.topic, op.partition, op.member, op.slot, op.leaseId));
     }
     this.stats.roundTrips++;
     const result = await txn.then(...puts, ...last).commit();

@@ -1,9 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type AllocatorInput, type AllocatorMember, allocatorLeader, planAllocation } from './allocator.js';
+import {
+  type AllocatorInput,
+  type AllocatorMember,
+  type AllocatorOwner,
+  allocatorLeader,
+  planAllocation,
+} from './allocator.js';
 
 function members(...list: [id: string, zone: string][]): Map<string, AllocatorMember> {
   return new Map(list.map(([id, zone], i) => [id, { id, zone, createRevision: 10 + i, leaseId: `L${id}` }]));
+}
+
+function specs(...list: [topic: string, partitions: number, replication?: number][]) {
+  return new Map(list.map(([t, partitions, replication]) => [t, { partitions, replication: replication ?? 1 }]));
+}
+
+function single(member: string): AllocatorOwner {
+  return { member, replicas: [member], isr: [member], epoch: 1, modRevision: 5 };
 }
 
 function input(over: Partial<AllocatorInput>): AllocatorInput {
@@ -13,19 +27,36 @@ function input(over: Partial<AllocatorInput>): AllocatorInput {
 /** Applies a plan to the input, as etcd would after the leader's transactions. */
 function applied(state: AllocatorInput): AllocatorInput {
   const owners = new Map(state.owners);
-  const assigned = new Map([...state.assigned].map(([k, v]) => [k, [...v]]));
+  const assigned = new Map([...state.assigned].map(([k, v]) => [k, new Map(v)]));
+  const slotsOf = (key: string) => {
+    const slots = assigned.get(key) ?? new Map<string, number>();
+    assigned.set(key, slots);
+    return slots;
+  };
   for (const op of planAllocation(state)) {
     if (op.op === 'dropTopic') continue;
     const key = `${op.topic}/${op.partition}`;
-    if (op.op === 'own') owners.set(key, op.member);
-    if (op.op === 'own' || op.op === 'assign') assigned.set(key, [...(assigned.get(key) ?? []), op.member]);
-    if (op.op === 'unassign')
-      assigned.set(
-        key,
-        (assigned.get(key) ?? []).filter((m) => m !== op.member),
-      );
+    if (op.op === 'own') {
+      owners.set(key, { member: op.replicas[0]!, replicas: op.replicas, isr: op.replicas, epoch: 1, modRevision: 5 });
+      op.replicas.forEach((m, slot) => slotsOf(key).set(m, slot));
+    }
+    if (op.op === 'promote') {
+      owners.set(key, { ...op.value, modRevision: op.modRevision + 1 });
+      slotsOf(key).set(op.value.member, 0);
+    }
+    if (op.op === 'assign') slotsOf(key).set(op.member, op.slot);
+    if (op.op === 'unassign') slotsOf(key).delete(op.member);
   }
   return { ...state, owners, assigned };
+}
+
+/** The state after the members not in `alive` lost their leases (their assignments went with them). */
+function leasesLost(state: AllocatorInput, ...dead: string[]): AllocatorInput {
+  const live = new Map([...state.members].filter(([id]) => !dead.includes(id)));
+  const assigned = new Map(
+    [...state.assigned].map(([k, v]) => [k, new Map([...v].filter(([m]) => !dead.includes(m)))]),
+  );
+  return { ...state, members: live, assigned };
 }
 
 describe('allocator', () => {
@@ -39,17 +70,14 @@ describe('allocator', () => {
 
   it('spreads one topic across zones and balances counts across members', () => {
     const state = applied(
-      input({
-        members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c'], ['b4', 'a']),
-        specs: new Map([['t', { partitions: 8 }]]),
-      }),
+      input({ members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c'], ['b4', 'a']), specs: specs(['t', 8]) }),
     );
     const perZone = new Map<string, number>();
     const perMember = new Map<string, number>();
     for (const owner of state.owners.values()) {
-      const zone = state.members.get(owner)!.zone;
+      const zone = state.members.get(owner.member)!.zone;
       perZone.set(zone, (perZone.get(zone) ?? 0) + 1);
-      perMember.set(owner, (perMember.get(owner) ?? 0) + 1);
+      perMember.set(owner.member, (perMember.get(owner.member) ?? 0) + 1);
     }
     assert.equal(state.owners.size, 8);
     // 8 partitions over 3 zones: 3, 3, 2, whatever the number of members in each.
@@ -59,42 +87,108 @@ describe('allocator', () => {
     assert.deepEqual(planAllocation(state), [], 'a settled state plans nothing');
   });
 
-  it('never moves an owned partition: a new member gets only new partitions', () => {
-    const before = applied(
-      input({ members: members(['b1', 'a'], ['b2', 'b']), specs: new Map([['t', { partitions: 4 }]]) }),
+  it('places R replicas in distinct zones, the primary in slot 0, and spreads the primaries', () => {
+    const state = applied(
+      input({ members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c'], ['b4', 'a']), specs: specs(['t', 6, 3]) }),
     );
-    const joined = { ...before, members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c']) };
-    assert.deepEqual(planAllocation(joined), [], 'the new member took nothing that was owned');
-    const grown = applied({ ...joined, specs: new Map([['t', { partitions: 5 }]]) });
-    assert.equal(grown.owners.get('t/4'), 'b3', 'the new partition went to the new, empty zone');
+    const leading = new Map<string, number>();
+    for (const [key, owner] of state.owners) {
+      assert.equal(owner.replicas.length, 3);
+      assert.equal(owner.replicas[0], owner.member);
+      assert.deepEqual(owner.isr, owner.replicas, 'a new partition is in sync everywhere: it is empty');
+      const zones = new Set(owner.replicas.map((r) => state.members.get(r)!.zone));
+      assert.equal(zones.size, 3, `${key}: ${owner.replicas.join(',')} are not in three zones`);
+      owner.replicas.forEach((r, slot) => assert.equal(state.assigned.get(key)!.get(r), slot));
+      leading.set(owner.member, (leading.get(owner.member) ?? 0) + 1);
+    }
+    assert.ok(Math.max(...leading.values()) <= 2, `primaries not spread: ${JSON.stringify([...leading])}`);
+    assert.deepEqual(planAllocation(state), []);
   });
 
-  it("a dead owner's partitions stay its own (no primary) and are assigned again when it returns", () => {
+  it('caps replicas at the live members', () => {
+    const state = applied(input({ members: members(['b1', 'a'], ['b2', 'b']), specs: specs(['t', 1, 3]) }));
+    assert.equal(state.owners.get('t/0')!.replicas.length, 2);
+  });
+
+  it("promotes a live in-sync replica when the primary's lease is gone, with the epoch raised", () => {
     const settled = applied(
-      input({ members: members(['b1', 'a'], ['b2', 'b']), specs: new Map([['t', { partitions: 2 }]]) }),
+      input({ members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c']), specs: specs(['t', 1, 3]) }),
     );
-    const deadOwner = settled.owners.get('t/0')!;
-    const survivors = new Map([...settled.members].filter(([id]) => id !== deadOwner));
-    // Its assignment went with its lease.
-    const assigned = new Map([...settled.assigned].filter(([, holders]) => !holders.includes(deadOwner)));
-    assert.deepEqual(planAllocation({ ...settled, members: survivors, assigned }), []);
+    const before = settled.owners.get('t/0')!;
+    const [primary, second, third] = before.replicas as [string, string, string];
+    const ops = planAllocation(leasesLost(settled, primary));
+    assert.deepEqual(ops, [
+      {
+        op: 'promote',
+        topic: 't',
+        partition: 0,
+        from: primary,
+        value: { member: second, replicas: [second, primary, third], isr: [second, third], epoch: 2 },
+        modRevision: before.modRevision,
+        leaseId: `L${second}`,
+        memberCreateRevision: settled.members.get(second)!.createRevision,
+      },
+    ]);
+    // Once promoted, the others get their new slots; the old primary is a replica when it returns.
+    const promoted = applied(leasesLost(settled, primary));
+    const back = applied({ ...promoted, members: settled.members });
+    assert.deepEqual([...back.assigned.get('t/0')!].sort(), [
+      [primary, 1],
+      [second, 0],
+      [third, 2],
+    ]);
+    assert.deepEqual(planAllocation(back), []);
+  });
+
+  it('never promotes a replica that is not in sync: the partition waits without a primary', () => {
+    const owner: AllocatorOwner = { member: 'b1', replicas: ['b1', 'b2', 'b3'], isr: ['b1', 'b3'], epoch: 4, modRevision: 9 };
+    const state = input({
+      members: members(['b2', 'b']),
+      specs: specs(['t', 1, 3]),
+      owners: new Map([['t/0', owner]]),
+      assigned: new Map([['t/0', new Map([['b2', 1]])]]),
+    });
+    assert.deepEqual(planAllocation(state), [], 'b2 is live but out of sync; b3 is in sync but gone');
+  });
+
+  it('never moves an owned partition: a new member gets only new partitions', () => {
+    const before = applied(input({ members: members(['b1', 'a'], ['b2', 'b']), specs: specs(['t', 4]) }));
+    const joined = { ...before, members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c']) };
+    assert.deepEqual(planAllocation(joined), [], 'the new member took nothing that was owned');
+    const grown = applied({ ...joined, specs: specs(['t', 5]) });
+    assert.equal(grown.owners.get('t/4')!.member, 'b3', 'the new partition went to the new, empty zone');
+  });
+
+  it("a dead owner's partitions without replicas stay its own (no primary) and are assigned again when it returns", () => {
+    const settled = applied(input({ members: members(['b1', 'a'], ['b2', 'b']), specs: specs(['t', 2]) }));
+    const deadOwner = settled.owners.get('t/0')!.member;
+    const dead = leasesLost(settled, deadOwner);
+    assert.deepEqual(planAllocation(dead), []);
     const back = members(['b1', 'a'], ['b2', 'b']);
     back.get(deadOwner)!.leaseId = 'new-lease';
-    assert.deepEqual(planAllocation({ ...settled, members: back, assigned }), [
-      { op: 'assign', topic: 't', partition: 0, member: deadOwner, leaseId: 'new-lease' },
+    assert.deepEqual(planAllocation({ ...dead, members: back }), [
+      { op: 'assign', topic: 't', partition: 0, member: deadOwner, slot: 0, leaseId: 'new-lease' },
     ]);
   });
 
-  it("drops a deleted topic's owners; removes an assignment that is not the owner's", () => {
+  it("drops a deleted topic's owners; removes an assignment that is not a replica's", () => {
     const ops = planAllocation(
       input({
         members: members(['b1', 'a'], ['b2', 'b']),
-        specs: new Map([['kept', { partitions: 1 }]]),
+        specs: specs(['kept', 1]),
         owners: new Map([
-          ['gone/0', 'b1'],
-          ['kept/0', 'b2'],
+          ['gone/0', single('b1')],
+          ['kept/0', single('b2')],
         ]),
-        assigned: new Map([['kept/0', ['b1', 'b2']]]),
+        assigned: new Map([
+          [
+            'kept/0',
+            new Map([
+              ['b1', 0],
+              ['b2', 0],
+            ]),
+          ],
+        ]),
       }),
     );
     assert.deepEqual(ops, [
@@ -104,6 +198,6 @@ describe('allocator', () => {
   });
 
   it('assigns nothing while no member is live', () => {
-    assert.deepEqual(planAllocation(input({ specs: new Map([['t', { partitions: 3 }]]) })), []);
+    assert.deepEqual(planAllocation(input({ specs: specs(['t', 3]) })), []);
   });
 });

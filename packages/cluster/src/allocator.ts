@@ -1,13 +1,17 @@
 /**
  * The allocator's plan: what the leader writes so that every partition of every spec has an owner
- * and, while its owner is a live member, an assignment under the owner's lease. A pure function of
- * the keyspace copy, so it is tested without etcd.
+ * record (its primary, replicas and in-sync set) and, for each replica that is a live member, an
+ * assignment under that member's lease. A pure function of the keyspace copy, tested without etcd.
  *
- * Rules that keep later replication safe start here: a partition is given an owner once and is
- * never moved by the allocator (without replication no other broker has its records; an operator
- * moves it explicitly); a new member receives new partitions only; a dead owner's partitions stay
- * its own, without a primary, until it returns.
+ * Rules that keep replication safe:
+ * - a partition gets its replicas once, and the allocator never moves them (an operator does);
+ * - a new member receives new partitions only;
+ * - when a primary's lease is gone, one of the in-sync replicas that is live becomes primary, with
+ *   the epoch raised; the in-sync set keeps only live members, so the new primary's wait is for
+ *   brokers that can answer;
+ * - with no live member of the in-sync set, the partition stays without a primary until one returns.
  */
+import type { OwnerValue } from './values.js';
 
 export interface AllocatorMember {
   id: string;
@@ -16,23 +20,39 @@ export interface AllocatorMember {
   leaseId: string;
 }
 
+export interface AllocatorOwner extends OwnerValue {
+  /** The owner key's mod revision: a promotion compares it. */
+  modRevision: number;
+}
+
 export interface AllocatorInput {
   members: ReadonlyMap<string, AllocatorMember>;
-  /** Topic name -> partition count. */
-  specs: ReadonlyMap<string, { partitions: number }>;
-  /** `<topic>/<partition>` -> owning member id. */
-  owners: ReadonlyMap<string, string>;
-  /** `<topic>/<partition>` -> the members holding an assignment of it. */
-  assigned: ReadonlyMap<string, readonly string[]>;
+  /** Topic name -> partition count and replicas wanted (>= 1, already resolved from the default). */
+  specs: ReadonlyMap<string, { partitions: number; replication: number }>;
+  /** `<topic>/<partition>` -> its owner record. */
+  owners: ReadonlyMap<string, AllocatorOwner>;
+  /** `<topic>/<partition>` -> member -> the slot of its assignment. */
+  assigned: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
 export type AllocatorOp =
-  /** A partition without an owner: `member` owns it from now on, and is assigned it. */
-  | { op: 'own'; topic: string; partition: number; member: string; leaseId: string }
-  /** The owner is live but not assigned (it came back with a new lease). */
-  | { op: 'assign'; topic: string; partition: number; member: string; leaseId: string }
-  /** An assignment that is not the owner's (after a move): removed after the owner's is written. */
+  /** A partition without an owner record: these replicas hold it from now on, `replicas[0]` primary. */
+  | { op: 'own'; topic: string; partition: number; replicas: string[]; leaseIds: string[] }
+  /** A live replica without its assignment (it came back with a new lease), or with another slot. */
+  | { op: 'assign'; topic: string; partition: number; member: string; slot: number; leaseId: string }
+  /** An assignment of a member that is no replica (after a move): removed after the others are written. */
   | { op: 'unassign'; topic: string; partition: number; member: string }
+  /** The primary is gone: `value.member`, an in-sync live replica, takes over in `value.epoch`. */
+  | {
+      op: 'promote';
+      topic: string;
+      partition: number;
+      from: string;
+      value: OwnerValue;
+      modRevision: number;
+      leaseId: string;
+      memberCreateRevision: number;
+    }
   /** Owners and assignments of a topic whose spec is gone. */
   | { op: 'dropTopic'; topic: string };
 
@@ -53,12 +73,18 @@ export function allocatorLeader(members: ReadonlyMap<string, AllocatorMember>): 
 
 export function planAllocation(input: AllocatorInput): AllocatorOp[] {
   const ops: AllocatorOp[] = [];
-  const owned = new Map<string, number>();
-  for (const id of input.members.keys()) owned.set(id, 0);
+  /** Partitions each member is primary of, and copies each holds. */
+  const primaries = new Map<string, number>();
+  const copies = new Map<string, number>();
+  for (const id of input.members.keys()) {
+    primaries.set(id, 0);
+    copies.set(id, 0);
+  }
   const topicsWithOwners = new Set<string>();
-  for (const [key, member] of input.owners) {
+  for (const [key, owner] of input.owners) {
     topicsWithOwners.add(topicOf(key));
-    if (owned.has(member)) owned.set(member, owned.get(member)! + 1);
+    bump(primaries, owner.member);
+    for (const r of owner.replicas) bump(copies, r);
   }
   for (const key of input.assigned.keys()) topicsWithOwners.add(topicOf(key));
   for (const topic of [...topicsWithOwners].sort()) {
@@ -67,54 +93,130 @@ export function planAllocation(input: AllocatorInput): AllocatorOp[] {
 
   const live = [...input.members.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   for (const [topic, spec] of [...input.specs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    // How many of this topic's partitions each zone holds: a new one goes to the emptiest zone.
+    // How many of this topic's primaries each zone holds: a new one goes to the emptiest zone.
     const inZone = new Map<string, number>();
     for (let p = 0; p < spec.partitions; p++) {
       const owner = input.owners.get(`${topic}/${p}`);
-      const zone = owner === undefined ? undefined : input.members.get(owner)?.zone;
-      if (zone !== undefined) inZone.set(zone, (inZone.get(zone) ?? 0) + 1);
+      const zone = owner === undefined ? undefined : input.members.get(owner.member)?.zone;
+      if (zone !== undefined) bump(inZone, zone);
     }
     for (let p = 0; p < spec.partitions; p++) {
       const key = `${topic}/${p}`;
-      const holders = input.assigned.get(key) ?? [];
-      let owner = input.owners.get(key);
+      const holders = input.assigned.get(key) ?? new Map<string, number>();
+      let replicas: readonly string[];
+      const owner = input.owners.get(key);
       if (owner === undefined) {
-        const chosen = choose(live, owned, inZone);
-        if (chosen === undefined) continue; // no member: assigned once one joins
-        ops.push({ op: 'own', topic, partition: p, member: chosen.id, leaseId: chosen.leaseId });
-        owned.set(chosen.id, owned.get(chosen.id)! + 1);
-        inZone.set(chosen.zone, (inZone.get(chosen.zone) ?? 0) + 1);
-        owner = chosen.id;
-      } else {
-        const member = input.members.get(owner);
-        if (member !== undefined && !holders.includes(owner)) {
-          ops.push({ op: 'assign', topic, partition: p, member: owner, leaseId: member.leaseId });
+        const chosen = chooseReplicas(live, Math.min(spec.replication, live.length), primaries, copies, inZone);
+        if (chosen.length === 0) continue; // no member: assigned once one joins
+        ops.push({
+          op: 'own',
+          topic,
+          partition: p,
+          replicas: chosen.map((m) => m.id),
+          leaseIds: chosen.map((m) => m.leaseId),
+        });
+        bump(primaries, chosen[0]!.id);
+        for (const m of chosen) bump(copies, m.id);
+        bump(inZone, chosen[0]!.zone);
+        continue;
+      }
+      replicas = owner.replicas;
+      if (!input.members.has(owner.member)) {
+        const promotion = promote(topic, p, owner, input.members);
+        if (promotion !== null) ops.push(promotion);
+        // The other replicas' slots follow on the next run, once the copy shows the new owner record.
+        continue;
+      }
+      for (let slot = 0; slot < replicas.length; slot++) {
+        const member = input.members.get(replicas[slot]!);
+        if (member !== undefined && holders.get(member.id) !== slot) {
+          ops.push({ op: 'assign', topic, partition: p, member: member.id, slot, leaseId: member.leaseId });
         }
       }
-      for (const holder of holders) {
-        if (holder !== owner) ops.push({ op: 'unassign', topic, partition: p, member: holder });
+      for (const holder of holders.keys()) {
+        if (!replicas.includes(holder)) ops.push({ op: 'unassign', topic, partition: p, member: holder });
       }
     }
   }
   return ops;
 }
 
-/** The live member in the zone holding fewest of the topic's partitions, then owning fewest overall. */
-function choose(
+/**
+ * A live in-sync replica to take over from a primary whose lease is gone, or null. The first in the
+ * replica order wins (a deterministic choice; any in-sync replica holds everything acknowledged).
+ */
+function promote(
+  topic: string,
+  partition: number,
+  owner: AllocatorOwner,
+  members: ReadonlyMap<string, AllocatorMember>,
+): AllocatorOp | null {
+  const candidate = owner.replicas.find(
+    (id) => id !== owner.member && owner.isr.includes(id) && members.has(id),
+  );
+  if (candidate === undefined) return null;
+  const member = members.get(candidate)!;
+  const value: OwnerValue = {
+    member: candidate,
+    replicas: [candidate, ...owner.replicas.filter((id) => id !== candidate)],
+    // Only live members stay in sync: the new primary then waits on brokers that can answer.
+    isr: [candidate, ...owner.isr.filter((id) => id !== candidate && id !== owner.member && members.has(id))],
+    epoch: owner.epoch + 1,
+  };
+  return {
+    op: 'promote',
+    topic,
+    partition,
+    from: owner.member,
+    value,
+    modRevision: owner.modRevision,
+    leaseId: member.leaseId,
+    memberCreateRevision: member.createRevision,
+  };
+}
+
+/**
+ * `count` live members for a new partition. The primary: in the zone holding fewest of the topic's
+ * primaries, then the member that is primary of fewest partitions. Each further replica: in a zone
+ * not used yet where there is one, then holding the fewest copies.
+ */
+function chooseReplicas(
   live: readonly AllocatorMember[],
-  owned: ReadonlyMap<string, number>,
+  count: number,
+  primaries: ReadonlyMap<string, number>,
+  copies: ReadonlyMap<string, number>,
   inZone: ReadonlyMap<string, number>,
-): AllocatorMember | undefined {
-  let best: AllocatorMember | undefined;
+): AllocatorMember[] {
+  if (count <= 0) return [];
+  let primary: AllocatorMember | undefined;
   for (const m of live) {
-    if (best === undefined) {
-      best = m;
+    if (primary === undefined) {
+      primary = m;
       continue;
     }
-    const zoneDiff = (inZone.get(m.zone) ?? 0) - (inZone.get(best.zone) ?? 0);
-    if (zoneDiff < 0 || (zoneDiff === 0 && owned.get(m.id)! < owned.get(best.id)!)) best = m;
+    const zoneDiff = (inZone.get(m.zone) ?? 0) - (inZone.get(primary.zone) ?? 0);
+    if (zoneDiff < 0 || (zoneDiff === 0 && primaries.get(m.id)! < primaries.get(primary.id)!)) primary = m;
   }
-  return best;
+  const chosen = [primary!];
+  while (chosen.length < count) {
+    const zones = new Set(chosen.map((m) => m.zone));
+    let best: AllocatorMember | undefined;
+    for (const m of live) {
+      if (chosen.includes(m)) continue;
+      if (best === undefined) {
+        best = m;
+        continue;
+      }
+      const newZone = Number(!zones.has(m.zone)) - Number(!zones.has(best.zone));
+      if (newZone > 0 || (newZone === 0 && copies.get(m.id)! < copies.get(best.id)!)) best = m;
+    }
+    chosen.push(best!);
+  }
+  return chosen;
+}
+
+function bump(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
 }
 
 function topicOf(partitionKey: string): string {

@@ -8,3 +8,4 @@ export * from './member.js';
 export * from './serial-runs.js';
 export * from './spec-store.js';
 export * from './values.js';
+export * from './in-sync-set.js';

@@ -27,7 +27,11 @@ export interface AssignmentEntry {
 }
 
 export interface OwnerEntry {
+  /** The primary. */
   member: string;
+  replicas: readonly string[];
+  isr: readonly string[];
+  epoch: number;
   /** Tells one incarnation of a partition from another of a topic deleted and created again. */
   createRevision: number;
   /** A move compares it: two moves at once cannot both win. */
@@ -271,7 +275,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
       const decoded = decodeOwner(kv.value);
       if ('problem' in decoded) return decoded.problem;
       this.ownerMap.set(`${parsed.topic}/${parsed.partition}`, {
-        member: decoded.value.member,
+        ...decoded.value,
         createRevision: Number(kv.create_revision),
         modRevision: Number(kv.mod_revision),
       });

@@ -11,6 +11,8 @@ import { encodeMember, type MemberInfo, memberInfoProblem } from './values.js';
  * machine, so not shorter than a few seconds. etcd grants whole seconds, at least 2.
  */
 export const DEFAULT_LEASE_MS = 5000;
+/** How long before its lease could end a primary stops acknowledging (clock rates differ a little). */
+const LEASE_FENCE_MARGIN_MS = 500;
 const LEASE_MS_MIN = 2000;
 
 export interface JoinOptions {
@@ -33,6 +35,9 @@ export type MemberState = 'alive' | 'lost' | 'left';
 export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }> {
   private currentState: MemberState = 'alive';
   private renewedAt = Date.now();
+  /** performance.now() when the last keepalive etcd confirmed was sent (or the grant was asked for). */
+  private confirmedSentAt: number;
+  private lastSentAt: number;
 
   private constructor(
     readonly keyspace: Keyspace,
@@ -43,13 +48,33 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
     /** The member key's create revision: the oldest member is the natural leader (Gazette's rule). */
     readonly createRevision: number,
     private readonly lease: Lease,
+    grantAskedAt: number,
   ) {
     super();
+    this.confirmedSentAt = grantAskedAt;
+    this.lastSentAt = grantAskedAt;
     lease.on('lost', (error) => this.markLost(error));
+    lease.on('keepaliveFired', () => {
+      this.lastSentAt = performance.now();
+    });
     lease.on('keepaliveSucceeded', () => {
       this.renewedAt = Date.now();
+      this.confirmedSentAt = this.lastSentAt;
       this.emit('renewed');
     });
+  }
+
+  /**
+   * Whether the lease certainly has not expired at etcd yet: etcd counts the TTL from when it received
+   * the last keepalive it confirmed, which is after we sent it, so sent + TTL is the earliest the lease
+   * can end (less a margin for the clocks' rates). A primary of a replicated partition acknowledges
+   * nothing once this is false: by then another broker may be promoted in its place.
+   */
+  get leaseCertain(): boolean {
+    return (
+      this.currentState === 'alive' &&
+      performance.now() < this.confirmedSentAt + this.leaseMs - Math.min(LEASE_FENCE_MARGIN_MS, this.leaseMs / 4)
+    );
   }
 
   /** When etcd last confirmed the lease (ms since the epoch): a readiness check can judge by it. */
@@ -69,13 +94,14 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
     if (problem !== null) throw new RangeError(problem);
     const keyspace = new Keyspace(options.cluster);
     const key = keyspace.memberKey(options.member.id);
+    const grantAskedAt = performance.now();
     const lease = client.lease(leaseMs / 1000);
     // A grant that fails is reported by join's rejection; the lease's own 'lost' has no listener yet.
     lease.on('lost', () => {});
     try {
       const leaseId = await lease.grant();
       const result = await announce(client, key, options.member, leaseId, leaseMs);
-      return new Member(keyspace, options.member, leaseMs, leaseId, result, lease);
+      return new Member(keyspace, options.member, leaseMs, leaseId, result, lease, grantAskedAt);
     } catch (error) {
       await lease.revoke().catch(() => {});
       throw error instanceof RangeError || error instanceof MemberIdTakenError

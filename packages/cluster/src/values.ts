@@ -99,26 +99,63 @@ export function decodeAssignment(bytes: Buffer): Decoded<AssignmentValue> {
 }
 
 /**
- * Whose data a partition is: the member it was first assigned to. It outlives the member's lease, so
- * a broker that dies keeps its partitions (they show no primary) until it returns or an operator moves
- * them; without replication another broker has none of their records.
+ * Whose data a partition is, and who holds copies of it. It outlives every member's lease: a broker
+ * that dies keeps its place, so nobody is handed a partition it has no records of.
+ *
+ * - `member` is the primary: the one broker that takes writes, in `epoch`.
+ * - `replicas` are every broker holding a copy, the primary included (1 without replication).
+ * - `isr` are the replicas known to hold everything acknowledged: only the primary shrinks or grows
+ *   it, and only one of them may be promoted when the primary's lease expires (with `epoch` + 1).
+ *
+ * A value of an older version (`{member}` alone) reads as one replica, in sync, epoch 0.
  */
 export interface OwnerValue {
   member: string;
+  replicas: readonly string[];
+  isr: readonly string[];
+  epoch: number;
 }
 
+export const REPLICAS_MAX = 5;
+
 export function encodeOwner(value: OwnerValue): string {
-  return JSON.stringify({ member: value.member });
+  return JSON.stringify({ member: value.member, replicas: value.replicas, isr: value.isr, epoch: value.epoch });
 }
 
 export function decodeOwner(bytes: Buffer): Decoded<OwnerValue> {
   const parsed = parseObject(bytes);
   if ('problem' in parsed) return parsed;
-  const member = parsed.value['member'];
+  const o = parsed.value;
+  const member = o['member'];
   if (typeof member !== 'string')
     return { problem: `member: ${JSON.stringify(member)}, expected a member id` };
   const problem = memberIdProblem(member);
-  return problem === null ? { value: { member } } : { problem };
+  if (problem !== null) return { problem };
+  const replicas = o['replicas'] ?? [member];
+  const isr = o['isr'] ?? [member];
+  const epoch = o['epoch'] ?? 0;
+  for (const [field, list] of [
+    ['replicas', replicas],
+    ['isr', isr],
+  ] as const) {
+    if (!Array.isArray(list) || list.length < 1 || list.length > REPLICAS_MAX)
+      return { problem: `${field}: ${JSON.stringify(list)}, expected 1..${REPLICAS_MAX} member ids` };
+    for (const id of list) {
+      if (typeof id !== 'string' || memberIdProblem(id) !== null)
+        return { problem: `${field}: ${JSON.stringify(id)} is not a member id` };
+    }
+    if (new Set(list).size !== list.length) return { problem: `${field}: ${JSON.stringify(list)} names a member twice` };
+  }
+  const replicaIds = replicas as string[];
+  const isrIds = isr as string[];
+  if (!replicaIds.includes(member)) return { problem: `replicas: ${JSON.stringify(replicaIds)} lacks the primary ${member}` };
+  if (!isrIds.includes(member)) return { problem: `isr: ${JSON.stringify(isrIds)} lacks the primary ${member}` };
+  for (const id of isrIds) {
+    if (!replicaIds.includes(id)) return { problem: `isr: ${id} is not one of the replicas` };
+  }
+  if (typeof epoch !== 'number' || !Number.isInteger(epoch) || epoch < 0 || epoch > 0x7fffffff)
+    return { problem: `epoch: ${JSON.stringify(epoch)}, expected 0..2147483647` };
+  return { value: { member, replicas: replicaIds, isr: isrIds, epoch } };
 }
 
 function parseObject(bytes: Buffer): Decoded<Record<string, unknown>> {

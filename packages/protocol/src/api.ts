@@ -12,6 +12,8 @@ export const ApiKey = {
   LIST_FRAGMENTS: 7,
   /** The cluster: give a partition to another member. */
   MOVE: 8,
+  /** Broker to broker: a primary's write groups (and copies) to a replica. */
+  REPLICATE: 9,
 } as const;
 
 export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];
@@ -26,6 +28,7 @@ export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
   [ApiKey.API_VERSIONS]: [1],
   [ApiKey.LIST_FRAGMENTS]: [1],
   [ApiKey.MOVE]: [1],
+  [ApiKey.REPLICATE]: [1],
 };
 
 /** What API_VERSIONS answers; a broker that predates it refuses it with UNSUPPORTED_VERSION. */

@@ -21,6 +21,8 @@ describe('error codes', () => {
         [11, 'INVALID_ARGUMENT'],
         [12, 'TOPIC_READ_ONLY'],
         [13, 'CLUSTER_UNAVAILABLE'],
+        [14, 'NOT_ENOUGH_REPLICAS'],
+        [15, 'STALE_EPOCH'],
       ],
     );
     for (const e of errorTable) assert.equal(ErrorCode[e.name], e.code);

@@ -27,6 +27,10 @@ export const ErrorCode = {
   TOPIC_READ_ONLY: 12,
   /** Cluster: etcd cannot be reached, or this broker's copy did not reach a request's minimum revision in time. */
   CLUSTER_UNAVAILABLE: 13,
+  /** Cluster: fewer in-sync replicas than the topic's minimum; the batch was not acknowledged. */
+  NOT_ENOUGH_REPLICAS: 14,
+  /** Broker to broker: a REPLICATE from a primary of an older epoch (it was replaced). */
+  STALE_EPOCH: 15,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -115,6 +119,19 @@ export const errorTable: readonly ErrorInfo[] = [
     retriable: true,
     description:
       "the cluster's etcd cannot be reached, or the broker has not caught up with the revision asked for",
+  },
+  {
+    code: 14,
+    name: 'NOT_ENOUGH_REPLICAS',
+    retriable: true,
+    description:
+      "fewer replicas are in sync than the topic's minInSync; the batch was not acknowledged (it may still appear once they are back)",
+  },
+  {
+    code: 15,
+    name: 'STALE_EPOCH',
+    retriable: false,
+    description: 'broker to broker: a write from a primary that has been replaced by a later epoch',
   },
 ];
 

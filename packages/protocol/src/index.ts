@@ -27,6 +27,7 @@ export * from './requests/move/v1.js';
 export * from './requests/produce/v1.js';
 export * from './requests/produce/v2.js';
 export * from './requests/produce/v3.js';
+export * from './requests/replicate/v1.js';
 export * from './topic-name.js';
 export * from './topics/labels.js';
 export * from './topics/route.js';

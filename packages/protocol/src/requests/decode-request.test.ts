@@ -30,7 +30,7 @@ const goodRecords = Buffer.concat([i32(1), record(Buffer.from('x'))]);
 
 describe('request validation: each rule gets its code and says where', () => {
   it('unknown apiKey is UNSUPPORTED_VERSION with the id echoed', () => {
-    refused(rawRequest(9, 1, 77, Buffer.alloc(0)), UNSUPPORTED, /apiKey: 9/);
+    refused(rawRequest(10, 1, 77, Buffer.alloc(0)), UNSUPPORTED, /apiKey: 10/);
     refused(rawRequest(-1, 1, 77, Buffer.alloc(0)), UNSUPPORTED, /apiKey: -1/);
   });
 

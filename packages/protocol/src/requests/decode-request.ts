@@ -13,6 +13,7 @@ import { decodeMetadataRequestV3, type MetadataRequestV3 } from './metadata/v3.j
 import { decodeMoveRequest, type MoveRequest } from './move/v1.js';
 import { decodeProduceRequest, ProduceDecodeError, type ProduceRequest } from './produce/v1.js';
 import { decodeProduceRequestV2 } from './produce/v2.js';
+import { decodeReplicateRequest, type ReplicateRequest } from './replicate/v1.js';
 
 export type Request =
   | { apiKey: typeof ApiKey.PRODUCE; apiVersion: number; correlationId: number; body: ProduceRequest }
@@ -32,7 +33,8 @@ export type Request =
       correlationId: number;
       body: ListFragmentsRequest;
     }
-  | { apiKey: typeof ApiKey.MOVE; apiVersion: number; correlationId: number; body: MoveRequest };
+  | { apiKey: typeof ApiKey.MOVE; apiVersion: number; correlationId: number; body: MoveRequest }
+  | { apiKey: typeof ApiKey.REPLICATE; apiVersion: number; correlationId: number; body: ReplicateRequest };
 
 /**
  * A request frame the broker must refuse. `silent` is set for a PRODUCE with ack NONE: such a
@@ -117,10 +119,18 @@ export function decodeRequest(frame: Buffer): Request {
       case ApiKey.MOVE:
         if (apiVersion !== 1) break;
         return { apiKey, apiVersion, correlationId, body: decodeMoveRequest(frame, requestHeaderBytes) };
+      case ApiKey.REPLICATE:
+        if (apiVersion !== 1) break;
+        return {
+          apiKey,
+          apiVersion,
+          correlationId,
+          body: decodeReplicateRequest(frame, requestHeaderBytes),
+        };
       default:
         return refuse(
           ErrorCode.UNSUPPORTED_VERSION,
-          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST), 6 (API_VERSIONS), 7 (LIST_FRAGMENTS) or 8 (MOVE)`,
+          `apiKey: ${apiKey}, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST), 6 (API_VERSIONS), 7 (LIST_FRAGMENTS), 8 (MOVE) or 9 (REPLICATE)`,
         );
     }
   } catch (error) {

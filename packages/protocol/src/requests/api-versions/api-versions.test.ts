@@ -33,6 +33,7 @@ describe('API_VERSIONS v1', () => {
       { apiKey: 6, minVersion: 1, maxVersion: 1 },
       { apiKey: 7, minVersion: 1, maxVersion: 1 },
       { apiKey: 8, minVersion: 1, maxVersion: 1 },
+      { apiKey: 9, minVersion: 1, maxVersion: 1 },
     ]);
   });
 });

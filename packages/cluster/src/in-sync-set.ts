@@ -1,0 +1,41 @@
+import type { Etcd3 } from 'etcd3';
+import { clusterError } from './etcd-client.js';
+import type { OwnerEntry } from './keyspace-copy.js';
+import type { Keyspace } from './keyspace.js';
+import { encodeOwner } from './values.js';
+
+export interface InSyncWriter {
+  id: string;
+  /** The writer's member key create revision: a primary whose lease is gone changes nothing. */
+  createRevision: number;
+}
+
+/**
+ * A primary's change of its partition's in-sync set: one transaction that holds only if the owner
+ * record is the one the primary read (nobody promoted another meanwhile) and the primary's own member
+ * key is still the one under its lease. Resolves with the new revision, or null when either compare
+ * failed (the caller looks at the copy again).
+ */
+export async function writeInSyncSet(
+  client: Etcd3,
+  keyspace: Keyspace,
+  topic: string,
+  partition: number,
+  self: InSyncWriter,
+  owner: OwnerEntry,
+  isr: readonly string[],
+): Promise<number | null> {
+  if (owner.member !== self.id) throw new Error(`${topic}-${partition}: only its primary changes its in-sync set`);
+  if (!isr.includes(self.id)) throw new Error(`${topic}-${partition}: the primary is always in sync`);
+  const key = keyspace.ownerKey(topic, partition);
+  try {
+    const result = await client
+      .if(key, 'Mod', '==', owner.modRevision)
+      .and(keyspace.memberKey(self.id), 'Create', '==', self.createRevision)
+      .then(client.put(key).value(encodeOwner({ member: owner.member, replicas: owner.replicas, isr, epoch: owner.epoch })))
+      .commit();
+    return result.succeeded ? Number(result.header.revision) : null;
+  } catch (error) {
+    throw clusterError(error, `writing the in-sync set of ${topic}-${partition}`);
+  }
+}
