@@ -118,7 +118,7 @@ export class AllocatorLeader {
       if (op.op === 'promote') {
         this.stats.promotions++;
         this.log(
-          `allocator: ${op.topic}-${op.partition}: ${op.from} is gone; ${op.value.member} is primary in epoch ${op.value.epoch} (in sync: ${op.value.isr.join(', ')})`,
+          `allocator: ${op.topic}-${op.partition}: ${op.from === op.value.member ? `${op.from} is back under a new lease` : `${op.from} is gone`}; ${op.value.member} is primary in epoch ${op.value.epoch} (in sync: ${op.value.isr.join(', ')})`,
         );
       }
     }
@@ -166,8 +166,8 @@ export class AllocatorLeader {
         // new one still holds the lease it had when the plan was made.
         txn = txn
           .and(owner, 'Mod', '==', op.modRevision)
-          .and(ks.memberKey(op.from), 'Create', '==', 0)
           .and(ks.memberKey(op.value.member), 'Create', '==', op.memberCreateRevision);
+        if (op.from !== op.value.member) txn = txn.and(ks.memberKey(op.from), 'Create', '==', op.fromCreateRevision);
         puts.push(c.put(owner).value(encodeOwner(op.value)));
         puts.push(this.assignment(op.topic, op.partition, op.value.member, 0, op.leaseId));
         continue;

@@ -123,6 +123,7 @@ describe('allocator', () => {
         topic: 't',
         partition: 0,
         from: primary,
+        fromCreateRevision: 0,
         value: { member: second, replicas: [second, primary, third], isr: [second, third], epoch: 2 },
         modRevision: before.modRevision,
         leaseId: `L${second}`,
@@ -138,6 +139,17 @@ describe('allocator', () => {
       [third, 2],
     ]);
     assert.deepEqual(planAllocation(back), []);
+  });
+
+  it('a replicated primary back under a new lease keeps its place only in a new epoch', () => {
+    const owner: AllocatorOwner = { member: 'b1', replicas: ['b1', 'b2'], isr: ['b1'], epoch: 3, modRevision: 9 };
+    const ops = planAllocation(
+      input({ members: members(['b1', 'a'], ['b2', 'b']), specs: specs(['t', 1, 2]), owners: new Map([['t/0', owner]]) }),
+    );
+    assert.equal(ops.length, 1);
+    const op = ops[0]!;
+    assert.ok(op.op === 'promote');
+    assert.deepEqual(op.value, { member: 'b1', replicas: ['b1', 'b2'], isr: ['b1'], epoch: 4 });
   });
 
   it('never promotes a replica that is not in sync: the partition waits without a primary', () => {

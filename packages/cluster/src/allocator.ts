@@ -48,6 +48,8 @@ export type AllocatorOp =
       topic: string;
       partition: number;
       from: string;
+      /** The old primary's member key create revision, 0 when it is gone (compared). */
+      fromCreateRevision: number;
       value: OwnerValue;
       modRevision: number;
       leaseId: string;
@@ -121,7 +123,13 @@ export function planAllocation(input: AllocatorInput): AllocatorOp[] {
         continue;
       }
       replicas = owner.replicas;
-      if (!input.members.has(owner.member)) {
+      // A replicated partition's primary that is gone, or back under a new lease (its assignment went
+      // with the old one), is replaced in a new epoch: records it may write from now on must never
+      // share an epoch with records its old incarnation wrote and a replica may hold.
+      if (
+        !input.members.has(owner.member) ||
+        (replicas.length > 1 && holders.get(owner.member) !== 0)
+      ) {
         const promotion = promote(topic, p, owner, input.members);
         if (promotion !== null) ops.push(promotion);
         // The other replicas' slots follow on the next run, once the copy shows the new owner record.
@@ -143,7 +151,8 @@ export function planAllocation(input: AllocatorInput): AllocatorOp[] {
 
 /**
  * A live in-sync replica to take over from a primary whose lease is gone, or null. The first in the
- * replica order wins (a deterministic choice; any in-sync replica holds everything acknowledged).
+ * replica order wins (a deterministic choice; any in-sync replica holds everything acknowledged); the
+ * old primary itself, back under a new lease, only when no other in-sync replica is live.
  */
 function promote(
   topic: string,
@@ -151,16 +160,16 @@ function promote(
   owner: AllocatorOwner,
   members: ReadonlyMap<string, AllocatorMember>,
 ): AllocatorOp | null {
-  const candidate = owner.replicas.find(
-    (id) => id !== owner.member && owner.isr.includes(id) && members.has(id),
-  );
+  const candidate =
+    owner.replicas.find((id) => id !== owner.member && owner.isr.includes(id) && members.has(id)) ??
+    (members.has(owner.member) ? owner.member : undefined);
   if (candidate === undefined) return null;
   const member = members.get(candidate)!;
   const value: OwnerValue = {
     member: candidate,
     replicas: [candidate, ...owner.replicas.filter((id) => id !== candidate)],
     // Only live members stay in sync: the new primary then waits on brokers that can answer.
-    isr: [candidate, ...owner.isr.filter((id) => id !== candidate && id !== owner.member && members.has(id))],
+    isr: [candidate, ...owner.isr.filter((id) => id !== candidate && members.has(id))],
     epoch: owner.epoch + 1,
   };
   return {
@@ -168,6 +177,7 @@ function promote(
     topic,
     partition,
     from: owner.member,
+    fromCreateRevision: members.get(owner.member)?.createRevision ?? 0,
     value,
     modRevision: owner.modRevision,
     leaseId: member.leaseId,

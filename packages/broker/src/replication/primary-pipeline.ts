@@ -1,0 +1,267 @@
+import type { OwnerEntry } from '@booblik/cluster';
+import type { Partition, ReplicationGate } from '@booblik/log';
+import type { PeerConnection } from '../cluster/peer-connection.js';
+import { noLongerPrimary, notEnoughReplicas } from './refusal.js';
+import { ReplicaStream, type StreamHost } from './replica-stream.js';
+
+/** After the commit offset moves, replicas with nothing on its way to them hear of it this soon. */
+const HEARTBEAT_DELAY_MS = 2;
+
+export interface PipelineDeps {
+  selfId: string;
+  /** The partition's owner record as the cluster's copy has it now. */
+  owner(): OwnerEntry | undefined;
+  /** A member's address, if it is live. */
+  addressOf(member: string): string | undefined;
+  connect(address: string): PeerConnection;
+  /** Whether this broker's lease certainly has not expired: nothing is acknowledged otherwise. */
+  leaseCertain(): boolean;
+  /** Writes a new in-sync set (a transaction on the owner record); resolves false if it did not hold. */
+  writeInSync(owner: OwnerEntry, isr: readonly string[]): Promise<boolean>;
+  minInSync: number;
+  lagMaxMs: number;
+  log(line: string): void;
+  /** Told when the partition starts or stops being servable here. */
+  servingChanged(): void;
+}
+
+/**
+ * One replicated partition as its primary, in one epoch: the writer's groups are streamed to every
+ * replica as they are written, and a group is acknowledged (and readable) once every replica of the
+ * in-sync set recorded in etcd holds it (the commit offset). A replica that stays behind longer than
+ * the lag bound leaves the set (a transaction), and writes go on while at least minInSync remain; a
+ * replica that has caught up with the commit offset joins it again.
+ *
+ * A new primary serves nothing until its commit offset covers its whole log as it found it: a reader
+ * never sees the high watermark go back across a failover, nor a record that is later taken back.
+ */
+export class PrimaryPipeline implements ReplicationGate, StreamHost {
+  private readonly streams = new Map<string, ReplicaStream>();
+  private commitOffset: number;
+  /** Where this primary's log ended when it took over: records below were written by earlier primaries. */
+  private readonly takeoverEnd: number;
+  private forcedUntil = 0;
+  private isReady = false;
+  private stopped = false;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private readonly lagTimer: NodeJS.Timeout;
+  private inSyncWrite: Promise<void> | null = null;
+  private shortOfReplicas = false;
+  readonly stats = { inSyncShrinks: 0, inSyncGrows: 0 };
+
+  constructor(
+    readonly partition: Partition,
+    readonly topic: string,
+    readonly id: number,
+    readonly epoch: number,
+    private readonly deps: PipelineDeps,
+  ) {
+    // Records from here on are this epoch's: a replica cut back to this point agrees with us below it.
+    partition.epochs.begin(epoch, partition.logEndOffset);
+    this.takeoverEnd = partition.logEndOffset;
+    this.commitOffset = partition.highWatermark.value;
+    partition.setReplicationGate(this);
+    this.syncStreams();
+    this.lagTimer = setInterval(() => this.checkLag(), Math.max(50, deps.lagMaxMs / 4));
+    this.lagTimer.unref();
+    this.advance();
+  }
+
+  get committed(): number {
+    return this.commitOffset;
+  }
+
+  get forcedEnd(): number {
+    return this.forcedUntil;
+  }
+
+  /** Servable: the commit offset covers everything earlier primaries left in this log. */
+  get ready(): boolean {
+    return this.isReady;
+  }
+
+  /** Why a PRODUCE is refused now (too few in sync), or null. */
+  get refusal(): Error | null {
+    const owner = this.deps.owner();
+    if (owner === undefined) return null;
+    return owner.isr.length < this.deps.minInSync
+      ? notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync)
+      : null;
+  }
+
+  /** Lag and catch-up of each replica, for METADATA and /metrics. */
+  replicaStates(): { member: string; ackedEnd: number; behindMs: number; copiedRecords: number }[] {
+    const now = performance.now();
+    return [...this.streams.values()].map((s) => ({
+      member: s.member,
+      ackedEnd: s.ackedEnd,
+      behindMs: s.behindSince === null ? 0 : now - s.behindSince,
+      copiedRecords: s.copiedRecords,
+    }));
+  }
+
+  groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void {
+    if (forced) this.forcedUntil = baseOffset + count;
+    for (const stream of this.streams.values()) stream.groupWritten(baseOffset, stored, count, forced);
+    // With no replica in the set, the group is committed by this broker alone.
+    this.advance();
+  }
+
+  acked(_stream: ReplicaStream): void {
+    this.advance();
+    this.maybeGrow();
+  }
+
+  connect(address: string): PeerConnection {
+    return this.deps.connect(address);
+  }
+
+  log(line: string): void {
+    this.deps.log(line);
+  }
+
+  /** The copy changed: replicas may have come, gone or moved, the in-sync set may have changed. */
+  ownerChanged(): void {
+    if (this.stopped) return;
+    this.syncStreams();
+    this.advance();
+  }
+
+  /** No longer primary in this epoch: what waits for replicas is told so; the gate comes off. */
+  stop(why: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.lagTimer);
+    clearTimeout(this.heartbeatTimer);
+    for (const stream of this.streams.values()) stream.stop();
+    this.partition.failUncommitted(noLongerPrimary(this.partition.name, why));
+    this.partition.setReplicationGate(null);
+    if (this.isReady) {
+      this.isReady = false;
+      this.deps.servingChanged();
+    }
+  }
+
+  /** Whether a replica answered with a later epoch: this primary has been replaced. */
+  get replaced(): boolean {
+    for (const stream of this.streams.values()) if (stream.staleEpoch) return true;
+    return false;
+  }
+
+  private syncStreams(): void {
+    const owner = this.deps.owner();
+    if (owner === undefined) return;
+    for (const member of owner.replicas) {
+      if (member === this.deps.selfId) continue;
+      const address = this.deps.addressOf(member);
+      const stream = this.streams.get(member);
+      if (stream === undefined) this.streams.set(member, new ReplicaStream(member, address, this));
+      else stream.setAddress(address);
+    }
+    for (const [member, stream] of this.streams) {
+      if (!owner.replicas.includes(member)) {
+        stream.stop();
+        this.streams.delete(member);
+      }
+    }
+  }
+
+  /**
+   * Moves the commit offset to what every in-sync replica holds. Nothing moves while this broker's
+   * lease is uncertain (another may be promoted by now), nor while fewer than minInSync are in sync:
+   * what waits then is refused, retriably, and its records wait unreadable until the set is whole.
+   */
+  private advance(): void {
+    if (this.stopped) return;
+    const owner = this.deps.owner();
+    if (owner === undefined || owner.member !== this.deps.selfId || owner.epoch !== this.epoch) return;
+    if (owner.isr.length < this.deps.minInSync) {
+      if (!this.shortOfReplicas) {
+        this.shortOfReplicas = true;
+        this.partition.failUncommitted(notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync));
+      }
+      return;
+    }
+    this.shortOfReplicas = false;
+    if (!this.deps.leaseCertain()) return;
+    let commit = this.partition.logEndOffset;
+    for (const member of owner.isr) {
+      if (member === this.deps.selfId) continue;
+      const acked = this.streams.get(member)?.ackedEnd ?? -1;
+      if (acked < commit) commit = acked;
+    }
+    if (commit <= this.commitOffset) {
+      this.becomeReadyIfCovered();
+      return;
+    }
+    this.commitOffset = commit;
+    this.partition.commitTo(commit);
+    // Records earlier primaries left were never a group of this writer: published here.
+    this.partition.publishCommitted(Math.min(commit, this.takeoverEnd));
+    this.becomeReadyIfCovered();
+    this.scheduleHeartbeat();
+  }
+
+  private becomeReadyIfCovered(): void {
+    if (this.isReady || this.commitOffset < this.takeoverEnd) return;
+    this.isReady = true;
+    this.deps.servingChanged();
+  }
+
+  private scheduleHeartbeat(): void {
+    if (this.heartbeatTimer !== undefined) return;
+    this.heartbeatTimer = setTimeout(() => {
+      this.heartbeatTimer = undefined;
+      for (const stream of this.streams.values()) stream.heartbeat();
+    }, HEARTBEAT_DELAY_MS);
+  }
+
+  /** Replicas of the set behind for longer than the lag bound leave it (one transaction at a time). */
+  private checkLag(): void {
+    if (this.stopped) return;
+    this.advance();
+    const owner = this.deps.owner();
+    if (owner === undefined || owner.member !== this.deps.selfId || this.inSyncWrite !== null) return;
+    const now = performance.now();
+    const lagging = owner.isr.filter((m) => {
+      if (m === this.deps.selfId) return false;
+      const stream = this.streams.get(m);
+      return stream === undefined || (stream.behindSince !== null && now - stream.behindSince > this.deps.lagMaxMs);
+    });
+    if (lagging.length === 0) return;
+    this.stats.inSyncShrinks++;
+    this.changeInSync(
+      owner,
+      owner.isr.filter((m) => !lagging.includes(m)),
+      `${lagging.join(', ')} behind for more than ${this.deps.lagMaxMs} ms: out of the in-sync set`,
+    );
+  }
+
+  /** A replica out of the set that holds everything committed joins it again. */
+  private maybeGrow(): void {
+    const owner = this.deps.owner();
+    if (owner === undefined || owner.member !== this.deps.selfId || this.inSyncWrite !== null) return;
+    const joining = owner.replicas.filter((m) => {
+      if (owner.isr.includes(m)) return false;
+      const stream = this.streams.get(m);
+      return stream !== undefined && stream.ackedEnd >= this.commitOffset && stream.ackedEnd >= this.takeoverEnd;
+    });
+    if (joining.length === 0) return;
+    this.stats.inSyncGrows++;
+    this.changeInSync(owner, [...owner.isr, ...joining], `${joining.join(', ')} caught up: back in the in-sync set`);
+  }
+
+  private changeInSync(owner: OwnerEntry, isr: readonly string[], why: string): void {
+    this.inSyncWrite = this.deps
+      .writeInSync(owner, isr)
+      .then(
+        (held) => {
+          if (held) this.deps.log(`${this.partition.name}: ${why} (in sync: ${isr.join(', ')})`);
+        },
+        (error: unknown) => this.deps.log(`${this.partition.name}: in-sync change not written: ${String(error)}`),
+      )
+      .finally(() => {
+        this.inSyncWrite = null;
+      });
+  }
+}

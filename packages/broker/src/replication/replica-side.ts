@@ -1,0 +1,83 @@
+import { CorruptRecordError, OffsetMismatchError, type Partition, StorageError } from '@booblik/log';
+import { ErrorCode, type ReplicateAnswer, ReplicateFlag, type ReplicateRequest } from '@booblik/protocol';
+
+/**
+ * A replicated partition as one of its replicas: takes REPLICATE from the primary of the latest epoch
+ * it knows and refuses the rest (STALE_EPOCH), so a replaced primary can never have a write
+ * acknowledged here. Writes the primary's bytes at the primary's offsets, after the check that both
+ * logs agree up to there (the end and the epoch of the record before it), and serves nothing beyond
+ * the commit offset the primary sends.
+ *
+ *   request epoch < known            -> STALE_EPOCH
+ *   TRUNCATE                         -> the log cut back to baseOffset (where it diverged)
+ *   baseOffset/prevEpoch disagree    -> OFFSET_MISMATCH, with this end and last epoch
+ *   records                          -> CRCs checked, written, fdatasync'ed if FORCED
+ *   no records                       -> a heartbeat: the commit offset moves
+ */
+export class ReplicaSide {
+  constructor(
+    readonly partition: Partition,
+    private known: number,
+  ) {}
+
+  get knownEpoch(): number {
+    return this.known;
+  }
+
+  /** The cluster's record names a later epoch: groups of older primaries are refused from now on. */
+  learnEpoch(epoch: number): void {
+    if (epoch > this.known) this.known = epoch;
+  }
+
+  handle(req: ReplicateRequest): ReplicateAnswer | Promise<ReplicateAnswer> {
+    if (req.epoch < this.known) return this.answer(ErrorCode.STALE_EPOCH);
+    this.known = req.epoch;
+    const p = this.partition;
+    if ((req.flags & ReplicateFlag.TRUNCATE) !== 0) {
+      if (req.baseOffset < p.logEndOffset) {
+        try {
+          p.truncateTo(req.baseOffset);
+        } catch (error) {
+          if (error instanceof RangeError) return this.answer(ErrorCode.OFFSET_MISMATCH);
+          throw error;
+        }
+      }
+      return this.answer(ErrorCode.NONE);
+    }
+    const end = p.logEndOffset;
+    if (req.baseOffset !== end || this.epochBefore(end) !== req.prevEpoch) return this.answer(ErrorCode.OFFSET_MISMATCH);
+    if (req.count === 0) {
+      p.publishCommitted(Math.min(req.commitOffset, end));
+      return this.answer(ErrorCode.NONE);
+    }
+    if (req.recordsEpoch > p.epochs.latestEpoch) p.epochs.begin(req.recordsEpoch, req.baseOffset);
+    let written: Promise<void>;
+    try {
+      written = p.writeReplicated(req.baseOffset, req.stored, req.count, (req.flags & ReplicateFlag.FORCED) !== 0);
+    } catch (error) {
+      return this.answer(codeOf(error));
+    }
+    p.publishCommitted(Math.min(req.commitOffset, p.logEndOffset));
+    // Answered once written (and on stable storage when FORCED); answers leave in request order.
+    return written.then(
+      () => this.answer(ErrorCode.NONE),
+      (error: unknown) => this.answer(codeOf(error)),
+    );
+  }
+
+  private epochBefore(offset: number): number {
+    return offset === 0 ? 0 : this.partition.epochs.epochAt(offset - 1);
+  }
+
+  private answer(code: number): ReplicateAnswer {
+    const end = this.partition.logEndOffset;
+    return { code, logEndOffset: end, lastEpoch: this.epochBefore(end), knownEpoch: this.known };
+  }
+}
+
+function codeOf(error: unknown): number {
+  if (error instanceof CorruptRecordError) return ErrorCode.CORRUPT_REQUEST;
+  if (error instanceof OffsetMismatchError) return ErrorCode.OFFSET_MISMATCH;
+  if (error instanceof StorageError) return ErrorCode.STORAGE_ERROR;
+  throw error;
+}

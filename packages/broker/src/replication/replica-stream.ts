@@ -1,0 +1,320 @@
+import type { Partition } from '@booblik/log';
+import {
+  decodeReplicateResponse,
+  ErrorCode,
+  encodeReplicateRequest,
+  errorName,
+  readResponseFrame,
+  ReplicateFlag,
+  type ReplicateRequest,
+} from '@booblik/protocol';
+import type { PeerConnection } from '../cluster/peer-connection.js';
+import { wholeRecords } from './stored-records.js';
+
+/** Requests of one stream in flight at once: enough to keep a loopback link busy while copying. */
+const INFLIGHT_MAX = 8;
+/** Bytes of one copy request (a replica that is behind is sent its records in pieces this large). */
+const COPY_BYTES = 1024 * 1024;
+/** A replica that does not answer within this is treated as gone; the connection is dialled again. */
+const ANSWER_TIMEOUT_MS = 10_000;
+/** After a failed connection or a refusal, wait this long before the next try (doubling up to the max). */
+const RETRY_MS_MIN = 50;
+const RETRY_MS_MAX = 1000;
+
+export interface StreamHost {
+  readonly partition: Partition;
+  readonly topic: string;
+  readonly id: number;
+  readonly epoch: number;
+  /** What every in-sync replica holds: sent with each request. */
+  readonly committed: number;
+  /** The end of the last FORCED group written: a copy below it asks the replica for an fdatasync. */
+  readonly forcedEnd: number;
+  /** The replica confirmed it holds everything below `ackedEnd`. */
+  acked(stream: ReplicaStream): void;
+  connect(address: string): PeerConnection;
+  log(line: string): void;
+}
+
+/**
+ * The primary's stream to one replica of one partition. It first learns where the replica's log
+ * stands (a heartbeat at the primary's end: agreed, or the replica's end and last epoch back), cuts
+ * a divergent tail there (the KIP-101 rule: the end of the replica's last epoch on the primary), then
+ * copies what is missing from the log and, once level, sends each new write group as it is written.
+ *
+ *   unknown --probe agreed--> level (live groups)
+ *   unknown --mismatch--> truncating? --> copying --caught up--> level
+ *   any --connection lost / refusal--> unknown (after a pause)
+ */
+export class ReplicaStream {
+  /** The replica's log end, as far as sent: the next offset to send; null until learnt. */
+  private next: number | null = null;
+  private inflight = 0;
+  private reading = false;
+  private probing = false;
+  private retryMs = RETRY_MS_MIN;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private connection: PeerConnection | null = null;
+  /** The replica holds everything below this (in this epoch's stream); -1 until it said so. */
+  ackedEnd = -1;
+  /** performance.now() since when the replica has been behind the primary's end, or null if level. */
+  behindSince: number | null = null;
+  lastCommitSent = -1;
+  /** The replica answered a later epoch: this primary has been replaced. */
+  staleEpoch = false;
+  /** Records sent as copies (not live groups), for the catch-up metrics. */
+  copiedRecords = 0;
+
+  constructor(
+    readonly member: string,
+    private address: string | undefined,
+    private readonly host: StreamHost,
+  ) {
+    this.pump();
+  }
+
+  /** The replica's address changed (it restarted elsewhere) or it came back. */
+  setAddress(address: string | undefined): void {
+    if (address === this.address) return;
+    this.address = address;
+    this.reset();
+  }
+
+  /** Whether everything written so far has been confirmed. */
+  get level(): boolean {
+    return this.ackedEnd === this.host.partition.logEndOffset;
+  }
+
+  /** A group just written on the primary: sent now if the replica is level with it. */
+  groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void {
+    if (this.behindSince === null && this.ackedEnd < baseOffset + count) this.behindSince = performance.now();
+    if (this.next !== baseOffset || this.reading || this.probing) {
+      this.pump();
+      return;
+    }
+    this.send(
+      this.request(baseOffset, stored, count, this.host.epoch, forced ? ReplicateFlag.FORCED : 0),
+      baseOffset + count,
+    );
+  }
+
+  /** The commit offset moved and nothing is on its way to carry it: a heartbeat. */
+  heartbeat(): void {
+    if (this.next === null || this.inflight > 0 || this.lastCommitSent >= this.host.committed) return;
+    this.send(this.request(this.next, EMPTY, 0, this.host.epoch, 0), this.next);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+  }
+
+  private request(base: number, stored: Buffer, count: number, recordsEpoch: number, flags: number): ReplicateRequest {
+    const p = this.host.partition;
+    return {
+      topic: this.host.topic,
+      partition: this.host.id,
+      epoch: this.host.epoch,
+      recordsEpoch,
+      baseOffset: base,
+      prevEpoch: base === 0 ? 0 : p.epochs.epochAt(base - 1),
+      commitOffset: this.host.committed,
+      flags,
+      count,
+      stored,
+    };
+  }
+
+  /** Sends one request; `next` is where the replica's end stands once it is taken. */
+  private send(req: ReplicateRequest, next: number, onAnswer?: (code: number, end: number, lastEpoch: number) => void): void {
+    const connection = this.link();
+    if (connection === null) return;
+    this.inflight++;
+    this.next = next;
+    this.lastCommitSent = req.commitOffset;
+    const copied = req.count;
+    connection.send(encodeReplicateRequest(0, req), ANSWER_TIMEOUT_MS, (frame, failure) => {
+      this.inflight--;
+      if (this.stopped) return;
+      if (frame === null) {
+        this.fail(`no answer: ${failure ?? 'connection lost'}`);
+        return;
+      }
+      let answer: ReturnType<typeof decodeReplicateResponse>;
+      try {
+        const response = readResponseFrame(frame);
+        answer = decodeReplicateResponse(response.errorCode, response.body);
+      } catch (error) {
+        this.fail(`an answer that does not decode: ${(error as Error).message}`);
+        return;
+      }
+      if (onAnswer !== undefined) {
+        onAnswer(answer.code, answer.logEndOffset, answer.lastEpoch);
+        return;
+      }
+      if (answer.code === ErrorCode.NONE) {
+        if (copied > 0 && req.recordsEpoch !== this.host.epoch) this.copiedRecords += copied;
+        this.confirm(answer.logEndOffset);
+        return;
+      }
+      if (answer.code === ErrorCode.STALE_EPOCH) {
+        this.staleEpoch = true;
+        this.fail(`it knows epoch ${answer.knownEpoch}, later than ours (${this.host.epoch})`);
+        return;
+      }
+      if (answer.code === ErrorCode.OFFSET_MISMATCH) {
+        // Our picture of its log was wrong (a request lost on the way): learn it again.
+        this.reset();
+        return;
+      }
+      this.fail(`refused with ${errorName(answer.code)}`);
+    });
+  }
+
+  private confirm(end: number): void {
+    this.retryMs = RETRY_MS_MIN;
+    if (end > this.ackedEnd) this.ackedEnd = end;
+    if (this.ackedEnd >= this.host.partition.logEndOffset) this.behindSince = null;
+    this.host.acked(this);
+    this.pump();
+  }
+
+  /** Learns the replica's end, copies what it lacks; does nothing while a step is on its way. */
+  private pump(): void {
+    if (this.stopped || this.address === undefined || this.probing || this.reading) return;
+    if (this.retryTimer !== undefined) return;
+    const p = this.host.partition;
+    if (this.next === null) {
+      this.probe(p.logEndOffset);
+      return;
+    }
+    if (this.next < p.logEndOffset && this.inflight < INFLIGHT_MAX) void this.copy(this.next);
+  }
+
+  private probe(at: number): void {
+    this.probing = true;
+    this.send(this.request(at, EMPTY, 0, this.host.epoch, 0), at, (code, end, lastEpoch) => {
+      this.probing = false;
+      if (code === ErrorCode.NONE) {
+        this.confirm(end);
+        return;
+      }
+      if (code === ErrorCode.OFFSET_MISMATCH) {
+        this.diverged(end, lastEpoch);
+        return;
+      }
+      if (code === ErrorCode.STALE_EPOCH) this.staleEpoch = true;
+      this.fail(`probe refused with ${errorName(code)}`);
+    });
+    if (this.inflight === 0) this.probing = false; // no connection: retried later
+  }
+
+  /**
+   * The replica's log ends at `end` with records of `lastEpoch`. Everything up to where our log ends
+   * that epoch is the same in both (one primary per epoch, and each group checked against the
+   * record before it); past it, its records were never committed: cut them.
+   */
+  private diverged(end: number, lastEpoch: number): void {
+    const p = this.host.partition;
+    const agreed = p.epochs.endOf(lastEpoch, p.logEndOffset);
+    const cut = Math.min(end, agreed.endOffset);
+    if (cut >= end) {
+      this.next = end;
+      this.ackedEnd = Math.max(this.ackedEnd, end);
+      this.pump();
+      return;
+    }
+    this.probing = true;
+    this.log(`${this.host.topic}-${this.host.id}: ${this.member} diverged after ${cut} (its end ${end}, epoch ${lastEpoch}); cutting it back`);
+    this.send(this.request(cut, EMPTY, 0, this.host.epoch, ReplicateFlag.TRUNCATE), cut, (code, newEnd, newLastEpoch) => {
+      this.probing = false;
+      if (code !== ErrorCode.NONE) {
+        this.fail(`truncation to ${cut} refused with ${errorName(code)}`);
+        return;
+      }
+      // Agreed up to `newEnd` only if its epoch there is ours too: otherwise look again, one epoch lower.
+      const ours = newEnd === 0 ? 0 : p.epochs.epochAt(newEnd - 1);
+      if (ours !== newLastEpoch) {
+        this.diverged(newEnd, newLastEpoch);
+        return;
+      }
+      this.next = newEnd;
+      this.ackedEnd = newEnd;
+      this.pump();
+    });
+    if (this.inflight === 0) this.probing = false;
+  }
+
+  /** Copies records from `from` (a replica that is behind): one epoch's records per request. */
+  private async copy(from: number): Promise<void> {
+    const p = this.host.partition;
+    this.reading = true;
+    let bytes: Buffer;
+    try {
+      bytes = await p.readWritten(from, COPY_BYTES);
+    } catch (error) {
+      this.reading = false;
+      this.fail(`reading ${from} to copy: ${(error as Error).message}`);
+      return;
+    }
+    this.reading = false;
+    if (this.stopped || this.next !== from) return;
+    const recordsEpoch = p.epochs.epochAt(from);
+    const epochEnd = nextEpochStart(p, recordsEpoch, p.logEndOffset);
+    const whole = wholeRecords(bytes);
+    let count = Math.min(whole.count, epochEnd - from);
+    if (count === 0) {
+      this.fail(`nothing readable at ${from}`);
+      return;
+    }
+    const stored = count === whole.count ? bytes.subarray(0, whole.length) : bytes.subarray(0, lengthOf(bytes, count));
+    count = Math.max(count, 0);
+    const flags = from < this.host.forcedEnd ? ReplicateFlag.FORCED : 0;
+    this.send(this.request(from, stored, count, recordsEpoch, flags), from + count);
+    this.pump();
+  }
+
+  private link(): PeerConnection | null {
+    if (this.address === undefined) return null;
+    if (this.connection === null || this.connection.isDead) this.connection = this.host.connect(this.address);
+    return this.connection;
+  }
+
+  private fail(why: string): void {
+    if (this.stopped) return;
+    this.log(`${this.host.topic}-${this.host.id}: replica ${this.member}: ${why}`);
+    this.reset();
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.pump();
+    }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MS_MAX);
+  }
+
+  /** Forgets where the replica stands: the next step asks it again. */
+  private reset(): void {
+    this.next = null;
+    this.probing = false;
+    this.pump();
+  }
+
+  private log(line: string): void {
+    this.host.log(line);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Where the epoch after `epoch` starts in the partition's history, or `end` when it is the latest. */
+function nextEpochStart(p: Partition, epoch: number, end: number): number {
+  for (const entry of p.epochs.entries) if (entry.epoch > epoch) return entry.startOffset;
+  return end;
+}
+
+function lengthOf(bytes: Buffer, count: number): number {
+  let at = 0;
+  for (let i = 0; i < count; i++) at += 8 + bytes.readInt32BE(at);
+  return at;
+}

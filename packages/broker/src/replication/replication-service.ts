@@ -1,0 +1,187 @@
+import { type KeyspaceCopy, type OwnerEntry, writeInSyncSet } from '@booblik/cluster';
+import type { Logger, Partition } from '@booblik/log';
+import { ErrorCode, type ReplicateAnswer, type ReplicateRequest } from '@booblik/protocol';
+import type { Etcd3 } from 'etcd3';
+import { PeerPool } from '../cluster/peer-pool.js';
+import type { PartitionRegistry } from '../partitions.js';
+import { PrimaryPipeline } from './primary-pipeline.js';
+import { ReplicaSide } from './replica-side.js';
+
+/** How long a replica may stay behind its primary before it leaves the in-sync set (default). */
+export const DEFAULT_REPLICA_LAG_MAX_MS = 2000;
+
+export interface ReplicationOptions {
+  selfId: string;
+  copy: KeyspaceCopy;
+  registry: PartitionRegistry;
+  etcd: Etcd3;
+  /** This broker's membership now: its lease is certain, and its member key's create revision. */
+  membership(): { leaseCertain: boolean; createRevision: number } | null;
+  lagMaxMs: number;
+  /** minInSync of a topic (from its spec), given its replica count. */
+  minInSyncOf(topic: string, replicas: number): number;
+  logger: Logger;
+  /** Told when a partition starts or stops being servable here (the routes change). */
+  servingChanged(): void;
+}
+
+type Role = { kind: 'primary'; pipeline: PrimaryPipeline } | { kind: 'replica'; side: ReplicaSide };
+
+/**
+ * This broker's part in replication: for each replicated partition open here, the primary's pipeline
+ * or the replica's side, kept in line with the owner records of the cluster's copy. A REPLICATE from
+ * a primary of a later epoch than the one this broker believes in demotes it at once (its copy may be
+ * behind, or it is cut off from etcd): the newer primary's word wins.
+ */
+export class ReplicationService {
+  private readonly roles = new Map<string, Role>();
+  private readonly links = new PeerPool();
+  private readonly onChange = () => this.reconcile();
+  private stopped = false;
+  readonly stats = { promotions: 0, demotions: 0 };
+
+  constructor(private readonly o: ReplicationOptions) {
+    o.copy.on('change', this.onChange);
+  }
+
+  /** Brings every partition's role in line with the copy (after a change, or a partition opened). */
+  reconcile(): void {
+    if (this.stopped) return;
+    const seen = new Set<string>();
+    for (const served of this.o.registry.all()) {
+      const key = `${served.topic}/${served.id}`;
+      const partition = this.o.registry.localPartition(served.topic, served.id);
+      const owner = this.o.copy.ownerOf(served.topic, served.id);
+      if (partition === undefined || owner === undefined || owner.replicas.length <= 1) continue;
+      seen.add(key);
+      this.settle(key, partition, owner);
+    }
+    for (const [key, role] of this.roles) {
+      if (seen.has(key)) continue;
+      if (role.kind === 'primary') role.pipeline.stop('the partition is no longer replicated here');
+      this.roles.delete(key);
+    }
+  }
+
+  /** Whether a replicated partition open here is served by it now (it is a ready primary). */
+  isServing(topic: string, partition: number): boolean {
+    const role = this.roles.get(`${topic}/${partition}`);
+    return role?.kind === 'primary' && role.pipeline.ready;
+  }
+
+  /** Why a PRODUCE for a partition primary here is refused now, or null. */
+  writeRefusal(topic: string, partition: number): Error | null {
+    const role = this.roles.get(`${topic}/${partition}`);
+    return role?.kind === 'primary' ? role.pipeline.refusal : null;
+  }
+
+  pipelineOf(topic: string, partition: number): PrimaryPipeline | undefined {
+    const role = this.roles.get(`${topic}/${partition}`);
+    return role?.kind === 'primary' ? role.pipeline : undefined;
+  }
+
+  get pipelines(): PrimaryPipeline[] {
+    return [...this.roles.values()].flatMap((r) => (r.kind === 'primary' ? [r.pipeline] : []));
+  }
+
+  handleReplicate(req: ReplicateRequest): ReplicateAnswer | Promise<ReplicateAnswer> {
+    const key = `${req.topic}/${req.partition}`;
+    let role = this.roles.get(key);
+    if (role?.kind === 'primary') {
+      if (req.epoch <= role.pipeline.epoch) {
+        return { code: ErrorCode.STALE_EPOCH, logEndOffset: 0, lastEpoch: 0, knownEpoch: role.pipeline.epoch };
+      }
+      // A later primary exists, though our copy does not show it yet: step down now.
+      this.demote(key, role.pipeline, `a primary of epoch ${req.epoch} is streaming to us`);
+      role = this.roles.get(key);
+    }
+    if (role === undefined) {
+      const partition = this.o.registry.localPartition(req.topic, req.partition);
+      const owner = this.o.copy.ownerOf(req.topic, req.partition);
+      if (partition === undefined || (owner !== undefined && !owner.replicas.includes(this.o.selfId))) {
+        return { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, logEndOffset: 0, lastEpoch: 0, knownEpoch: 0 };
+      }
+      role = { kind: 'replica', side: new ReplicaSide(partition, owner?.epoch ?? 0) };
+      this.roles.set(key, role);
+    }
+    if (role.kind !== 'replica') throw new Error('unreachable');
+    return role.side.handle(req);
+  }
+
+  close(): void {
+    this.stopped = true;
+    this.o.copy.off('change', this.onChange);
+    for (const role of this.roles.values()) if (role.kind === 'primary') role.pipeline.stop('the broker is stopping');
+    this.roles.clear();
+    this.links.closeAll();
+  }
+
+  private settle(key: string, partition: Partition, owner: OwnerEntry): void {
+    const role = this.roles.get(key);
+    const self = this.o.selfId;
+    const assignedPrimary = this.o.copy
+      .assignmentsOf(partition.topic, partition.id)
+      .some((a) => a.member === self && a.slot === 0);
+    if (owner.member === self && assignedPrimary) {
+      if (role?.kind === 'primary' && role.pipeline.epoch === owner.epoch) {
+        if (role.pipeline.replaced) this.demote(key, role.pipeline, 'a replica knows a later epoch');
+        else role.pipeline.ownerChanged();
+        return;
+      }
+      if (role?.kind === 'replica' && role.side.knownEpoch > owner.epoch) return; // our copy is behind
+      if (role?.kind === 'primary') role.pipeline.stop(`epoch ${owner.epoch} begins`);
+      this.roles.set(key, { kind: 'primary', pipeline: this.startPipeline(partition, owner) });
+      this.stats.promotions++;
+      this.o.logger.info(
+        `${partition.name}: primary in epoch ${owner.epoch} from offset ${partition.logEndOffset} (replicas ${owner.replicas.join(', ')}; in sync ${owner.isr.join(', ')})`,
+      );
+      return;
+    }
+    if (role?.kind === 'primary') {
+      this.demote(key, role.pipeline, `${owner.member} is primary in epoch ${owner.epoch}`);
+      return;
+    }
+    if (role?.kind === 'replica') role.side.learnEpoch(owner.epoch);
+    else this.roles.set(key, { kind: 'replica', side: new ReplicaSide(partition, owner.epoch) });
+  }
+
+  private demote(key: string, pipeline: PrimaryPipeline, why: string): void {
+    pipeline.stop(why);
+    this.stats.demotions++;
+    this.o.logger.warn(`${pipeline.partition.name}: no longer primary in epoch ${pipeline.epoch}: ${why}`);
+    this.roles.set(key, { kind: 'replica', side: new ReplicaSide(pipeline.partition, pipeline.epoch + 1) });
+    this.o.servingChanged();
+  }
+
+  private startPipeline(partition: Partition, owner: OwnerEntry): PrimaryPipeline {
+    const o = this.o;
+    const { topic, id } = partition;
+    return new PrimaryPipeline(partition, topic, id, owner.epoch, {
+      selfId: o.selfId,
+      owner: () => o.copy.ownerOf(topic, id),
+      addressOf: (member) => o.copy.members.get(member)?.address,
+      connect: (address) => this.links.quick(address),
+      leaseCertain: () => o.membership()?.leaseCertain ?? false,
+      writeInSync: async (current, isr) => {
+        const membership = o.membership();
+        if (membership === null) return false;
+        const revision = await writeInSyncSet(
+          o.etcd,
+          o.copy.keyspace,
+          topic,
+          id,
+          { id: o.selfId, createRevision: membership.createRevision },
+          current,
+          isr,
+        );
+        if (revision === null) return false;
+        await o.copy.waitForRevision(revision).catch(() => {});
+        return true;
+      },
+      minInSync: o.minInSyncOf(topic, owner.replicas.length),
+      lagMaxMs: o.lagMaxMs,
+      log: (line) => o.logger.info(line),
+      servingChanged: () => o.servingChanged(),
+    });
+  }
+}

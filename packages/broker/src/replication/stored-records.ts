@@ -1,0 +1,17 @@
+import { recordHeaderBytes } from '@booblik/protocol';
+
+/**
+ * How many whole stored records `bytes` begins with, and where they end: a read of the log may stop
+ * inside its last record, and a replica is sent whole records only.
+ */
+export function wholeRecords(bytes: Buffer): { count: number; length: number } {
+  let at = 0;
+  let count = 0;
+  while (at + recordHeaderBytes <= bytes.length) {
+    const next = at + recordHeaderBytes + bytes.readInt32BE(at);
+    if (next > bytes.length) break;
+    at = next;
+    count++;
+  }
+  return { count, length: at };
+}
