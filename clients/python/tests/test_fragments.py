@@ -15,7 +15,9 @@ from booblik import (
     Client,
     Connection,
     ErrorCode,
+    Fragment,
     FragmentLocation,
+    PartitionFragments,
     TopicSpec,
     Upsert,
     aio,
@@ -60,6 +62,21 @@ class OldBrokerTest(unittest.TestCase):
                 self.assertEqual(caught.exception.code, ErrorCode.UNSUPPORTED_VERSION)
 
         asyncio.run(scenario())
+
+
+class RoutedClientTest(unittest.TestCase):
+    def test_a_partitions_fragments_are_asked_of_its_primary(self):
+        routes: dict = {}
+        a = FakeBroker({"t": 2}, routes=routes)
+        self.addCleanup(a.close)
+        b = FakeBroker(share=a)
+        self.addCleanup(b.close)
+        routes.update({("t", 0): a.address, ("t", 1): b.address})
+        b.logs[("t", 1)].append(b"\0\0\0\3crc" + b"abc")  # one stored record of 3 bytes
+        with Client.connect(a.address, TIMEOUT) as client:
+            listed = client.list_fragments("t", 1)
+        self.assertEqual(listed, [PartitionFragments(1, 0, 1, (Fragment(0, 1, 10, FragmentLocation.LOCAL, -1),))])
+        self.assertEqual(([r.api_key for r in a.requests if r.api_key == 7], [r.api_key for r in b.requests]), ([], [6, 7]))
 
 
 @unittest.skipUnless(NODE and os.path.exists(BROKER_ENTRY), "the broker is not built (npx tsc -b at the root)")
