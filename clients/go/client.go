@@ -247,6 +247,34 @@ func (c *Client) ListTopics(ctx context.Context, selector string) (*TopicListing
 	return listing, err
 }
 
+// ListFragments is Conn.ListFragments on the partition's primary, which holds its segments; for
+// AllPartitions, through any broker, which lists the partitions it serves.
+func (c *Client) ListFragments(ctx context.Context, topic string, partition int32) ([]PartitionFragments, error) {
+	if _, _, err := listFragmentsRequest(topic, partition); err != nil {
+		return nil, err // refused before any route is read
+	}
+	var listed []PartitionFragments
+	list := func(conn *Conn, _ map[int16]int16) error {
+		var err error
+		listed, err = conn.ListFragments(ctx, topic, partition)
+		return err
+	}
+	var err error
+	if partition != AllPartitions {
+		err = c.onPrimary(ctx, apiListFragments, topic, partition, list)
+	} else {
+		a := &attempt{}
+		var b *pooledBroker
+		if b, err = c.anyBroker(ctx, a); err == nil {
+			err = b.do(ctx, a, list)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return listed, nil
+}
+
 // onPrimary runs send on the partition's primary's Conn, following routes as the type says.
 func (c *Client) onPrimary(ctx context.Context, api apiKey, topic string, partition int32, send func(*Conn, map[int16]int16) error) error {
 	key := partitionKey{topic, partition}

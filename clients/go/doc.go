@@ -15,6 +15,8 @@
 //   - Conn.ApplyTopics creates, changes and deletes topics (all or nothing, each change at the
 //     revision it expects); Conn.ListTopics lists them by label selector; Conn.WatchTopics follows
 //     their changes.
+//   - Conn.ListFragments says where each segment of a partition lives: the broker's disk, the
+//     topic's store, or both, and when it was persisted.
 //
 // Refusals from the broker are *BrokerError values, matched with errors.Is against
 // ErrUnknownTopicOrPartition, ErrOffsetOutOfRange and the other sentinels; the connection stays

@@ -25,6 +25,7 @@ var examples = []struct {
 	{"ExampleProducer", ExampleProducer},
 	{"ExampleConn_ApplyTopics", ExampleConn_ApplyTopics},
 	{"ExampleConn_WatchTopics", ExampleConn_WatchTopics},
+	{"ExampleConn_ListFragments", ExampleConn_ListFragments},
 	{"ExampleClient", ExampleClient},
 }
 

@@ -215,6 +215,27 @@ func ExampleConn_WatchTopics() {
 	}
 }
 
+func ExampleConn_ListFragments() {
+	ctx := context.Background()
+	conn, err := booblik.Dial(ctx, exampleBroker)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	partitions, err := conn.ListFragments(ctx, "default", booblik.AllPartitions) // or one partition's id
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range partitions {
+		for _, f := range p.Fragments { // oldest first; the last is the active segment
+			last, _ := f.LastOffset()
+			at, _ := f.PersistedAt()
+			fmt.Println(p.Partition, f.BaseOffset, last, f.SizeBytes, f.Location, at)
+		}
+	}
+}
+
 func ExampleClient() {
 	ctx := context.Background()
 	// A cluster's brokers (any that answers will do); each partition's requests go to its primary.

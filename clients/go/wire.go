@@ -36,6 +36,8 @@ func (k apiKey) String() string {
 		return "LIST"
 	case apiAPIVersions:
 		return "API_VERSIONS"
+	case apiListFragments:
+		return "LIST_FRAGMENTS"
 	}
 	return fmt.Sprintf("API(%d)", int16(k))
 }

@@ -22,6 +22,7 @@ from .errors import (
     RecordExceedsMaxBytesError,
     RevisionMismatchError,
 )
+from .fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
 from .partitioner import fnv1a, partition_index
 from .producer import Producer
 from .topics import (
@@ -48,6 +49,7 @@ from .wire import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALL_PARTITIONS",
     "FLAG_READ_ONLY",
     "OFFSET_UNKNOWN",
     "REVISION_ANY",
@@ -63,10 +65,13 @@ __all__ = [
     "Delete",
     "ErrorCode",
     "FetchResult",
+    "Fragment",
+    "FragmentLocation",
     "InvalidArgumentRefusal",
     "ListedTopic",
     "NotPrimaryError",
     "OffsetMismatchError",
+    "PartitionFragments",
     "PartitionMetadata",
     "ProduceResult",
     "Producer",

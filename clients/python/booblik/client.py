@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from . import limits, wire
 from .connection import Connection, Topic
 from .errors import ConnectionClosedError
+from .fragments import list_fragments_call
 from .routing import (
     AT_ONCE,
     GIVE_UP,
@@ -183,6 +184,14 @@ class Client:
 
     def watch_topics(self, selector: str = "", max_wait_millis: int | None = None):
         return self._any_broker().connection.watch_topics(selector, max_wait_millis)
+
+    def list_fragments(self, topic: str, partition: int | None = None) -> list:
+        """Connection.list_fragments on the partition's primary, which holds its segments; every
+        partition (None) through any broker, which lists those it serves."""
+        if partition is None:
+            return self._any_broker().connection.list_fragments(topic)
+        _, what = list_fragments_call(topic, partition)  # a bad partition is refused before any route is read
+        return self._on_primary(topic, partition, what, lambda b: b.connection.list_fragments(topic, partition))
 
     def topic(self, name: str) -> Topic:
         """A topic handle whose sends follow routes."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from . import limits, routing, wire
 from .address import parse_address
 from .errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
+from .fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from .partitioner import Key, TopicRouting
 from .refusals import refusal
 from .topics import (
@@ -212,6 +213,15 @@ class Connection:
     def _list(self, selector: str, watch_revision: int, max_wait_millis: int) -> TopicListing:
         payload = encode_list_request(selector, watch_revision, max_wait_millis)
         return decode_list_response(self._call(wire.API_LIST, wire.LIST_VERSION, payload, describe_list(selector)))
+
+    def list_fragments(self, topic: str, partition: int | None = None) -> list:
+        """Where each segment of a partition lives (of every partition when ``partition`` is None):
+        a list of ``PartitionFragments``, each with its ``Fragment``s oldest first (offsets, bytes,
+        ``FragmentLocation`` local, store or both, and when it was persisted). An unknown topic or
+        partition is a BrokerError UNKNOWN_TOPIC_OR_PARTITION; a broker that predates the call
+        refuses it UNSUPPORTED_VERSION."""
+        payload, what = list_fragments_call(topic, partition)
+        return decode_list_fragments_response(self._call(API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, payload, what))
 
     def topic(self, name: str) -> Topic:
         """A topic handle; its partitions come from the broker (one METADATA request, now)."""

@@ -3,8 +3,9 @@
 A thread with a listening socket on a random port that DECODES what the client encoded, with its own
 struct-based reader and its own bitwise CRC-32C (sharing the client's code would let a bug on both
 sides pass). It keeps logs in memory, answers PRODUCE, FETCH (v1 and v2, with long-poll),
-METADATA, APPLY and LIST (with watch; selectors of the forms k=v, k!=v, k, !k only) as the protocol
-says, records every request it decoded, and can be told to misbehave per request through ``respond``.
+METADATA, APPLY, LIST (with watch; selectors of the forms k=v, k!=v, k, !k only) and LIST_FRAGMENTS
+(every partition one local segment: it has no store) as the protocol says, records every request it
+decoded, and can be told to misbehave per request through ``respond``.
 
 In cluster mode (``routes`` given, or ``share`` with a broker in it) it also answers API_VERSIONS,
 METADATA v2/v3 with the routes (a dict (topic, partition) -> primary address, '' for none, shared
@@ -252,6 +253,7 @@ class FakeBroker:
             3: (self._metadata, {1, 2, 3} if cluster else {1}),
             4: (self._apply, {1}),
             5: (self._list, {1}),
+            7: (self._list_fragments, {1}),
         }
         if cluster:
             handlers[6] = (self._api_versions, {1})
@@ -426,6 +428,25 @@ class FakeBroker:
                 self.topics[name] = spec["partitions"]
             self._cond.notify_all()
             return response_frame(cid, 0, struct.pack(">q", self.revision))
+
+    def _list_fragments(self, request: Request, d: _Decoder) -> bytes:
+        f = request.fields
+        f["topic"] = d.string()
+        f["partition"] = d.take(">i")
+        cid = request.correlation_id
+        if f["partition"] < -1:
+            return response_frame(cid, CORRUPT_REQUEST)
+        count = self.topics.get(f["topic"])
+        if count is None or f["partition"] >= count:
+            return response_frame(cid, UNKNOWN_TOPIC_OR_PARTITION)
+        ids = range(count) if f["partition"] == -1 else [f["partition"]]
+        body = bytearray(struct.pack(">i", len(ids)))
+        with self._cond:
+            for p in ids:
+                log = self.logs[(f["topic"], p)]
+                body += struct.pack(">iqqi", p, 0, len(log), 1)
+                body += struct.pack(">qqqbq", 0, len(log), sum(len(r) for r in log), 1, -1)  # local, not persisted
+        return response_frame(cid, 0, bytes(body))
 
     def _list(self, request: Request, d: _Decoder) -> bytes:
         f = request.fields

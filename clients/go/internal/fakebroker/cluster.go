@@ -100,7 +100,7 @@ func (b *Broker) supports(req Request) bool {
 		return req.Version >= 1 && req.Version <= top
 	case APIMetadata:
 		return req.Version == 1 || (cluster && req.Version <= 3 && req.Version >= 1)
-	case APIApply, APIList:
+	case APIApply, APIList, APIListFragments:
 		return req.Version == 1
 	case APIAPIVersions:
 		return cluster && req.Version == 1

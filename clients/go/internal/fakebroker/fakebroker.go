@@ -2,7 +2,8 @@
 // own code, not the client's, so an encoding mistake in the client fails a test instead of being
 // read back by the same mistake. It keeps records in memory, answers like the protocol says, and
 // can be told to misbehave: hold requests, split answers into pieces, or answer with raw bytes.
-// It keeps a spec store too, for APPLY and LIST (topics.go).
+// It keeps a spec store too, for APPLY and LIST (topics.go), and answers LIST_FRAGMENTS as a broker
+// without a store: every partition one local segment.
 package fakebroker
 
 import (
@@ -20,12 +21,13 @@ import (
 
 // Wire constants, written out here rather than shared with the client on purpose.
 const (
-	APIProduce     = 1
-	APIFetch       = 2
-	APIMetadata    = 3
-	APIApply       = 4
-	APIList        = 5
-	APIAPIVersions = 6
+	APIProduce       = 1
+	APIFetch         = 2
+	APIMetadata      = 3
+	APIApply         = 4
+	APIList          = 5
+	APIAPIVersions   = 6
+	APIListFragments = 7
 
 	CodeNone                    = 0
 	CodeUnknownTopicOrPartition = 1
@@ -52,8 +54,8 @@ type Request struct {
 	Version       int16
 	CorrelationID int32
 
-	Topic     string // PRODUCE, FETCH
-	Partition int32  // PRODUCE, FETCH
+	Topic     string // PRODUCE, FETCH, LIST_FRAGMENTS
+	Partition int32  // PRODUCE, FETCH, LIST_FRAGMENTS (-1: every partition)
 
 	Ack            int8     // PRODUCE
 	ExpectedOffset int64    // PRODUCE v2; -1 in v1
@@ -444,9 +446,42 @@ func (b *Broker) handle(req Request) []byte {
 		return b.apply(req)
 	case APIList:
 		return b.list(req)
+	case APIListFragments:
+		return b.listFragments(req)
 	default:
 		return b.metadata(req)
 	}
+}
+
+// listFragments answers as a broker without a store: each partition is one local segment.
+func (b *Broker) listFragments(req Request) []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	parts, ok := b.logs[req.Topic]
+	if !ok || int(req.Partition) >= len(parts) {
+		return Answer(req.CorrelationID, CodeUnknownTopicOrPartition, nil)
+	}
+	ids := []int{int(req.Partition)}
+	if req.Partition == -1 {
+		ids = ids[:0]
+		for i := range parts {
+			ids = append(ids, i)
+		}
+	}
+	body := binary.BigEndian.AppendUint32(nil, uint32(len(ids)))
+	for _, id := range ids {
+		end := uint64(len(parts[id].starts))
+		body = binary.BigEndian.AppendUint32(body, uint32(id))
+		body = binary.BigEndian.AppendUint64(body, 0)   // logStartOffset
+		body = binary.BigEndian.AppendUint64(body, end) // highWatermark
+		body = binary.BigEndian.AppendUint32(body, 1)   // one fragment
+		body = binary.BigEndian.AppendUint64(body, 0)
+		body = binary.BigEndian.AppendUint64(body, end)
+		body = binary.BigEndian.AppendUint64(body, uint64(len(parts[id].data)))
+		body = append(body, 1)                                 // local
+		body = binary.BigEndian.AppendUint64(body, ^uint64(0)) // -1: not persisted
+	}
+	return Answer(req.CorrelationID, CodeNone, body)
 }
 
 func (b *Broker) partition(topic string, partition int32) *partitionLog {
@@ -712,6 +747,17 @@ func decodeRequest(frame []byte) Request {
 	case APIApply, APIList:
 		if why := decodeTopicsRequest(r, &req); why != "" {
 			return fail(why)
+		}
+	case APIListFragments:
+		req.Topic = r.str()
+		req.Partition = r.i32()
+		switch {
+		case r.err != nil:
+			return fail("list fragments: " + r.err.Error())
+		case !validTopic(req.Topic):
+			return fail("topic name")
+		case req.Partition < -1:
+			return fail("partition < -1")
 		}
 	}
 	return req

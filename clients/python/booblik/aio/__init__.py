@@ -19,6 +19,7 @@ from ..errors import (
     RecordExceedsMaxBytesError,
     RevisionMismatchError,
 )
+from ..fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
 from ..topics import (
     FLAG_READ_ONLY,
     REVISION_ANY,
@@ -37,6 +38,7 @@ from .consumer import Consumer
 from .producer import Producer
 
 __all__ = [
+    "ALL_PARTITIONS",
     "FLAG_READ_ONLY",
     "OFFSET_UNKNOWN",
     "REVISION_ANY",
@@ -52,10 +54,13 @@ __all__ = [
     "Delete",
     "ErrorCode",
     "FetchResult",
+    "Fragment",
+    "FragmentLocation",
     "InvalidArgumentRefusal",
     "ListedTopic",
     "NotPrimaryError",
     "OffsetMismatchError",
+    "PartitionFragments",
     "PartitionMetadata",
     "ProduceResult",
     "Producer",

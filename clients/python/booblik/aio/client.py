@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from .. import limits, wire
 from ..client import _Broker, as_routed
 from ..errors import ConnectionClosedError
+from ..fragments import list_fragments_call
 from ..routing import (
     AT_ONCE,
     GIVE_UP,
@@ -146,6 +147,13 @@ class Client:
 
     async def list_topics(self, selector: str = ""):
         return await (await self._any_broker()).connection.list_topics(selector)
+
+    async def list_fragments(self, topic: str, partition: int | None = None) -> list:
+        """Connection.list_fragments on the partition's primary; every partition (None) through any broker."""
+        if partition is None:
+            return await (await self._any_broker()).connection.list_fragments(topic)
+        _, what = list_fragments_call(topic, partition)  # a bad partition is refused before any route is read
+        return await self._on_primary(topic, partition, what, lambda b: b.connection.list_fragments(topic, partition))
 
     async def topic(self, name: str) -> Topic:
         meta = wire.only_topic(await self.metadata(name), name)

@@ -18,6 +18,7 @@ from .. import limits, routing, wire
 from ..address import parse_address
 from ..connection import check_wait_fits_timeout
 from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
+from ..fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from ..partitioner import Key, TopicRouting
 from ..refusals import refusal
 from ..topics import (
@@ -178,6 +179,13 @@ class Connection:
     async def list_topics(self, selector: str = "") -> TopicListing:
         """The topics a label selector matches ("" for all), with specs, revisions and routes."""
         return await self._list(selector, NO_WATCH, 0)
+
+    async def list_fragments(self, topic: str, partition: int | None = None) -> list:
+        """Where each segment of a partition lives (of every partition when ``partition`` is None);
+        see ``booblik.Connection.list_fragments``."""
+        payload, what = list_fragments_call(topic, partition)
+        body = await self._call(API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, payload, what)
+        return decode_list_fragments_response(body)
 
     def watch_topics(self, selector: str = "", max_wait_millis: int | None = None):
         """An async iterator: the listing now, then a new one each time the spec store changes.
