@@ -4,6 +4,7 @@ import { defaultLogConfig, type LogConfig, type Logger } from '@booblik/log';
 import { crc32cImplementation } from '@booblik/protocol';
 import type { ApiContext } from './api/context.js';
 import { ClusterNode } from './cluster/cluster-node.js';
+import { minInSyncOf } from './replication/min-in-sync.js';
 import { checkSingleNode, establishIdentity } from './cluster/identity.js';
 import { type BrokerConfig, ConfigError } from './config/keys.js';
 import { DataDirLock } from './data-dir-lock.js';
@@ -86,6 +87,7 @@ export class Broker {
       routing: this.registry,
       proxy: null,
       cluster: null,
+      replication: null,
       topics: this.topicService,
       metrics: this.metrics,
       logger,
@@ -216,7 +218,11 @@ export class Broker {
       registry: this.registry,
       logConfigOf: (spec) => this.topicService.logConfigOf(spec),
       logger: this.logger,
+      defaultReplication: c.defaultReplication,
+      replicaLagMaxMs: c.replicaLagMaxMs,
+      minInSyncOf: (topic, replicas) => minInSyncOf(this.clusterNode?.copy.specs.get(topic), replicas),
     });
+    this.ctx.replication = this.clusterNode.replication;
     this.ctx.routing = this.clusterNode.routing;
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;

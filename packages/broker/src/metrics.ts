@@ -12,6 +12,7 @@ export class BrokerMetrics {
     apiVersions: 0,
     move: 0,
     listFragments: 0,
+    replicate: 0,
     invalid: 0,
   };
   recordsIn = 0;

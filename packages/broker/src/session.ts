@@ -17,6 +17,7 @@ import { handleList } from './api/list.js';
 import { handleListFragments } from './api/list-fragments.js';
 import { handleMetadata } from './api/metadata.js';
 import { handleMove } from './api/move.js';
+import { handleReplicate } from './api/replicate.js';
 import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
@@ -179,6 +180,10 @@ export class Session implements FrameSink, HoldScope {
       case ApiKey.MOVE:
         this.ctx.metrics.requests.move++;
         this.answerWhenReady(handleMove(request.body, request.correlationId, this.ctx));
+        return;
+      case ApiKey.REPLICATE:
+        this.ctx.metrics.requests.replicate++;
+        this.answerWhenReady(handleReplicate(request.body, request.correlationId, this.ctx));
         return;
     }
   }

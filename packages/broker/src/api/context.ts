@@ -1,6 +1,7 @@
 import type { Logger } from '@booblik/log';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import type { PeerProxy } from '../cluster/proxy.js';
+import type { ReplicationService } from '../replication/replication-service.js';
 import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
 import type { RateLimitedLog } from '../rate-limited-log.js';
@@ -16,6 +17,8 @@ export interface ApiContext {
   proxy: PeerProxy | null;
   /** In a cluster: this broker's membership (MOVE). */
   cluster: ClusterNode | null;
+  /** In a cluster: primaries' pipelines and replicas' sides of replicated partitions. */
+  replication: ReplicationService | null;
   /** The topic specs and their revision (APPLY, LIST, METADATA v2). */
   topics: TopicTable;
   metrics: BrokerMetrics;

@@ -1,3 +1,4 @@
+import { ReplicationRefusal } from '../replication/refusal.js';
 import { LogClosedError, RecordTooLargeError, StorageError } from '@booblik/log';
 import { ErrorCode, encodeErrorResponse, errorName } from '@booblik/protocol';
 import type { ApiContext, Reply } from './context.js';
@@ -23,6 +24,7 @@ export function refuseSilently(ctx: ApiContext, code: number, what: string): nul
 
 /** The wire code for an error from the log. */
 export function codeForAppendError(error: unknown): number {
+  if (error instanceof ReplicationRefusal) return error.code;
   if (error instanceof RecordTooLargeError) return ErrorCode.RECORD_TOO_LARGE;
   if (error instanceof StorageError || error instanceof LogClosedError) return ErrorCode.STORAGE_ERROR;
   throw error;

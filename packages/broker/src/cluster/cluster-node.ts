@@ -15,6 +15,7 @@ import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
 import { PeerProxy } from './proxy.js';
+import { ReplicationService } from '../replication/replication-service.js';
 
 /** How long a MOVE waits for the new owner to be routed before it answers anyway. */
 const ROUTED_WAIT_MS = 5000;
@@ -41,6 +42,11 @@ export interface ClusterNodeOptions {
   registry: PartitionRegistry;
   logConfigOf: (spec: TopicSpec) => LogConfig;
   logger: Logger;
+  /** Replicas of a topic whose spec leaves replication to the cluster. */
+  defaultReplication: number;
+  replicaLagMaxMs: number;
+  /** minInSync of a topic, given its replica count. */
+  minInSyncOf: (topic: string, replicas: number) => number;
 }
 
 /**
@@ -66,7 +72,26 @@ export class ClusterNode {
   ) {
     this.member = member;
     this.watchLease(member);
+    this.replication = new ReplicationService({
+      selfId: options.member.id,
+      copy,
+      registry: options.registry,
+      etcd: client,
+      membership: () =>
+        this.member === null ? null : { leaseCertain: this.member.leaseCertain, createRevision: this.member.createRevision },
+      lagMaxMs: options.replicaLagMaxMs,
+      minInSyncOf: options.minInSyncOf,
+      logger: options.logger,
+      servingChanged: () => {
+        routing.invalidate();
+        topics.localChanged();
+      },
+    });
+    routing.setReplication(this.replication);
+    owned.onOpened(() => this.replication.reconcile());
   }
+
+  readonly replication: ReplicationService;
 
   /** Joins and reads the keyspace (then `openOwned`). Rejects if etcd cannot be reached. */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
@@ -121,6 +146,7 @@ export class ClusterNode {
         copy,
         { id: self.id, createRevision: member.createRevision },
         (line) => logger.info(line),
+        options.defaultReplication,
       );
       return new ClusterNode(
         client,
@@ -183,6 +209,11 @@ export class ClusterNode {
     }
     const owner = copy.ownerOf(topic, partition);
     if (owner?.member === member) return { code: ErrorCode.NONE, revision: copy.revision };
+    if (owner !== undefined && owner.replicas.length > 1) {
+      return invalid(
+        `${topic}-${partition}: has ${owner.replicas.length} replicas; moving a replicated partition (copy, then switch) is not supported yet`,
+      );
+    }
     if (!abandonRecords) {
       const holds = await this.recordsHeld(topic, partition, owner?.member);
       if (holds !== 0) {
@@ -199,7 +230,7 @@ export class ClusterNode {
     try {
       const result = await this.client
         .if(key, 'Mod', '==', owner?.modRevision ?? 0)
-        .then(this.client.put(key).value(encodeOwner({ member })))
+        .then(this.client.put(key).value(encodeOwner({ member, replicas: [member], isr: [member], epoch: (owner?.epoch ?? 0) + 1 })))
         .commit();
       if (!result.succeeded)
         return invalid(`${topic}-${partition}: its owner changed meanwhile; look again and retry`);
@@ -254,6 +285,7 @@ export class ClusterNode {
     this.stopped = true;
     clearTimeout(this.rejoinTimer);
     this.allocator.stop();
+    this.replication.close();
     this.owned.stop();
     this.proxy.close();
     try {

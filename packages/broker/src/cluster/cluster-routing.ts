@@ -16,6 +16,8 @@ const NO_ROUTE: Route = { primary: '', replicas: [] };
 export class ClusterRouting implements PartitionResolver {
   private readonly cache = new Map<string, Resolution[]>();
   private readonly selfRoute: Route;
+  /** Replicated partitions open here: served only while this broker is their ready primary. */
+  private replicated: { isServing(topic: string, partition: number): boolean } | null = null;
 
   constructor(
     private readonly copy: KeyspaceCopy,
@@ -28,6 +30,11 @@ export class ClusterRouting implements PartitionResolver {
 
   invalidate(): void {
     this.cache.clear();
+  }
+
+  setReplication(replicated: { isServing(topic: string, partition: number): boolean }): void {
+    this.replicated = replicated;
+    this.invalidate();
   }
 
   resolve(topic: string, partition: number): Resolution {
@@ -58,12 +65,23 @@ export class ClusterRouting implements PartitionResolver {
   }
 
   private compute(topic: string, partition: number): Resolution {
-    if (this.copy.ownerOf(topic, partition)?.member === this.self.id) {
+    const owner = this.copy.ownerOf(topic, partition);
+    const replicated = owner !== undefined && owner.replicas.length > 1;
+    if (owner?.member === this.self.id) {
       const local = this.registry.get(topic, partition);
-      return local === undefined ? NONE : { kind: 'local', partition: local };
+      if (local === undefined) return NONE;
+      // A replicated primary serves once it is assigned in its epoch and has committed what it found.
+      if (replicated && !(this.replicated?.isServing(topic, partition) ?? false)) return NONE;
+      return { kind: 'local', partition: local };
     }
     const primary = this.primaryOf(topic, partition);
     const member = primary === undefined ? undefined : this.copy.members.get(primary);
-    return member === undefined ? NONE : { kind: 'remote', route: { primary: member.address, replicas: [] } };
+    if (member === undefined) return NONE;
+    const replicas: string[] = [];
+    for (const id of owner?.isr ?? []) {
+      const address = id === primary ? undefined : this.copy.members.get(id)?.address;
+      if (address !== undefined) replicas.push(address);
+    }
+    return { kind: 'remote', route: { primary: member.address, replicas } };
   }
 }

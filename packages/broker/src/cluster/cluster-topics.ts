@@ -90,7 +90,7 @@ export class ClusterTopics implements TopicTable {
 
   private async applyNow(req: ApplyRequest): Promise<ApplyOutcome> {
     // Checked against the copy first for a precise refusal; etcd's compare is what decides.
-    const plan = planApply(this.copy.specs, req.changes);
+    const plan = planApply(this.copy.specs, req.changes, { cluster: true });
     if (isRefusal(plan)) return plan;
     if (req.dryRun || req.changes.length === 0) return { code: ErrorCode.NONE, revision: this.copy.revision };
     let revision: number;

@@ -10,7 +10,7 @@ const OWNED_FILE = 'cluster-owned.json';
 
 /**
  * Keeps the partitions open here equal to those the cluster says this broker owns: opens what it
- * was given, reconfigures what changed, removes what was deleted. A partition directory left by an
+ * holds a copy of (as primary or replica), reconfigures what changed, removes what was deleted. A partition directory left by an
  * earlier topic of the same name (deleted while this broker was away) is told apart by the owner
  * record's revision kept in `cluster-owned.json`, and removed before the new one opens empty.
  */
@@ -44,6 +44,13 @@ export class OwnedPartitions {
     copy.on('change', () => void this.runs.request());
   }
 
+  private readonly openedListeners: (() => void)[] = [];
+
+  /** Told after each pass that opened partitions (replication gives them their roles). */
+  onOpened(listener: () => void): void {
+    this.openedListeners.push(listener);
+  }
+
   /** Brings the open partitions in line with the copy; resolves when done (at startup). */
   sync(): Promise<void> {
     return this.runs.request();
@@ -68,9 +75,9 @@ export class OwnedPartitions {
       for (const p of this.registry.partitionsOf(name) ?? []) {
         if (p === undefined) continue;
         const owner = this.copy.ownerOf(name, p.id);
-        if (owner === undefined || owner.member === this.selfId) continue;
-        // Moved to another broker by an operator (`booblik partitions move`): its records stay behind.
-        this.logger.warn(`${p.name}: moved to ${owner.member}; removing it here`);
+        if (owner === undefined || owner.replicas.includes(this.selfId)) continue;
+        // Moved to other brokers by an operator (`booblik partitions move`): its records stay behind.
+        this.logger.warn(`${p.name}: moved to ${owner.replicas.join(', ')}; removing it here`);
         this.openRevisions.delete(`${name}/${p.id}`);
         this.keep();
         void this.registry.removePartition(name, p.id);
@@ -81,7 +88,7 @@ export class OwnedPartitions {
     const opening: { topic: string; id: number; spec: TopicSpec }[] = [];
     let kept = false;
     for (const [key, owner] of this.copy.owners) {
-      if (owner.member !== this.selfId) continue;
+      if (!owner.replicas.includes(this.selfId)) continue;
       const slash = key.lastIndexOf('/');
       const topic = key.slice(0, slash);
       const id = Number(key.slice(slash + 1));
@@ -107,6 +114,7 @@ export class OwnedPartitions {
         this.changed();
       }
     }
+    if (opening.length > 0) for (const listener of this.openedListeners) listener();
     for (const name of this.registry.topicNames()) {
       const spec = specs.get(name);
       if (spec === undefined || this.specRevisions.get(name) === spec.revision) continue;

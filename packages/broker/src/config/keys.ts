@@ -31,6 +31,8 @@ export interface BrokerConfig {
   clusterEtcd: string[];
   clusterName: string;
   clusterLeaseMs: number;
+  defaultReplication: number;
+  replicaLagMaxMs: number;
   /** Empty: the id kept in the data directory, or a new one on first start. */
   brokerId: string;
   brokerZone: string;
@@ -271,6 +273,24 @@ export const configKeys = [
       return n !== undefined && n % 1000 === 0 ? n : undefined;
     },
   } satisfies KeySpec<'clusterLeaseMs'>,
+  {
+    key: 'booblik.default.replication',
+    field: 'defaultReplication',
+    default: '3',
+    allowed: 'an integer 1..5',
+    description:
+      'copies of each partition of a topic whose spec leaves replication to the cluster (capped at the live brokers when the partition is created)',
+    parse: integer(1, 5),
+  } satisfies KeySpec<'defaultReplication'>,
+  {
+    key: 'booblik.replica.lag.max.millis',
+    field: 'replicaLagMaxMs',
+    default: '2000',
+    allowed: 'an integer 100..600000',
+    description:
+      'a replica behind its primary for longer than this leaves the in-sync set, so writes go on without it (they stall this long when a replica dies)',
+    parse: integer(100, 600_000),
+  } satisfies KeySpec<'replicaLagMaxMs'>,
   {
     key: 'booblik.broker.id',
     field: 'brokerId',

@@ -8,7 +8,9 @@ import {
   topicSpecProblem,
 } from '@booblik/protocol';
 import { parseStoreUrl, StoreUrlError } from '@booblik/store';
+import { REPLICAS_MAX } from '@booblik/cluster';
 import { compressionProblem } from '../persister/compression.js';
+import { minInSyncProblem } from '../replication/min-in-sync.js';
 
 /** The changes to make, all checked; upserts as applied (defaults stay sentinels), revision still unset. */
 export interface ApplyPlan {
@@ -34,6 +36,7 @@ export type ApplyRefusal =
 export function planApply(
   current: ReadonlyMap<string, TopicSpec>,
   changes: readonly TopicChange[],
+  where: { cluster: boolean } = { cluster: false },
 ): ApplyPlan | ApplyRefusal {
   const plan: ApplyPlan = { upserts: [], deletes: [] };
   const named = new Set<string>();
@@ -75,14 +78,30 @@ export function planApply(
         `partitions: ${spec.partitions}, expected >= ${existing.partitions} (partitions may grow, never shrink)`,
       );
     }
-    if (spec.replication !== 1 && spec.replication !== REPLICATION_DEFAULT) {
-      return invalid(`replication: ${spec.replication}, expected 1 on a single broker`);
-    }
+    const replicationProblem = where.cluster
+      ? clusterReplicationProblem(spec, existing)
+      : spec.replication !== 1 && spec.replication !== REPLICATION_DEFAULT
+        ? `replication: ${spec.replication}, expected 1 on a single broker`
+        : null;
+    if (replicationProblem !== null) return invalid(replicationProblem);
+    const minProblem = minInSyncProblem(spec);
+    if (minProblem !== null) return invalid(minProblem);
     const storeProblem = storeUrlProblem(spec, existing);
     if (storeProblem !== null) return invalid(storeProblem);
     plan.upserts.push(spec);
   }
   return plan;
+}
+
+/** In a cluster: 1..5 copies (0, the cluster's default), set when the topic is created. */
+function clusterReplicationProblem(spec: TopicSpec, existing: TopicSpec | undefined): string | null {
+  if (spec.replication !== REPLICATION_DEFAULT && (spec.replication < 1 || spec.replication > REPLICAS_MAX)) {
+    return `replication: ${spec.replication}, expected 1..${REPLICAS_MAX} (0: the cluster's booblik.default.replication)`;
+  }
+  if (existing !== undefined && existing.replication !== spec.replication) {
+    return `replication: ${spec.replication}, expected ${existing.replication} (a topic's replication is set when it is created)`;
+  }
+  return null;
 }
 
 export function isRefusal(result: ApplyPlan | ApplyRefusal): result is ApplyRefusal {
