@@ -41,7 +41,7 @@ describe('a three-broker cluster on a real etcd', () => {
   const acknowledged = new Map<string, string[]>();
 
   before(async () => {
-    kit = await startClusterKit({ brokers: 3, leaseMs: LEASE_MS });
+    kit = await startClusterKit({ brokers: 3, leaseMs: LEASE_MS, flags: ['--default.replication=1'] });
   });
   after(async () => {
     await kit?.cleanup();

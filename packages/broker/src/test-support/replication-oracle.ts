@@ -1,0 +1,244 @@
+/**
+ * The judge of the replication fault tests: producers that record what was acknowledged (offset and
+ * bytes), consumers that record every record and high watermark they were shown, and the checks a
+ * user of a replicated broker relies on. Raw frames, so the test judges the broker, not a client.
+ */
+import assert from 'node:assert/strict';
+import {
+  AckPolicy,
+  decodeProduceResponse,
+  ErrorCode,
+  encodeFetchRequestV2,
+  encodeProduceRequest,
+} from '@booblik/protocol';
+import { connect, metadata } from './cluster-wire.js';
+import { fetched, type RawClient } from './raw-client.js';
+
+export interface Acknowledged {
+  offset: number;
+  payload: string;
+  ack: 'WRITTEN' | 'FORCED';
+  at: number;
+}
+
+/** A seeded choice (mulberry32): the same seed, the same run of choices. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Per-request deadline: a primary cut off or stopped must not hold a producer forever. */
+const REQUEST_TIMEOUT_MS = 3000;
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class ReplicationOracle {
+  readonly acknowledged: Acknowledged[] = [];
+  /** offset -> the record a reader was shown there. */
+  readonly seen = new Map<number, string>();
+  readonly refusals = new Map<string, number>();
+  private stopping = false;
+  private readonly running: Promise<void>[] = [];
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    /** Addresses of the brokers that are up now (producers and consumers ask any of them). */
+    private readonly addresses: () => string[],
+    private readonly random: () => number,
+  ) {}
+
+  /** `count` producers, each sending one record at a time, WRITTEN or FORCED by the seed. */
+  startProducers(count: number): void {
+    for (let i = 0; i < count; i++) this.running.push(this.produceLoop(i));
+  }
+
+  /** A consumer reading from the primary (through any broker), checking what it is shown. */
+  startConsumer(name: string): void {
+    this.running.push(this.consumeLoop(name));
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.running);
+  }
+
+  /** Resolves once `n` more records have been acknowledged (bounded by `timeoutMs`). */
+  async acknowledgedMore(n: number, timeoutMs: number): Promise<number> {
+    const start = performance.now();
+    const target = this.acknowledged.length + n;
+    while (this.acknowledged.length < target) {
+      if (performance.now() - start > timeoutMs) {
+        throw new Error(
+          `${n} more acknowledgements not within ${timeoutMs} ms (${this.acknowledged.length} so far; refusals ${JSON.stringify([...this.refusals])})`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return performance.now() - start;
+  }
+
+  /** The first acknowledgement after `since` (performance.now()), waited for up to `timeoutMs`. */
+  async firstAckAfter(since: number, timeoutMs: number): Promise<number> {
+    while (performance.now() - since < timeoutMs) {
+      const ack = this.acknowledged.find((a) => a.at > since);
+      if (ack !== undefined) return ack.at - since;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`no acknowledgement within ${timeoutMs} ms of the fault`);
+  }
+
+  /**
+   * The final log (read from the primary once every fault is over) holds every acknowledged record at
+   * its acknowledged offset, and every record a reader was shown is the one at that offset.
+   */
+  check(finalLog: readonly string[]): void {
+    const offsets = new Map<number, string>();
+    for (const a of this.acknowledged) {
+      const other = offsets.get(a.offset);
+      assert.ok(other === undefined, `offset ${a.offset} acknowledged twice: ${other} and ${a.payload}`);
+      offsets.set(a.offset, a.payload);
+      assert.equal(finalLog[a.offset], a.payload, `acknowledged ${a.ack} record ${a.payload} at ${a.offset} is lost or moved`);
+    }
+    for (const [offset, payload] of this.seen) {
+      assert.equal(finalLog[offset], payload, `a reader was shown ${payload} at ${offset}, later taken back`);
+    }
+  }
+
+  private async primaryClient(): Promise<RawClient | null> {
+    for (const address of this.addresses()) {
+      let client: RawClient | undefined;
+      try {
+        client = await connect(address);
+        const md = await withTimeout(metadata(client, [this.topic]), REQUEST_TIMEOUT_MS, 'METADATA');
+        const primary = md.topics[0]?.partitions[this.partition]?.route.primary ?? '';
+        client.close();
+        if (primary === '') continue;
+        return await connect(primary);
+      } catch {
+        client?.close();
+      }
+    }
+    return null;
+  }
+
+  private note(what: string): void {
+    this.refusals.set(what, (this.refusals.get(what) ?? 0) + 1);
+  }
+
+  private async produceLoop(producer: number): Promise<void> {
+    let client: RawClient | null = null;
+    for (let seq = 0; !this.stopping; ) {
+      if (client === null || client.closed) {
+        client = await this.primaryClient();
+        if (client === null) {
+          this.note('no primary found');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          continue;
+        }
+      }
+      const payload = `p${producer}-${seq}`;
+      const forced = this.random() < 0.3;
+      const id = client.id();
+      client.send(
+        encodeProduceRequest(id, {
+          topic: this.topic,
+          partition: this.partition,
+          ack: forced ? AckPolicy.FORCED : AckPolicy.WRITTEN,
+          records: [Buffer.from(payload)],
+        }),
+      );
+      try {
+        const frame = await withTimeout(client.expect(id), REQUEST_TIMEOUT_MS, 'PRODUCE');
+        if (frame.errorCode !== ErrorCode.NONE) {
+          this.note(`code ${frame.errorCode}`);
+          client.close();
+          client = null;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          continue;
+        }
+        const { baseOffset } = decodeProduceResponse(frame.body);
+        this.acknowledged.push({ offset: baseOffset, payload, ack: forced ? 'FORCED' : 'WRITTEN', at: performance.now() });
+        seq++;
+      } catch (error) {
+        this.note(String((error as Error).message).slice(0, 40));
+        client.close();
+        client = null;
+      }
+    }
+    client?.close();
+  }
+
+  private async consumeLoop(name: string): Promise<void> {
+    let client: RawClient | null = null;
+    let next = 0;
+    let highest = 0;
+    while (!this.stopping) {
+      if (client === null || client.closed) {
+        client = await this.primaryClient();
+        if (client === null) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          continue;
+        }
+      }
+      const id = client.id();
+      client.send(
+        encodeFetchRequestV2(id, {
+          topic: this.topic,
+          partition: this.partition,
+          fetchOffset: next,
+          maxBytes: 1 << 20,
+          maxWaitMs: 100,
+          minBytes: 1,
+        }),
+      );
+      try {
+        const frame = await withTimeout(client.expect(id), REQUEST_TIMEOUT_MS, 'FETCH');
+        assert.notEqual(
+          frame.errorCode,
+          ErrorCode.OFFSET_OUT_OF_RANGE,
+          `${name}: offset ${next}, below a high watermark it was shown, is out of range now`,
+        );
+        if (frame.errorCode !== ErrorCode.NONE) {
+          client.close();
+          client = null;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          continue;
+        }
+        const answer = fetched(frame, next);
+        assert.ok(
+          answer.highWatermark >= highest,
+          `${name}: the high watermark went back from ${highest} to ${answer.highWatermark}`,
+        );
+        highest = answer.highWatermark;
+        for (const record of answer.records) {
+          const before = this.seen.get(next);
+          assert.ok(before === undefined || before === record, `${name}: offset ${next} showed ${before}, then ${record}`);
+          this.seen.set(next, record);
+          next++;
+        }
+      } catch (error) {
+        if (error instanceof assert.AssertionError) throw error;
+        client.close();
+        client = null;
+      }
+    }
+    client?.close();
+  }
+}
