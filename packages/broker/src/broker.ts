@@ -216,6 +216,7 @@ export class Broker {
       registry: this.registry,
       logConfigOf: (spec) => this.topicService.logConfigOf(spec),
       logger: this.logger,
+      peerDial: c.clusterPeerDial,
     });
     this.ctx.routing = this.clusterNode.routing;
     this.ctx.topics = this.clusterNode.topics;

@@ -14,6 +14,7 @@ import type { PartitionRegistry } from '../partitions.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
+import { PeerPool } from './peer-pool.js';
 import { PeerProxy } from './proxy.js';
 
 /** How long a MOVE waits for the new owner to be routed before it answers anyway. */
@@ -41,6 +42,8 @@ export interface ClusterNodeOptions {
   registry: PartitionRegistry;
   logConfigOf: (spec: TopicSpec) => LogConfig;
   logger: Logger;
+  /** Peers' advertised addresses -> the addresses to dial instead (booblik.cluster.peer.dial). */
+  peerDial?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -130,7 +133,7 @@ export class ClusterNode {
         topics,
         owned,
         allocator,
-        new PeerProxy(),
+        new PeerProxy(new PeerPool(options.peerDial)),
         options,
       );
     } catch (error) {
