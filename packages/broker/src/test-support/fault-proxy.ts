@@ -194,8 +194,8 @@ class Relay {
 
   /** Entering a black hole: keep reading both sides (a paused one would push back), forward nothing. */
   blackhole(): void {
-    this.toTarget?.drain();
-    this.fromTarget?.drain();
+    this.toTarget?.keepReading();
+    this.fromTarget?.keepReading();
   }
 
   /** Both sides reset, as a peer that went down or a link cut looks to each end. */
@@ -233,7 +233,7 @@ class Direction {
   }
 
   /** Resumes reading after back pressure, so a black hole keeps swallowing. */
-  drain(): void {
+  keepReading(): void {
     this.from.resume();
   }
 
