@@ -221,6 +221,7 @@ export class Broker {
       defaultReplication: c.defaultReplication,
       replicaLagMaxMs: c.replicaLagMaxMs,
       minInSyncOf: (topic, replicas) => minInSyncOf(this.clusterNode?.copy.specs.get(topic), replicas),
+      peerDial: c.clusterPeerDial,
     });
     this.ctx.replication = this.clusterNode.replication;
     this.ctx.routing = this.clusterNode.routing;

@@ -14,6 +14,7 @@ import type { PartitionRegistry } from '../partitions.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
+import { PeerPool } from './peer-pool.js';
 import { PeerProxy } from './proxy.js';
 import { ReplicationService } from '../replication/replication-service.js';
 
@@ -47,6 +48,8 @@ export interface ClusterNodeOptions {
   replicaLagMaxMs: number;
   /** minInSync of a topic, given its replica count. */
   minInSyncOf: (topic: string, replicas: number) => number;
+  /** Peers' advertised addresses -> the addresses to dial instead (booblik.cluster.peer.dial). */
+  peerDial?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -80,6 +83,7 @@ export class ClusterNode {
       membership: () =>
         this.member === null ? null : { leaseCertain: this.member.leaseCertain, createRevision: this.member.createRevision },
       lagMaxMs: options.replicaLagMaxMs,
+      peerDial: options.peerDial,
       minInSyncOf: options.minInSyncOf,
       logger: options.logger,
       servingChanged: () => {
@@ -156,7 +160,7 @@ export class ClusterNode {
         topics,
         owned,
         allocator,
-        new PeerProxy(),
+        new PeerProxy(new PeerPool(options.peerDial)),
         options,
       );
     } catch (error) {

@@ -22,10 +22,13 @@ export class PeerConnection implements FrameSink {
   private dead: string | null = null;
 
   constructor(
+    /** The peer's advertised address: its name in the pool and in failures. */
     readonly address: string,
     private readonly onDead: (connection: PeerConnection) => void,
+    /** Where to connect when not `address` itself (booblik.cluster.peer.dial). */
+    dialAddress = address,
   ) {
-    const { host, port } = splitAddress(address);
+    const { host, port } = splitAddress(dialAddress);
     this.socket = net.connect({ host, port, noDelay: true });
     this.socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     this.socket.on('error', (error) => this.fail(`${address}: ${error.message}`));

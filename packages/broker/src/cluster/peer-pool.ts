@@ -8,11 +8,16 @@ const IDLE_WAITING_CONNECTIONS_MAX = 16;
  * connection per peer. A held FETCH (a long poll) takes a connection of its own for its wait, since
  * a peer answers each connection in request order and a held answer would delay every answer
  * behind it; connections freed by long polls are kept for the next ones.
+ *
+ * Peers are named by the address they advertise; `dialAddresses` (booblik.cluster.peer.dial) gives
+ * another address to connect to for some, applied here so every connection to a peer goes through it.
  */
 export class PeerPool {
   private readonly shared = new Map<string, PeerConnection>();
   private readonly idleWaiting = new Map<string, PeerConnection[]>();
   private readonly all = new Set<PeerConnection>();
+
+  constructor(private readonly dialAddresses: ReadonlyMap<string, string> = new Map()) {}
 
   /** The connection for requests the peer answers at once. */
   quick(address: string): PeerConnection {
@@ -55,10 +60,14 @@ export class PeerPool {
   }
 
   private dial(address: string): PeerConnection {
-    const connection = new PeerConnection(address, (dead) => {
-      this.all.delete(dead);
-      if (this.shared.get(address) === dead) this.shared.delete(address);
-    });
+    const connection = new PeerConnection(
+      address,
+      (dead) => {
+        this.all.delete(dead);
+        if (this.shared.get(address) === dead) this.shared.delete(address);
+      },
+      this.dialAddresses.get(address),
+    );
     this.all.add(connection);
     return connection;
   }

@@ -44,7 +44,8 @@ export interface PeerProxyStats {
  */
 export class PeerProxy {
   readonly stats: PeerProxyStats = { produce: 0, fetch: 0, metadata: 0, failed: 0 };
-  private readonly pool = new PeerPool();
+
+  constructor(private readonly pool: PeerPool = new PeerPool()) {}
 
   get connections(): number {
     return this.pool.size;

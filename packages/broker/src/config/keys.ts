@@ -38,6 +38,8 @@ export interface BrokerConfig {
   brokerZone: string;
   /** `host:port` clients and peers dial; empty: the bind address and the protocol port. */
   advertisedAddress: string;
+  /** Peer address as advertised -> the address this broker dials for it instead. */
+  clusterPeerDial: ReadonlyMap<string, string>;
   localRetentionBytes: number;
   localRetentionMs: number;
   storeCacheBytes: number;
@@ -90,6 +92,24 @@ const hostPort = (raw: string): string | undefined => {
   const match = /^(\[[0-9a-fA-F:.]+\]|[^\s:/[\]]+):(\d{1,5})$/.exec(v);
   return match && Number(match[2]) >= 1 && Number(match[2]) <= 65535 ? v : undefined;
 };
+
+/**
+ * `advertised=dial[,advertised=dial...]`, each side host:port, no advertised address twice; empty
+ * for none.
+ */
+function parsePeerDial(raw: string): Map<string, string> | undefined {
+  const pairs = new Map<string, string>();
+  if (raw.trim() === '') return pairs;
+  for (const part of raw.split(',')) {
+    const sides = part.split('=');
+    if (sides.length !== 2) return undefined;
+    const advertised = hostPort(sides[0]!);
+    const dial = hostPort(sides[1]!);
+    if (!advertised || !dial || pairs.has(advertised)) return undefined;
+    pairs.set(advertised, dial);
+  }
+  return pairs;
+}
 
 /** `name:count,name:count` — each name valid on the wire, each count 1..10000, no name twice. */
 export function parseTopics(raw: string): TopicSpec[] | undefined {
@@ -316,6 +336,15 @@ export const configKeys = [
     description: 'the address clients and other brokers dial; empty: the bind address and the protocol port',
     parse: hostPort,
   } satisfies KeySpec<'advertisedAddress'>,
+  {
+    key: 'booblik.cluster.peer.dial',
+    field: 'clusterPeerDial',
+    default: '',
+    allowed: 'empty, or advertised=dial pairs of host:port separated by commas, each advertised address once',
+    description:
+      "dial another broker at an address other than the one it advertises (a NAT between brokers, a test's fault proxy)",
+    parse: parsePeerDial,
+  } satisfies KeySpec<'clusterPeerDial'>,
   {
     key: 'booblik.local.retention.bytes',
     field: 'localRetentionBytes',

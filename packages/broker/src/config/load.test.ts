@@ -102,6 +102,10 @@ describe('configuration', () => {
     ['--broker.zone=eu west', 'booblik.broker.zone', /letters, digits/],
     ['--advertised.address=10.0.0.5', 'booblik.advertised.address', /host:port/],
     ['--advertised.address=h:70000', 'booblik.advertised.address', /host:port/],
+    ['--cluster.peer.dial=127.0.0.1:9094', 'booblik.cluster.peer.dial', /advertised=dial pairs/],
+    ['--cluster.peer.dial=h:1=h', 'booblik.cluster.peer.dial', /of host:port/],
+    ['--cluster.peer.dial=h:1=p:2,h:1=q:3', 'booblik.cluster.peer.dial', /each advertised address once/],
+    ['--cluster.peer.dial=h:1=p:2,,k:1=q:3', 'booblik.cluster.peer.dial', /separated by commas/],
   ];
   for (const [flag, key, allowed] of bad) {
     it(`refuses ${flag}, naming ${key} and what it allows`, () => {
@@ -130,6 +134,23 @@ describe('configuration', () => {
     assert.deepEqual(config.clusterEtcd, ['http://e1:2379', 'http://e2:2379']);
     assert.equal(config.clusterLeaseMs, 3000);
     assert.equal(config.advertisedAddress, '[::1]:9092');
+  });
+
+  it('cluster.peer.dial: advertised=dial pairs, from a flag or BOOBLIK_CLUSTER_PEER_DIAL; none by default', () => {
+    assert.deepEqual(loadConfig({ argv: [], env: {} }).config.clusterPeerDial, new Map());
+    const expected = new Map([
+      ['127.0.0.1:9094', '127.0.0.1:40001'],
+      ['[::1]:9096', 'nat.example:9096'],
+    ]);
+    const raw = '127.0.0.1:9094=127.0.0.1:40001, [::1]:9096 = nat.example:9096';
+    assert.deepEqual(
+      loadConfig({ argv: [`--cluster.peer.dial=${raw}`], env: {} }).config.clusterPeerDial,
+      expected,
+    );
+    assert.deepEqual(
+      loadConfig({ argv: [], env: { BOOBLIK_CLUSTER_PEER_DIAL: raw } }).config.clusterPeerDial,
+      expected,
+    );
   });
 
   it('a bad value from the environment names the variable it came from', () => {

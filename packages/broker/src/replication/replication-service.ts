@@ -21,6 +21,8 @@ export interface ReplicationOptions {
   /** minInSync of a topic (from its spec), given its replica count. */
   minInSyncOf(topic: string, replicas: number): number;
   logger: Logger;
+  /** Peers' advertised addresses -> the addresses to dial instead (booblik.cluster.peer.dial). */
+  peerDial?: ReadonlyMap<string, string> | undefined;
   /** Told when a partition starts or stops being servable here (the routes change). */
   servingChanged(): void;
 }
@@ -35,12 +37,14 @@ type Role = { kind: 'primary'; pipeline: PrimaryPipeline } | { kind: 'replica'; 
  */
 export class ReplicationService {
   private readonly roles = new Map<string, Role>();
-  private readonly links = new PeerPool();
+  /** Its own connections: a held proxied request never delays a write group behind it. */
+  private readonly links: PeerPool;
   private readonly onChange = () => this.reconcile();
   private stopped = false;
   readonly stats = { promotions: 0, demotions: 0 };
 
   constructor(private readonly o: ReplicationOptions) {
+    this.links = new PeerPool(o.peerDial);
     o.copy.on('change', this.onChange);
   }
 

@@ -1,13 +1,16 @@
 /**
  * A cluster on loopback for tests: a real etcd (the cluster package's test kit) and broker
  * processes started from the real entry point, each with its own data directory, ports chosen at
- * run time, stopped by pid. A broker can be SIGKILLed, SIGSTOPped and restarted on its data.
+ * run time, stopped by pid. A broker can be SIGKILLed, SIGSTOPped and restarted on its data. With
+ * `faultLinks`, every broker-to-etcd and broker-to-broker link runs through a fault proxy.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type EtcdServer, startEtcd } from '@booblik/cluster/testing';
 import { startProcess } from './broker-process.js';
+import { type FaultLinks, startFaultLinks } from './fault-links.js';
+import type { FaultProxy } from './fault-proxy.js';
 
 export interface KitBroker {
   readonly name: string;
@@ -31,7 +34,11 @@ export interface ClusterKit {
   etcd: EtcdServer;
   cluster: string;
   brokers: KitBroker[];
-  /** Stops every broker and etcd, removes every directory. */
+  /** The proxy on `brokers[index]`'s link to etcd (with `faultLinks`). */
+  etcdLink(index: number): FaultProxy;
+  /** The proxy on the link `brokers[from]` dials `brokers[to]` over (with `faultLinks`). */
+  peerLink(from: number, to: number): FaultProxy;
+  /** Stops every broker, every proxy and etcd, removes every directory. */
   cleanup(): Promise<void>;
 }
 
@@ -42,27 +49,44 @@ export interface ClusterKitOptions {
   flags?: string[];
   /** false: the test starts each broker itself (to choose the order and flags). */
   start?: boolean;
+  /**
+   * A fault proxy on each broker's etcd link and on each ordered pair of brokers' link; the
+   * brokers' ports are then chosen before they start (their peers dial them through proxies).
+   */
+  faultLinks?: boolean;
 }
 
 let clusters = 0;
 
 export async function startClusterKit(options: ClusterKitOptions = {}): Promise<ClusterKit> {
   const etcd = await startEtcd();
+  const count = options.brokers ?? 3;
+  let links: FaultLinks | undefined;
+  try {
+    if (options.faultLinks) links = await startFaultLinks(etcd.clientPort, count);
+  } catch (error) {
+    await etcd.cleanup();
+    throw error;
+  }
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-'));
   const cluster = `kit${process.pid}x${++clusters}`;
   const brokers: KitBroker[] = [];
   const zones = ['a', 'b', 'c'];
-  for (let i = 0; i < (options.brokers ?? 3); i++) {
-    brokers.push(
-      kitBroker(`b${i + 1}`, zones[i % zones.length]!, path.join(root, `b${i + 1}`), [
-        `--cluster.etcd=${etcd.endpoint}`,
-        `--cluster.name=${cluster}`,
-        `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
-        '--metrics.interval.millis=0',
-        ...(options.flags ?? []),
-      ]),
-    );
+  for (let i = 0; i < count; i++) {
+    const broker = kitBroker(`b${i + 1}`, zones[i % zones.length]!, path.join(root, `b${i + 1}`), [
+      ...(links?.flagsOf(i) ?? [`--cluster.etcd=${etcd.endpoint}`]),
+      `--cluster.name=${cluster}`,
+      `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
+      '--metrics.interval.millis=0',
+      ...(options.flags ?? []),
+    ]);
+    if (links !== undefined) broker.port = links.ports[i]!;
+    brokers.push(broker);
   }
+  const withLinks = (): FaultLinks => {
+    if (links === undefined) throw new Error('the cluster kit was started without faultLinks');
+    return links;
+  };
   try {
     // One after another: b1 is the oldest member, the allocator's first leader.
     if (options.start !== false) for (const b of brokers) await b.start();
@@ -72,10 +96,18 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
   }
   async function cleanup(): Promise<void> {
     await Promise.all(brokers.map((b) => b.kill().catch(() => {})));
+    await links?.close();
     await etcd.cleanup();
     fs.rmSync(root, { recursive: true, force: true });
   }
-  return { etcd, cluster, brokers, cleanup };
+  return {
+    etcd,
+    cluster,
+    brokers,
+    etcdLink: (index) => withLinks().etcdLink(index),
+    peerLink: (from, to) => withLinks().peerLink(from, to),
+    cleanup,
+  };
 }
 
 function kitBroker(name: string, zone: string, dataDir: string, flags: string[]): KitBroker {
