@@ -1,8 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeStoredRecords } from '@booblik/protocol';
+import { recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
-import { LogClosedError, OffsetOutOfRangeError, StorageError } from './errors.js';
+import {
+  LogClosedError,
+  OffsetMismatchError,
+  OffsetOutOfRangeError,
+  RecordTooLargeError,
+  StorageError,
+} from './errors.js';
 import type { Fragment, FragmentSource, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
 import { thinIndex } from './fragment.js';
 import { fdatasync, fsyncDir, mkdirDurable, pwriteFully } from './fs-util.js';
@@ -15,7 +21,8 @@ import { RemoteSegment } from './remote-segment.js';
 import { expiredPrefix } from './retention.js';
 import { Segment } from './segment.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
-import { readFromSegment } from './segment-read.js';
+import { frameStoredGroup } from './stored-group.js';
+import { positionOfOffset, readFromSegment } from './segment-read.js';
 import { SparseIndex } from './sparse-index.js';
 import { TailCache, type TailChunk } from './tail-cache.js';
 
@@ -106,6 +113,8 @@ export class PartitionLog {
   private isClosed = false;
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
+  /** The stored bytes of the group written last (see `lastWrittenStored`). */
+  private lastStored: Buffer = Buffer.alloc(0);
   /** The store's bytes, when the partition has one. */
   private readonly source: FragmentSource | undefined;
   /** Segments only in the store, oldest first, ending where `segments` begin. */
@@ -338,10 +347,7 @@ export class PartitionLog {
       bytes += PartitionLog.storedBytes(b);
       count += b.count;
     }
-    if (this.positionsScratch.length < count + 1) {
-      this.positionsScratch = new Uint32Array(Math.max(count + 1, this.positionsScratch.length * 2));
-    }
-    const positions = this.positionsScratch;
+    const positions = this.positionsFor(count);
     const buffer = Buffer.allocUnsafe(bytes);
     const bases: number[] = [];
     const firstOffset = this.active.nextOffset;
@@ -353,7 +359,55 @@ export class PartitionLog {
       k += b.count;
     }
     positions[count] = bytes; // sentinel: the end of the last record
+    this.writeStored(buffer, positions, count);
+    return bases;
+  }
+
+  /**
+   * A replica's write: `stored` is a group exactly as the primary's `writeGroup` built it (records in
+   * the segment format), to land at `baseOffset`. Every record is framed and its CRC checked first;
+   * then it is written as `writeGroup` writes (one write per segment touched, all or nothing,
+   * unpublished until published). The log keeps `stored` (its tail cache serves reads from it): the
+   * caller must not reuse the buffer. Refused with nothing written: OffsetMismatchError when
+   * `baseOffset` is not the log's end, CorruptRecordError when the bytes are not `count` good records,
+   * RecordTooLargeError for a record no segment can hold, RangeError for a count below 1.
+   */
+  writeStoredGroup(baseOffset: number, stored: Buffer, count: number): void {
+    if (!Number.isInteger(count) || count < 1) throw new RangeError(`count: ${count}, expected >= 1`);
+    if (baseOffset !== this.logEndOffset) throw new OffsetMismatchError(baseOffset, this.logEndOffset);
+    const positions = this.positionsFor(count);
+    frameStoredGroup(stored, count, baseOffset, positions);
+    const max = this.config.segmentBytesMax;
+    if (stored.length > max) {
+      for (let i = 0; i < count; i++) {
+        const bytes = positions[i + 1]! - positions[i]!;
+        if (bytes > max) throw new RecordTooLargeError(i, bytes - recordHeaderBytes, max);
+      }
+    }
+    this.writeStored(stored, positions, count);
+  }
+
+  /**
+   * The stored bytes of the group written last, as written (no copy): what a primary streams to its
+   * replicas. Only meaningful right after `writeGroup` or `writeStoredGroup` returned.
+   */
+  get lastWrittenStored(): Buffer {
+    return this.lastStored;
+  }
+
+  /** The position scratch, grown to hold `count` records and the end sentinel. */
+  private positionsFor(count: number): Uint32Array {
+    if (this.positionsScratch.length < count + 1) {
+      this.positionsScratch = new Uint32Array(Math.max(count + 1, this.positionsScratch.length * 2));
+    }
+    return this.positionsScratch;
+  }
+
+  /** The one write path of primary and replica: `buffer` holds `count` framed records at `positions`. */
+  private writeStored(buffer: Buffer, positions: Uint32Array, count: number): void {
+    const firstOffset = this.active.nextOffset;
     const touched = this.writeRuns(buffer, positions, count);
+    this.lastStored = buffer;
     this.unpublished.push({
       chunk: {
         startOffset: firstOffset,
@@ -364,7 +418,6 @@ export class PartitionLog {
       endOffset: firstOffset + count,
       segmentEnds: touched.map((s) => [s, s.sizeBytes]),
     });
-    return bases;
   }
 
   /**
@@ -497,11 +550,107 @@ export class PartitionLog {
    */
   publish(endOffset = this.logEndOffset): void {
     while (this.unpublished.length > 0 && this.unpublished[0]!.endOffset <= endOffset) {
-      const group = this.unpublished.shift()!;
-      for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
-      this.tail.add(group.chunk);
+      this.publishOldest();
     }
     this.highWatermark.advance(endOffset);
+  }
+
+  /**
+   * A replica's publish: `offset` is the primary's commit offset, which may fall inside a group this
+   * log holds. Every written group ending at or before it is published, and the high watermark moves
+   * to the end of the last one (so never past what is readable here, and never back). A group the
+   * offset cuts waits for a later commit offset that covers it.
+   */
+  publishCommitted(offset: number): void {
+    let end = -1;
+    while (this.unpublished.length > 0 && this.unpublished[0]!.endOffset <= offset) {
+      end = this.publishOldest();
+    }
+    if (end >= 0) this.highWatermark.advance(end);
+  }
+
+  /** Makes the oldest unpublished group readable; returns its end offset. */
+  private publishOldest(): number {
+    const group = this.unpublished.shift()!;
+    for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
+    this.tail.add(group.chunk);
+    return group.endOffset;
+  }
+
+  /**
+   * Removes every record at or above `offset` (a replica cutting back to where its log and a new
+   * primary's agree); later writes land at `offset`. Refused with RangeError, nothing changed, when a
+   * reader may have seen the records (`offset` below the high watermark), past the log end, or below
+   * the local segments. Durable before it returns: the segment holding `offset` is cut and
+   * fdatasynced first, then later segments are removed and the directory fsynced (a crash between
+   * leaves those after a gap, which recovery removes), so a crash never brings the cut records back.
+   * A read in flight on a removed segment completes (its file closes when the read lets go). A disk
+   * refusal is StorageError; the partition should then be reopened (recovery decides what is there).
+   */
+  truncateTo(offset: number): void {
+    if (this.isClosed) throw new LogClosedError(this.name);
+    const highWatermark = this.highWatermark.value;
+    const logEndOffset = this.logEndOffset;
+    if (!Number.isInteger(offset) || offset < highWatermark || offset > logEndOffset) {
+      throw new RangeError(
+        `truncateTo: offset ${offset}, expected ${highWatermark}..${logEndOffset} ` +
+          '(from the high watermark, below which a reader may have seen a record, to the log end)',
+      );
+    }
+    if (offset < this.localStartOffset) {
+      throw new RangeError(
+        `truncateTo: offset ${offset} is below the local start ${this.localStartOffset} (history only in the store)`,
+      );
+    }
+    if (offset === logEndOffset) return;
+    // Segments starting at or after `offset` go whole; the first segment always stays (cut to empty).
+    let keep = this.segments.findIndex((s) => s.baseOffset >= offset);
+    if (keep < 0) keep = this.segments.length;
+    if (keep === 0) keep = 1;
+    const cut = this.segments[keep - 1]!;
+    const removed = this.segments.slice(keep);
+    try {
+      if (cut.nextOffset > offset) {
+        const position = positionOfOffset(cut, offset);
+        truncateSegment(cut.fd, position);
+        cut.nextOffset = offset;
+        cut.sizeBytes = position;
+        cut.visibleBytes = Math.min(cut.visibleBytes, position);
+        cut.index.truncateTo(offset, position);
+      }
+      this.segments.length = keep;
+      for (const s of removed) {
+        this.unsynced.delete(s);
+        s.remove();
+      }
+      if (removed.length > 0) fsyncDir(this.dir);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new StorageError(`${this.name}: truncation refused by the disk (${code ?? String(error)})`, code, {
+        cause: error,
+      });
+    }
+    // Published records all lie below the high watermark, so the tail cache holds none past `offset`;
+    // only groups not yet published can reach past it.
+    this.unpublished = this.unpublished.filter((g) => g.chunk.startOffset < offset);
+    for (const g of this.unpublished) {
+      if (g.endOffset > offset) {
+        const count = offset - g.chunk.startOffset;
+        g.chunk = {
+          startOffset: g.chunk.startOffset,
+          count,
+          buffer: g.chunk.buffer.subarray(0, g.chunk.positions[count]),
+          positions: g.chunk.positions.subarray(0, count),
+        };
+        g.endOffset = offset;
+      }
+      g.segmentEnds = g.segmentEnds
+        .filter(([s]) => !s.isRemoved)
+        .map(([s, size]): [Segment, number] => [s, Math.min(size, s.sizeBytes)]);
+    }
+    this.logger.info(
+      `${this.name}: truncated to offset ${offset} (was ${logEndOffset}; ${removed.length} segment(s) removed)`,
+    );
   }
 
   /**
