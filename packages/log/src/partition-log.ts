@@ -21,9 +21,9 @@ import { RemoteSegment } from './remote-segment.js';
 import { expiredPrefix } from './retention.js';
 import { Segment } from './segment.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
-import { frameStoredGroup } from './stored-group.js';
 import { positionOfOffset, readFromSegment } from './segment-read.js';
 import { SparseIndex } from './sparse-index.js';
+import { frameStoredGroup } from './stored-group.js';
 import { TailCache, type TailChunk } from './tail-cache.js';
 
 /** One producer batch on its way into the log: the wire records of a PRODUCE, validated. */
@@ -626,9 +626,13 @@ export class PartitionLog {
       if (removed.length > 0) fsyncDir(this.dir);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      throw new StorageError(`${this.name}: truncation refused by the disk (${code ?? String(error)})`, code, {
-        cause: error,
-      });
+      throw new StorageError(
+        `${this.name}: truncation refused by the disk (${code ?? String(error)})`,
+        code,
+        {
+          cause: error,
+        },
+      );
     }
     // Published records all lie below the high watermark, so the tail cache holds none past `offset`;
     // only groups not yet published can reach past it.

@@ -50,7 +50,11 @@ describe('replica write path', () => {
     replica.publish();
     assert.ok(replica.segmentCount > 3, 'the groups rolled segments');
     assert.deepEqual(files(replicaDir), files(primaryDir), 'byte for byte, segment for segment');
-    assert.deepEqual(await readAll(replica, 0, 60), payloads, 'read from the files, through the sparse index');
+    assert.deepEqual(
+      await readAll(replica, 0, 60),
+      payloads,
+      'read from the files, through the sparse index',
+    );
   });
 
   it('a replica’s group is not readable until published, and then is served from the tail cache', async (t) => {
@@ -70,7 +74,11 @@ describe('replica write path', () => {
     t.after(() => log.close());
     log.writeStoredGroup(0, encodeStoredRecords([rec(0)]), 1);
     for (const base of [0, 2]) {
-      assertRefusedUnchanged(log, () => log.writeStoredGroup(base, encodeStoredRecords([rec(1)]), 1), OffsetMismatchError);
+      assertRefusedUnchanged(
+        log,
+        () => log.writeStoredGroup(base, encodeStoredRecords([rec(1)]), 1),
+        OffsetMismatchError,
+      );
     }
   });
 
