@@ -89,6 +89,25 @@ export interface LogOptions {
    * the store's history ends.
    */
   remote?: RemoteHistory;
+  /**
+   * Where the high watermark starts: a replica's last known commit offset (0 when it knows none).
+   * Recovered records at and past it are kept but not readable until a publish covers them, and may
+   * still be truncated; it is clamped to the local records. By default the log end: on a single node
+   * every recovered record is readable.
+   */
+  highWatermark?: number;
+}
+
+/**
+ * A group written but not yet readable, with where it left each segment it touched. A recovered tail
+ * held back at open (see `LogOptions.highWatermark`) is one such group without a chunk: its bytes are
+ * read from the files.
+ */
+interface UnpublishedGroup {
+  startOffset: number;
+  endOffset: number;
+  chunk: TailChunk | null;
+  segmentEnds: [Segment, number][];
 }
 
 /** The positions of a one-record group (it starts its buffer), shared rather than copied per group. */
@@ -108,7 +127,7 @@ export class PartitionLog {
   /** Segments written since the last `sync`. */
   private readonly unsynced = new Set<Segment>();
   /** Groups written but not yet published, in order, with where each left the segments it touched. */
-  private unpublished: { chunk: TailChunk; endOffset: number; segmentEnds: [Segment, number][] }[] = [];
+  private unpublished: UnpublishedGroup[] = [];
   /** Closed or removed: reads are refused rather than touching a closed descriptor. */
   private isClosed = false;
   /** Scratch for record positions while converting a group; grown on demand. */
@@ -136,7 +155,21 @@ export class PartitionLog {
     this.now = options.now ?? Date.now;
     this.tail = new TailCache(currentConfig.tailCacheBytes);
     this.readBuffers = options.readBuffers ?? sharedReadBuffers;
-    this.highWatermark = new HighWatermark(this.active.nextOffset);
+    const end = this.active.nextOffset;
+    const held = Math.min(end, Math.max(options.highWatermark ?? end, this.segments[0]!.baseOffset));
+    this.highWatermark = new HighWatermark(held);
+    if (held < end) this.holdBack(held);
+  }
+
+  /** Makes the recovered records from `offset` on unreadable: one unpublished group up to the log end. */
+  private holdBack(offset: number): void {
+    const segmentEnds: [Segment, number][] = [];
+    for (const s of this.segments) {
+      if (s.nextOffset <= offset) continue;
+      segmentEnds.push([s, s.sizeBytes]);
+      s.visibleBytes = s.baseOffset >= offset ? 0 : positionOfOffset(s, offset);
+    }
+    this.unpublished.push({ startOffset: offset, endOffset: this.logEndOffset, chunk: null, segmentEnds });
   }
 
   /**
@@ -409,6 +442,7 @@ export class PartitionLog {
     const touched = this.writeRuns(buffer, positions, count);
     this.lastStored = buffer;
     this.unpublished.push({
+      startOffset: firstOffset,
       chunk: {
         startOffset: firstOffset,
         count,
@@ -573,7 +607,7 @@ export class PartitionLog {
   private publishOldest(): number {
     const group = this.unpublished.shift()!;
     for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
-    this.tail.add(group.chunk);
+    if (group.chunk !== null) this.tail.add(group.chunk);
     return group.endOffset;
   }
 
@@ -636,16 +670,18 @@ export class PartitionLog {
     }
     // Published records all lie below the high watermark, so the tail cache holds none past `offset`;
     // only groups not yet published can reach past it.
-    this.unpublished = this.unpublished.filter((g) => g.chunk.startOffset < offset);
+    this.unpublished = this.unpublished.filter((g) => g.startOffset < offset);
     for (const g of this.unpublished) {
       if (g.endOffset > offset) {
-        const count = offset - g.chunk.startOffset;
-        g.chunk = {
-          startOffset: g.chunk.startOffset,
-          count,
-          buffer: g.chunk.buffer.subarray(0, g.chunk.positions[count]),
-          positions: g.chunk.positions.subarray(0, count),
-        };
+        const count = offset - g.startOffset;
+        if (g.chunk !== null) {
+          g.chunk = {
+            startOffset: g.startOffset,
+            count,
+            buffer: g.chunk.buffer.subarray(0, g.chunk.positions[count]),
+            positions: g.chunk.positions.subarray(0, count),
+          };
+        }
         g.endOffset = offset;
       }
       g.segmentEnds = g.segmentEnds

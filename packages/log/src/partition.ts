@@ -47,7 +47,7 @@ export class Partition {
     topic: string,
     id: number,
     config: Readonly<LogConfig>,
-    options: { logger?: Logger; now?: () => number; remote?: RemoteHistory } = {},
+    options: { logger?: Logger; now?: () => number; remote?: RemoteHistory; highWatermark?: number } = {},
   ): { partition: Partition; report: OpenReport } {
     const name = partitionDirName(topic, id);
     const { log, report } = PartitionLog.open(`${dataDir}/${name}`, name, config, options);
@@ -63,7 +63,13 @@ export class Partition {
     topic: string,
     id: number,
     config: Readonly<LogConfig>,
-    options: { logger?: Logger; now?: () => number; scan?: SegmentScanner; remote?: RemoteHistory } = {},
+    options: {
+      logger?: Logger;
+      now?: () => number;
+      scan?: SegmentScanner;
+      remote?: RemoteHistory;
+      highWatermark?: number;
+    } = {},
   ): Promise<{ partition: Partition; report: OpenReport }> {
     const name = partitionDirName(topic, id);
     const { log, report } = await PartitionLog.openAsync(`${dataDir}/${name}`, name, config, {

@@ -159,4 +159,34 @@ describe('truncation at runtime', () => {
     log.publish();
     assert.deepEqual(await readAll(log, 0, 70), range(0, 4));
   });
+
+  it('a replica reopened at its last known commit offset shows nothing past it, and can still cut its tail', async (t) => {
+    const dir = tempDir(t);
+    const log = open(dir);
+    write(log, 0, 10);
+    log.publish();
+    log.close();
+    const reopen = (highWatermark: number) =>
+      PartitionLog.open(dir, 't-0', { ...defaultLogConfig, ...SEGMENT_OF_THREE }, { highWatermark }).log;
+    const held = reopen(4);
+    assert.equal(held.highWatermark.value, 4);
+    assert.equal(held.logEndOffset, 10, 'the records past it are kept');
+    const whole = await held.read(3, 1 << 20);
+    assert.deepEqual(payloadsOf(whole.chunks, 3), range(3, 4), 'a read stops at the high watermark');
+    whole.release?.();
+    held.publishCommitted(8);
+    assert.equal(
+      held.highWatermark.value,
+      4,
+      'the recovered tail is published whole, by a commit that covers it',
+    );
+    held.truncateTo(7); // the new primary lacks 7.. : cut at runtime, though recovered
+    held.publishCommitted(7);
+    assert.equal(held.highWatermark.value, 7);
+    assert.deepEqual(await readAll(held, 0, 70), range(0, 7));
+    held.close();
+    const clamped = reopen(1000);
+    t.after(() => clamped.close());
+    assert.equal(clamped.highWatermark.value, 7, 'never past the log end');
+  });
 });
