@@ -81,4 +81,36 @@ describe('partition: replication surface', () => {
     fs.writeFileSync(path.join(dataDir, 't-0', EPOCH_HISTORY_FILE), 'one zero\n');
     assert.throws(() => open(dataDir), EpochHistoryError);
   });
+
+  it('a former primary whose waiters were failed closes without waiting, and follows with publishCommitted', async (t) => {
+    const dataDir = tempDir(t);
+    const demoted = open(dataDir);
+    demoted.setReplicationGate({ groupWritten: () => {} });
+    const pending = demoted.append(batchOf([rec(0), rec(1)]), AckPolicy.WRITTEN);
+    await new Promise((resolve) => setImmediate(resolve));
+    demoted.failUncommitted(new Error('no longer primary'));
+    await assert.rejects(pending);
+    demoted.setReplicationGate(null);
+    await demoted.writeReplicated(2, encodeStoredRecords([rec(2)]), 1, false);
+    demoted.publishCommitted(3);
+    assert.equal(demoted.highWatermark.value, 3);
+    assert.deepEqual(await readAll(demoted, 0), [rec(0), rec(1), rec(2)]);
+    await demoted.close();
+
+    const again = open(dataDir);
+    again.setReplicationGate({ groupWritten: () => {} });
+    const failed = again.append(batchOf([rec(3)]), AckPolicy.WRITTEN);
+    await new Promise((resolve) => setImmediate(resolve));
+    again.failUncommitted(new Error('lease lost'));
+    await assert.rejects(failed);
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      again.close().then(() => 'closed'),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, 2000, 'still waiting');
+      }),
+    ]);
+    clearTimeout(timer);
+    assert.equal(closed, 'closed', 'close does not wait for a commit of groups already failed');
+  });
 });

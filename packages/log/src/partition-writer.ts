@@ -539,6 +539,11 @@ export class PartitionWriter {
    */
   async close(): Promise<void> {
     this.accepting = false;
+    if (this.groups.every((g) => g.gated && g.members.length === 0)) {
+      // Failed already, they wait only for a commit a closing partition never gets; their records
+      // stay in the log, and the next open decides what of them is readable.
+      this.groups = [];
+    }
     if (this.flushTimer) clearInterval(this.flushTimer);
     if (this.gatherTimer !== undefined) {
       // Nobody else is coming: write what is held now.

@@ -191,9 +191,13 @@ export class Partition {
     if (forced) await this.log.sync();
   }
 
-  /** A replica's publish up to the primary's commit offset (see PartitionLog.publishCommitted). */
+  /**
+   * A replica's publish up to the primary's commit offset (see PartitionLog.publishCommitted). On a
+   * former primary it also lets go of the groups its writer wrote and then failed (failUncommitted).
+   */
   publishCommitted(offset: number): void {
     this.log.publishCommitted(offset);
+    this.writer.commitTo(offset);
   }
 
   /**
