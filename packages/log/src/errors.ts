@@ -61,3 +61,30 @@ export class OffsetMismatchError extends Error {
     super(`expected offset ${expectedOffset}, but the partition ends at ${logEndOffset}`);
   }
 }
+
+/**
+ * Stored bytes sent for replication that are not what they claim: a record whose CRC-32C does not
+ * match, a size that does not frame, or a record count that differs. Nothing of the group is written.
+ */
+export class CorruptRecordError extends Error {
+  override name = 'CorruptRecordError';
+  constructor(
+    /** Offset the bad record would have had (the group's base plus its index). */
+    readonly offset: number,
+    readonly reason: 'crc-mismatch' | 'bad-size' | 'short-header' | 'past-end' | 'count-mismatch',
+    detail: string,
+  ) {
+    super(`record at offset ${offset}: ${detail}`);
+  }
+}
+
+/** The partition's epoch history file cannot be read as one. Nothing is guessed from it. */
+export class EpochHistoryError extends Error {
+  override name = 'EpochHistoryError';
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
+    super(`${file}: ${detail}`);
+  }
+}

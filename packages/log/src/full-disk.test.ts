@@ -12,36 +12,38 @@ const child = new URL('./test-support/full-disk-child.js', import.meta.url).path
 const LIMIT_BYTES = 100_000;
 
 describe('full disk (simulated with a file-size limit)', () => {
-  it('a refused write is a StorageError, is cut off entirely, and appends work again once there is room', async (t) => {
-    const dir = tempDir(t);
-    let out: string;
-    try {
-      out = execFileSync('prlimit', [`--fsize=${LIMIT_BYTES}`, process.execPath, child, dir], {
-        encoding: 'utf8',
-      });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return t.skip('prlimit is not installed');
-      throw error;
-    }
-    const result = JSON.parse(out) as { acked: number; refused: string; hw: number; readBytes: number };
-    assert.equal(result.refused, 'storage-error EFBIG');
-    assert.equal(result.hw, result.acked, 'the refused batch never became readable');
-    assert.ok(result.readBytes > 0, 'reads kept working after the refusal');
+  for (const mode of ['append', 'replica'] as const) {
+    it(`a refused write is a StorageError, is cut off entirely, and writes work again once there is room (${mode})`, async (t) => {
+      const dir = tempDir(t);
+      let out: string;
+      try {
+        out = execFileSync('prlimit', [`--fsize=${LIMIT_BYTES}`, process.execPath, child, dir, mode], {
+          encoding: 'utf8',
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return t.skip('prlimit is not installed');
+        throw error;
+      }
+      const result = JSON.parse(out) as { acked: number; refused: string; hw: number; readBytes: number };
+      assert.equal(result.refused, 'storage-error EFBIG');
+      assert.equal(result.hw, result.acked, 'the refused batch never became readable');
+      assert.ok(result.readBytes > 0, 'reads kept working after the refusal');
 
-    // "Space freed": the same directory without the limit.
-    const { partition, report } = Partition.open(dir, 'full', 0, {
-      ...defaultLogConfig,
-      segmentBytesMax: 1 << 20,
+      // "Space freed": the same directory without the limit.
+      const { partition, report } = Partition.open(dir, 'full', 0, {
+        ...defaultLogConfig,
+        segmentBytesMax: 1 << 20,
+      });
+      t.after(() => partition.close());
+      assert.deepEqual(report.cuts, [], 'nothing half-written was left for recovery to cut');
+      assert.equal(partition.highWatermark.value, result.acked);
+      const next = await partition.append(batchOf([rec('after')]), AckPolicy.FORCED);
+      assert.equal(next.baseOffset, result.acked);
+      const records = await readAll(
+        { read: (o, m) => partition.read(o, m), highWatermark: partition.highWatermark },
+        0,
+      );
+      assert.equal(records.length, result.acked + 1);
     });
-    t.after(() => partition.close());
-    assert.deepEqual(report.cuts, [], 'nothing half-written was left for recovery to cut');
-    assert.equal(partition.highWatermark.value, result.acked);
-    const next = await partition.append(batchOf([rec('after')]), AckPolicy.FORCED);
-    assert.equal(next.baseOffset, result.acked);
-    const records = await readAll(
-      { read: (o, m) => partition.read(o, m), highWatermark: partition.highWatermark },
-      0,
-    );
-    assert.equal(records.length, result.acked + 1);
-  });
+  }
 });

@@ -1,4 +1,5 @@
 export * from './config.js';
+export { EPOCH_HISTORY_FILE, type EpochEnd, type EpochEntry, EpochHistory } from './epoch-history.js';
 export * from './errors.js';
 export * from './fragment.js';
 /** For every other file or directory the broker creates: its name must survive a power cut too. */

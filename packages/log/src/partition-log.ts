@@ -1,8 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeStoredRecords } from '@booblik/protocol';
+import { recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
-import { LogClosedError, OffsetOutOfRangeError, StorageError } from './errors.js';
+import {
+  LogClosedError,
+  OffsetMismatchError,
+  OffsetOutOfRangeError,
+  RecordTooLargeError,
+  StorageError,
+} from './errors.js';
 import type { Fragment, FragmentSource, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
 import { thinIndex } from './fragment.js';
 import { fdatasync, fsyncDir, mkdirDurable, pwriteFully } from './fs-util.js';
@@ -15,8 +21,9 @@ import { RemoteSegment } from './remote-segment.js';
 import { expiredPrefix } from './retention.js';
 import { Segment } from './segment.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
-import { readFromSegment } from './segment-read.js';
+import { positionOfOffset, readFromSegment } from './segment-read.js';
 import { SparseIndex } from './sparse-index.js';
+import { frameStoredGroup } from './stored-group.js';
 import { TailCache, type TailChunk } from './tail-cache.js';
 
 /** One producer batch on its way into the log: the wire records of a PRODUCE, validated. */
@@ -82,6 +89,25 @@ export interface LogOptions {
    * the store's history ends.
    */
   remote?: RemoteHistory;
+  /**
+   * Where the high watermark starts: a replica's last known commit offset (0 when it knows none).
+   * Recovered records at and past it are kept but not readable until a publish covers them, and may
+   * still be truncated; it is clamped to the local records. By default the log end: on a single node
+   * every recovered record is readable.
+   */
+  highWatermark?: number;
+}
+
+/**
+ * A group written but not yet readable, with where it left each segment it touched. A recovered tail
+ * held back at open (see `LogOptions.highWatermark`) is one such group without a chunk: its bytes are
+ * read from the files.
+ */
+interface UnpublishedGroup {
+  startOffset: number;
+  endOffset: number;
+  chunk: TailChunk | null;
+  segmentEnds: [Segment, number][];
 }
 
 /** The positions of a one-record group (it starts its buffer), shared rather than copied per group. */
@@ -101,11 +127,13 @@ export class PartitionLog {
   /** Segments written since the last `sync`. */
   private readonly unsynced = new Set<Segment>();
   /** Groups written but not yet published, in order, with where each left the segments it touched. */
-  private unpublished: { chunk: TailChunk; endOffset: number; segmentEnds: [Segment, number][] }[] = [];
+  private unpublished: UnpublishedGroup[] = [];
   /** Closed or removed: reads are refused rather than touching a closed descriptor. */
   private isClosed = false;
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
+  /** The stored bytes of the group written last (see `lastWrittenStored`). */
+  private lastStored: Buffer = Buffer.alloc(0);
   /** The store's bytes, when the partition has one. */
   private readonly source: FragmentSource | undefined;
   /** Segments only in the store, oldest first, ending where `segments` begin. */
@@ -127,7 +155,21 @@ export class PartitionLog {
     this.now = options.now ?? Date.now;
     this.tail = new TailCache(currentConfig.tailCacheBytes);
     this.readBuffers = options.readBuffers ?? sharedReadBuffers;
-    this.highWatermark = new HighWatermark(this.active.nextOffset);
+    const end = this.active.nextOffset;
+    const held = Math.min(end, Math.max(options.highWatermark ?? end, this.segments[0]!.baseOffset));
+    this.highWatermark = new HighWatermark(held);
+    if (held < end) this.holdBack(held);
+  }
+
+  /** Makes the recovered records from `offset` on unreadable: one unpublished group up to the log end. */
+  private holdBack(offset: number): void {
+    const segmentEnds: [Segment, number][] = [];
+    for (const s of this.segments) {
+      if (s.nextOffset <= offset) continue;
+      segmentEnds.push([s, s.sizeBytes]);
+      s.visibleBytes = s.baseOffset >= offset ? 0 : positionOfOffset(s, offset);
+    }
+    this.unpublished.push({ startOffset: offset, endOffset: this.logEndOffset, chunk: null, segmentEnds });
   }
 
   /**
@@ -338,10 +380,7 @@ export class PartitionLog {
       bytes += PartitionLog.storedBytes(b);
       count += b.count;
     }
-    if (this.positionsScratch.length < count + 1) {
-      this.positionsScratch = new Uint32Array(Math.max(count + 1, this.positionsScratch.length * 2));
-    }
-    const positions = this.positionsScratch;
+    const positions = this.positionsFor(count);
     const buffer = Buffer.allocUnsafe(bytes);
     const bases: number[] = [];
     const firstOffset = this.active.nextOffset;
@@ -353,8 +392,57 @@ export class PartitionLog {
       k += b.count;
     }
     positions[count] = bytes; // sentinel: the end of the last record
+    this.writeStored(buffer, positions, count);
+    return bases;
+  }
+
+  /**
+   * A replica's write: `stored` is a group exactly as the primary's `writeGroup` built it (records in
+   * the segment format), to land at `baseOffset`. Every record is framed and its CRC checked first;
+   * then it is written as `writeGroup` writes (one write per segment touched, all or nothing,
+   * unpublished until published). The log keeps `stored` (its tail cache serves reads from it): the
+   * caller must not reuse the buffer. Refused with nothing written: OffsetMismatchError when
+   * `baseOffset` is not the log's end, CorruptRecordError when the bytes are not `count` good records,
+   * RecordTooLargeError for a record no segment can hold, RangeError for a count below 1.
+   */
+  writeStoredGroup(baseOffset: number, stored: Buffer, count: number): void {
+    if (!Number.isInteger(count) || count < 1) throw new RangeError(`count: ${count}, expected >= 1`);
+    if (baseOffset !== this.logEndOffset) throw new OffsetMismatchError(baseOffset, this.logEndOffset);
+    const positions = this.positionsFor(count);
+    frameStoredGroup(stored, count, baseOffset, positions);
+    const max = this.config.segmentBytesMax;
+    if (stored.length > max) {
+      for (let i = 0; i < count; i++) {
+        const bytes = positions[i + 1]! - positions[i]!;
+        if (bytes > max) throw new RecordTooLargeError(i, bytes - recordHeaderBytes, max);
+      }
+    }
+    this.writeStored(stored, positions, count);
+  }
+
+  /**
+   * The stored bytes of the group written last, as written (no copy): what a primary streams to its
+   * replicas. Only meaningful right after `writeGroup` or `writeStoredGroup` returned.
+   */
+  get lastWrittenStored(): Buffer {
+    return this.lastStored;
+  }
+
+  /** The position scratch, grown to hold `count` records and the end sentinel. */
+  private positionsFor(count: number): Uint32Array {
+    if (this.positionsScratch.length < count + 1) {
+      this.positionsScratch = new Uint32Array(Math.max(count + 1, this.positionsScratch.length * 2));
+    }
+    return this.positionsScratch;
+  }
+
+  /** The one write path of primary and replica: `buffer` holds `count` framed records at `positions`. */
+  private writeStored(buffer: Buffer, positions: Uint32Array, count: number): void {
+    const firstOffset = this.active.nextOffset;
     const touched = this.writeRuns(buffer, positions, count);
+    this.lastStored = buffer;
     this.unpublished.push({
+      startOffset: firstOffset,
       chunk: {
         startOffset: firstOffset,
         count,
@@ -364,7 +452,6 @@ export class PartitionLog {
       endOffset: firstOffset + count,
       segmentEnds: touched.map((s) => [s, s.sizeBytes]),
     });
-    return bases;
   }
 
   /**
@@ -497,11 +584,113 @@ export class PartitionLog {
    */
   publish(endOffset = this.logEndOffset): void {
     while (this.unpublished.length > 0 && this.unpublished[0]!.endOffset <= endOffset) {
-      const group = this.unpublished.shift()!;
-      for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
-      this.tail.add(group.chunk);
+      this.publishOldest();
     }
     this.highWatermark.advance(endOffset);
+  }
+
+  /**
+   * A replica's publish: `offset` is the primary's commit offset, which may fall inside a group this
+   * log holds. Every written group ending at or before it is published, and the high watermark moves
+   * to the end of the last one (so never past what is readable here, and never back). A group the
+   * offset cuts waits for a later commit offset that covers it.
+   */
+  publishCommitted(offset: number): void {
+    let end = -1;
+    while (this.unpublished.length > 0 && this.unpublished[0]!.endOffset <= offset) {
+      end = this.publishOldest();
+    }
+    if (end >= 0) this.highWatermark.advance(end);
+  }
+
+  /** Makes the oldest unpublished group readable; returns its end offset. */
+  private publishOldest(): number {
+    const group = this.unpublished.shift()!;
+    for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
+    if (group.chunk !== null) this.tail.add(group.chunk);
+    return group.endOffset;
+  }
+
+  /**
+   * Removes every record at or above `offset` (a replica cutting back to where its log and a new
+   * primary's agree); later writes land at `offset`. Refused with RangeError, nothing changed, when a
+   * reader may have seen the records (`offset` below the high watermark), past the log end, or below
+   * the local segments. Durable before it returns: the segment holding `offset` is cut and
+   * fdatasynced first, then later segments are removed and the directory fsynced (a crash between
+   * leaves those after a gap, which recovery removes), so a crash never brings the cut records back.
+   * A read in flight on a removed segment completes (its file closes when the read lets go). A disk
+   * refusal is StorageError; the partition should then be reopened (recovery decides what is there).
+   */
+  truncateTo(offset: number): void {
+    if (this.isClosed) throw new LogClosedError(this.name);
+    const highWatermark = this.highWatermark.value;
+    const logEndOffset = this.logEndOffset;
+    if (!Number.isInteger(offset) || offset < highWatermark || offset > logEndOffset) {
+      throw new RangeError(
+        `truncateTo: offset ${offset}, expected ${highWatermark}..${logEndOffset} ` +
+          '(from the high watermark, below which a reader may have seen a record, to the log end)',
+      );
+    }
+    if (offset < this.localStartOffset) {
+      throw new RangeError(
+        `truncateTo: offset ${offset} is below the local start ${this.localStartOffset} (history only in the store)`,
+      );
+    }
+    if (offset === logEndOffset) return;
+    // Segments starting at or after `offset` go whole; the first segment always stays (cut to empty).
+    let keep = this.segments.findIndex((s) => s.baseOffset >= offset);
+    if (keep < 0) keep = this.segments.length;
+    if (keep === 0) keep = 1;
+    const cut = this.segments[keep - 1]!;
+    const removed = this.segments.slice(keep);
+    try {
+      if (cut.nextOffset > offset) {
+        const position = positionOfOffset(cut, offset);
+        truncateSegment(cut.fd, position);
+        cut.nextOffset = offset;
+        cut.sizeBytes = position;
+        cut.visibleBytes = Math.min(cut.visibleBytes, position);
+        cut.index.truncateTo(offset, position);
+      }
+      this.segments.length = keep;
+      for (const s of removed) {
+        this.unsynced.delete(s);
+        s.remove();
+      }
+      if (removed.length > 0) fsyncDir(this.dir);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new StorageError(
+        `${this.name}: truncation refused by the disk (${code ?? String(error)})`,
+        code,
+        {
+          cause: error,
+        },
+      );
+    }
+    // Published records all lie below the high watermark, so the tail cache holds none past `offset`;
+    // only groups not yet published can reach past it.
+    this.unpublished = this.unpublished.filter((g) => g.startOffset < offset);
+    for (const g of this.unpublished) {
+      if (g.endOffset > offset) {
+        const count = offset - g.startOffset;
+        if (g.chunk !== null) {
+          g.chunk = {
+            startOffset: g.startOffset,
+            count,
+            buffer: g.chunk.buffer.subarray(0, g.chunk.positions[count]),
+            positions: g.chunk.positions.subarray(0, count),
+          };
+        }
+        g.endOffset = offset;
+      }
+      g.segmentEnds = g.segmentEnds
+        .filter(([s]) => !s.isRemoved)
+        .map(([s, size]): [Segment, number] => [s, Math.min(size, s.sizeBytes)]);
+    }
+    this.logger.info(
+      `${this.name}: truncated to offset ${offset} (was ${logEndOffset}; ${removed.length} segment(s) removed)`,
+    );
   }
 
   /**

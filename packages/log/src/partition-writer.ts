@@ -25,6 +25,20 @@ export interface AppendWaiter {
   failed(error: Error): void;
 }
 
+/**
+ * Where a primary's writer hands each group for replication. While one is set, a group is
+ * acknowledged and published only once it is durable locally (as ever) and the pipeline has called
+ * `commitTo` with an offset at or past its end.
+ */
+export interface ReplicationGate {
+  /**
+   * Called right after a group is written locally, in write order, with its stored bytes (the log's
+   * own buffer: not to be changed). May be called from inside `appendTo` (a lone batch is written at
+   * once), so it must not append to this writer.
+   */
+  groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void;
+}
+
 interface Pending {
   batch: AppendBatch;
   storedBytes: number;
@@ -76,6 +90,8 @@ interface Group {
   /** False until its barrier (if it asked for one) has completed. */
   durable: boolean;
   syncError: Error | null;
+  /** Written while a replication gate was set: acknowledged only once committed. */
+  gated: boolean;
 }
 
 /**
@@ -135,6 +151,9 @@ export class PartitionWriter {
   private flushInFlight: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
   private readonly logger: Logger;
+  private gate: ReplicationGate | null = null;
+  /** Every in-sync replica holds the records below this (see `commitTo`). */
+  private committedOffset = 0;
 
   constructor(
     readonly log: PartitionLog,
@@ -145,6 +164,69 @@ export class PartitionWriter {
       this.flushTimer = setInterval(() => this.flushInBackground(), log.config.flushEveryMs);
       this.flushTimer.unref();
     }
+  }
+
+  /**
+   * Sets (or with null, clears) where written groups are handed for replication. Groups written
+   * while a gate was set still wait for `commitTo` after it is cleared: clearing it never
+   * acknowledges what the replicas may not hold.
+   */
+  setReplicationGate(gate: ReplicationGate | null): void {
+    this.gate = gate;
+  }
+
+  /**
+   * Every in-sync replica holds the records below `offset`: the gated groups ending at or before it
+   * are acknowledged (and published) in write order, each once durable locally too. Any offset may
+   * be given; a lower one than before changes nothing.
+   */
+  commitTo(offset: number): void {
+    if (offset <= this.committedOffset) return;
+    this.committedOffset = offset;
+    // From inside an acknowledgement the running loop sees the new offset itself.
+    if (!this.pumping) this.pump();
+  }
+
+  /**
+   * Tells every waiter not yet answered that its batch failed with `error`, now: those of groups
+   * written but not acknowledged (their records stay in the log, published by a later `commitTo`
+   * that covers them) and those of batches queued or blocked, which are never written.
+   */
+  failUncommitted(error: Error): void {
+    const waiters: AppendWaiter[] = [];
+    for (const group of this.groups) {
+      for (const p of group.members) waiters.push(p.waiter);
+      group.members = [];
+      group.bases = [];
+    }
+    for (const p of this.queue) waiters.push(p.waiter);
+    for (const p of this.blocked) waiters.push(p.waiter);
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.queuedForced = 0;
+    this.blocked = [];
+    for (const waiter of waiters) waiter.failed(error);
+  }
+
+  /**
+   * Refuses (Error, nothing changed) a truncation while any batch still waits for its answer:
+   * `failUncommitted` first. The log is cut between this and `forgetPast`.
+   */
+  checkMayTruncate(): void {
+    const waiting =
+      this.queue.length + this.blocked.length + this.groups.reduce((n, g) => n + g.members.length, 0);
+    if (waiting > 0) {
+      throw new Error(
+        `${this.log.name}: ${waiting} batch(es) still wait for an answer; fail them (failUncommitted) before truncating`,
+      );
+    }
+  }
+
+  /** The log was cut at `offset`: groups written past it are gone and are never acknowledged. */
+  forgetPast(offset: number): void {
+    this.groups = this.groups.filter((g) => g.endOffset <= offset);
+    if (this.committedOffset > offset) this.committedOffset = offset;
+    if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   /** Batches waiting for queue space right now (backpressure in effect). */
@@ -273,7 +355,8 @@ export class PartitionWriter {
   /** The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them. */
   private expectReturningProducers(): void {
     let forced = 0;
-    for (let i = 0; i < this.groups.length && this.groups[i]!.durable; i++) forced += this.groups[i]!.forced;
+    for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
+      forced += this.groups[i]!.forced;
     if (forced === 0) return;
     this.forcedReturning += forced;
     this.forcedAckedAtMs = performance.now();
@@ -338,6 +421,7 @@ export class PartitionWriter {
       forced: forcedMembers,
       durable: !forced,
       syncError: null,
+      gated: this.gate !== null,
     };
     this.groups.push(group);
     if (forced) {
@@ -356,6 +440,8 @@ export class PartitionWriter {
     ) {
       this.flushInBackground();
     }
+    // After the local barrier has started: the replicas' writes and this disk's run side by side.
+    this.gate?.groupWritten(bases[0]!, this.log.lastWrittenStored, records, forced);
   }
 
   /**
@@ -396,7 +482,7 @@ export class PartitionWriter {
    * told synchronously, and what a producer has been told is written must already be readable.
    */
   private acknowledge(): void {
-    while (this.groups.length > 0 && this.groups[0]!.durable) {
+    while (this.groups.length > 0 && this.isReady(this.groups[0]!)) {
       const group = this.groups.shift()!;
       this.log.publish(group.endOffset);
       for (let i = 0; i < group.members.length; i++) {
@@ -407,6 +493,11 @@ export class PartitionWriter {
       }
     }
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Durable locally, and held by every in-sync replica when it was written under a gate. */
+  private isReady(group: Group): boolean {
+    return group.durable && (!group.gated || group.endOffset <= this.committedOffset);
   }
 
   private get isIdle(): boolean {
@@ -443,10 +534,16 @@ export class PartitionWriter {
 
   /**
    * Stops taking batches, lets queued ones finish, and makes everything durable. Batches offered after
-   * this is called are refused with LogClosedError.
+   * this is called are refused with LogClosedError. Groups written under a replication gate are
+   * waited for too: call `commitTo` or `failUncommitted` for them, or this never resolves.
    */
   async close(): Promise<void> {
     this.accepting = false;
+    if (this.groups.every((g) => g.gated && g.members.length === 0)) {
+      // Failed already, they wait only for a commit a closing partition never gets; their records
+      // stay in the log, and the next open decides what of them is readable.
+      this.groups = [];
+    }
     if (this.flushTimer) clearInterval(this.flushTimer);
     if (this.gatherTimer !== undefined) {
       // Nobody else is coming: write what is held now.

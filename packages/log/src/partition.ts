@@ -1,5 +1,6 @@
 import type { AckPolicyValue } from '@booblik/protocol';
 import type { LogConfig } from './config.js';
+import { EpochHistory } from './epoch-history.js';
 import type { Fragment, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
 import type { HighWatermark } from './high-watermark.js';
 import type { Logger } from './logger.js';
@@ -14,6 +15,7 @@ import {
   type AppendResult,
   type AppendWaiter,
   PartitionWriter,
+  type ReplicationGate,
   type WriterStats,
 } from './partition-writer.js';
 import { partitionDirName } from './segment-name.js';
@@ -21,8 +23,13 @@ import { sharedWorkerScanner } from './worker-scanner.js';
 
 /**
  * One partition as the broker sees it: appends go through the writer (group commit), reads and the
- * high watermark come from the log. This is the unit a registry looks up by (topic, partition); a
- * replicated partition will later sit behind the same surface.
+ * high watermark come from the log. This is the unit a registry looks up by (topic, partition).
+ *
+ * Replicated, it is either a primary or a replica at a time, never both. A primary appends through
+ * the writer with a replication gate set (`setReplicationGate`, `commitTo`, `failUncommitted`). A
+ * replica never takes a PRODUCE: it writes the primary's groups with `writeReplicated` and publishes
+ * with `publishCommitted`; mixing that with `append` on one partition breaks both (the writer does
+ * not know the replica's groups). `truncateTo` cuts the log and the epoch history back.
  */
 export class Partition {
   private constructor(
@@ -30,6 +37,8 @@ export class Partition {
     readonly id: number,
     private readonly log: PartitionLog,
     private readonly writer: PartitionWriter,
+    /** Which epoch wrote which records (the `epochs` file beside the segments). */
+    readonly epochs: EpochHistory,
   ) {}
 
   /** Opens `<dataDir>/<topic>-<partition>/`, recovering every segment first. */
@@ -38,12 +47,11 @@ export class Partition {
     topic: string,
     id: number,
     config: Readonly<LogConfig>,
-    options: { logger?: Logger; now?: () => number; remote?: RemoteHistory } = {},
+    options: { logger?: Logger; now?: () => number; remote?: RemoteHistory; highWatermark?: number } = {},
   ): { partition: Partition; report: OpenReport } {
     const name = partitionDirName(topic, id);
     const { log, report } = PartitionLog.open(`${dataDir}/${name}`, name, config, options);
-    const writer = new PartitionWriter(log, options.logger ? { logger: options.logger } : {});
-    return { partition: new Partition(topic, id, log, writer), report };
+    return { partition: Partition.around(topic, id, log, options.logger), report };
   }
 
   /**
@@ -55,15 +63,33 @@ export class Partition {
     topic: string,
     id: number,
     config: Readonly<LogConfig>,
-    options: { logger?: Logger; now?: () => number; scan?: SegmentScanner; remote?: RemoteHistory } = {},
+    options: {
+      logger?: Logger;
+      now?: () => number;
+      scan?: SegmentScanner;
+      remote?: RemoteHistory;
+      highWatermark?: number;
+    } = {},
   ): Promise<{ partition: Partition; report: OpenReport }> {
     const name = partitionDirName(topic, id);
     const { log, report } = await PartitionLog.openAsync(`${dataDir}/${name}`, name, config, {
       ...options,
       scan: options.scan ?? sharedWorkerScanner.scan,
     });
-    const writer = new PartitionWriter(log, options.logger ? { logger: options.logger } : {});
-    return { partition: new Partition(topic, id, log, writer), report };
+    return { partition: Partition.around(topic, id, log, options.logger), report };
+  }
+
+  /** The writer and the epoch history of an opened log (the log is closed if the history is refused). */
+  private static around(topic: string, id: number, log: PartitionLog, logger: Logger | undefined): Partition {
+    let epochs: EpochHistory;
+    try {
+      epochs = EpochHistory.open(log.dir, log.logEndOffset);
+    } catch (error) {
+      log.close();
+      throw error;
+    }
+    const writer = new PartitionWriter(log, logger ? { logger } : {});
+    return new Partition(topic, id, log, writer, epochs);
   }
 
   /** New settings from a changed topic spec (retention now, segment capacity at the next roll). */
@@ -85,6 +111,11 @@ export class Partition {
 
   get logStartOffset(): number {
     return this.log.logStartOffset;
+  }
+
+  /** The offset the next record written will get (written, not necessarily committed or published). */
+  get logEndOffset(): number {
+    return this.log.logEndOffset;
   }
 
   get sizeBytes(): number {
@@ -133,6 +164,53 @@ export class Partition {
   /** `append` without a promise: `waiter` is told the outcome, possibly before this returns. */
   appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void {
     this.writer.appendTo(batch, ack, waiter);
+  }
+
+  /** Hands each group written from now on to `gate`, acknowledging it only once committed (null: no gate). */
+  setReplicationGate(gate: ReplicationGate | null): void {
+    this.writer.setReplicationGate(gate);
+  }
+
+  /** Every in-sync replica holds the records below `offset` (see PartitionWriter.commitTo). */
+  commitTo(offset: number): void {
+    this.writer.commitTo(offset);
+  }
+
+  /** Fails every waiter not yet answered; written records stay (see PartitionWriter.failUncommitted). */
+  failUncommitted(error: Error): void {
+    this.writer.failUncommitted(error);
+  }
+
+  /**
+   * A replica's write of a primary's group at `baseOffset` (see PartitionLog.writeStoredGroup for what
+   * is refused). Resolves once written, or once fdatasync'ed too when `forced`. Not readable until
+   * `publishCommitted` covers it. Never mixed with `append` on the same partition.
+   */
+  async writeReplicated(baseOffset: number, stored: Buffer, count: number, forced: boolean): Promise<void> {
+    this.log.writeStoredGroup(baseOffset, stored, count);
+    if (forced) await this.log.sync();
+  }
+
+  /**
+   * A replica's publish up to the primary's commit offset (see PartitionLog.publishCommitted). On a
+   * former primary it also lets go of the groups its writer wrote and then failed (failUncommitted).
+   */
+  publishCommitted(offset: number): void {
+    this.log.publishCommitted(offset);
+    this.writer.commitTo(offset);
+  }
+
+  /**
+   * Removes every record at or above `offset`, the log first, then the epoch history (a crash between
+   * leaves entries past the log end, which the history drops when it opens). Refused, nothing
+   * changed, while a batch appended here still waits for its answer (`failUncommitted` first), and
+   * as PartitionLog.truncateTo refuses.
+   */
+  truncateTo(offset: number): void {
+    this.writer.checkMayTruncate();
+    this.log.truncateTo(offset);
+    this.writer.forgetPast(offset);
+    this.epochs.truncateTo(offset);
   }
 
   read(offset: number, maxBytes: number): Promise<ReadResult> {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { recordHeaderBytes } from '@booblik/protocol';
 import { StorageError } from './errors.js';
 import { preadInto } from './fs-util.js';
@@ -81,4 +82,23 @@ async function readLease(
     const code = (error as NodeJS.ErrnoException).code;
     throw new StorageError(`${segment.path}: read failed (${code ?? String(error)})`, code, { cause: error });
   }
+}
+
+/**
+ * The file position of the record at `offset` in `segment` (its size when `offset` is its end), found
+ * synchronously: the sparse index's entry, then a hop over record headers. For truncation, which is
+ * rare and must be decided in one turn.
+ */
+export function positionOfOffset(segment: Segment, offset: number): number {
+  if (offset === segment.nextOffset) return segment.sizeBytes;
+  const entry = segment.index.floor(offset);
+  const header = Buffer.allocUnsafe(4);
+  let position = entry.position;
+  for (let at = entry.offset; at < offset; at++) {
+    if (fs.readSync(segment.fd, header, 0, 4, position) !== 4) {
+      throw new StorageError(`${segment.path}: offset ${offset} not found where the index points`, undefined);
+    }
+    position += recordHeaderBytes + header.readInt32BE(0);
+  }
+  return position;
 }

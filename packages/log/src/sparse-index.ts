@@ -69,6 +69,13 @@ export class SparseIndex {
     this.size++;
   }
 
+  /** Forgets the entries at or after `offset` (the segment was cut there, at file `position`). */
+  truncateTo(offset: number, position: number): void {
+    const rel = offset - this.baseOffset;
+    while (this.size > 0 && this.relOffsets[this.size - 1]! >= rel) this.size--;
+    this.bytesSinceEntry = this.size > 0 ? position - this.positions[this.size - 1]! : 0;
+  }
+
   /** The last entry at or before `offset`: where to start scanning headers for it. */
   floor(offset: number): { offset: number; position: number } {
     const rel = offset - this.baseOffset;

@@ -1,10 +1,11 @@
 /**
  * Runs under a file-size limit (RLIMIT_FSIZE), so the disk "fills" at a known size: appends until one
  * is refused, checks the refusal, and reports what was acknowledged.
- *   node full-disk-child.js <dataDir>
+ *   node full-disk-child.js <dataDir> [replica]
+ * With `replica`, the records arrive as a replica's (stored bytes at an offset) instead of appends.
  */
 import fs from 'node:fs';
-import { AckPolicy } from '@booblik/protocol';
+import { AckPolicy, encodeStoredRecords } from '@booblik/protocol';
 import { defaultLogConfig } from '../config.js';
 import { StorageError } from '../errors.js';
 import { Partition } from '../partition.js';
@@ -18,11 +19,18 @@ const { partition } = Partition.open(process.argv[2]!, 'full', 0, {
   ...defaultLogConfig,
   segmentBytesMax: 1 << 20,
 });
+const asReplica = process.argv[3] === 'replica';
 let acked = 0;
 for (let i = 0; ; i++) {
   try {
-    const result = await partition.append(batchOf([rec(i, 300), rec(i, 300)]), AckPolicy.WRITTEN);
-    acked = result.baseOffset + 2;
+    if (asReplica) {
+      await partition.writeReplicated(acked, encodeStoredRecords([rec(i, 300), rec(i, 300)]), 2, false);
+      partition.publishCommitted(acked + 2);
+      acked += 2;
+    } else {
+      const result = await partition.append(batchOf([rec(i, 300), rec(i, 300)]), AckPolicy.WRITTEN);
+      acked = result.baseOffset + 2;
+    }
   } catch (error) {
     const refused = error instanceof StorageError ? `storage-error ${error.code}` : `other ${String(error)}`;
     // Reading still works after the refusal.
