@@ -730,6 +730,37 @@ export class PartitionLog {
   }
 
   /**
+   * Stored records from `offset` as written, published or not: a primary copying to a replica what
+   * it lacks, records not committed yet included. Up to `maxBytes`, maybe cut inside the last record;
+   * a copy the caller keeps (it waits for the replica's answer).
+   */
+  async readWritten(offset: number, maxBytes: number): Promise<Buffer> {
+    if (this.isClosed) throw new LogClosedError(this.name);
+    const end = this.logEndOffset;
+    if (offset < this.localStartOffset || offset > end) {
+      throw new OffsetOutOfRangeError(offset, this.localStartOffset, end);
+    }
+    if (offset === end) return Buffer.alloc(0);
+    const segment = this.segmentOf(offset);
+    segment.acquire();
+    try {
+      const read = await readFromSegment(
+        segment,
+        offset,
+        maxBytes,
+        this.config.indexIntervalBytes,
+        this.readBuffers,
+        segment.sizeBytes,
+      );
+      const copy = Buffer.from(read.bytes);
+      read.release?.();
+      return copy;
+    } finally {
+      segment.release();
+    }
+  }
+
+  /**
    * `read` when it needs no disk: out of range (thrown), at the high watermark (empty), or from the
    * in-memory tail. Null when the records must be read from a segment file. A caught-up consumer
    * woken by a write is answered from here in the same turn, without a promise step.

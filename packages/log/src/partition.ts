@@ -195,6 +195,11 @@ export class Partition {
    * A replica's publish up to the primary's commit offset (see PartitionLog.publishCommitted). On a
    * former primary it also lets go of the groups its writer wrote and then failed (failUncommitted).
    */
+  /** Records as written, committed or not (see PartitionLog.readWritten): what a replica is sent. */
+  readWritten(offset: number, maxBytes: number): Promise<Buffer> {
+    return this.log.readWritten(offset, maxBytes);
+  }
+
   publishCommitted(offset: number): void {
     this.log.publishCommitted(offset);
     this.writer.commitTo(offset);

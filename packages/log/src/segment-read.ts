@@ -24,8 +24,9 @@ export async function readFromSegment(
   maxBytes: number,
   indexIntervalBytes: number,
   pool: ReadBufferPool,
+  /** Where reading stops: the published end by default; a primary copying to a replica reads all written. */
+  end = segment.visibleBytes,
 ): Promise<SegmentRead> {
-  const end = segment.visibleBytes;
   const entry = segment.index.floor(offset);
   let position = entry.position;
   let at = entry.offset;

@@ -178,7 +178,7 @@ export class ReplicationOracle {
         seq++;
       } catch (error) {
         this.note(String((error as Error).message).slice(0, 40));
-        client.close();
+        client?.close();
         client = null;
       }
     }
@@ -235,7 +235,7 @@ export class ReplicationOracle {
         }
       } catch (error) {
         if (error instanceof assert.AssertionError) throw error;
-        client.close();
+        client?.close();
         client = null;
       }
     }
