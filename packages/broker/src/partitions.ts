@@ -193,6 +193,11 @@ export class PartitionRegistry implements PartitionResolver {
     id: number,
     logConfig: Readonly<LogConfig>,
     readOnly: boolean,
+    /**
+     * A replicated partition: nothing it recovered is readable until its primary's commit offset
+     * covers it, so a tail it holds past the last commit can still be cut if it diverged.
+     */
+    heldBack = false,
   ): Promise<PartitionReport | null> {
     let entry = this.topics.get(name);
     if (entry === undefined) {
@@ -202,7 +207,7 @@ export class PartitionRegistry implements PartitionResolver {
     }
     if (entry.partitions[id] !== undefined) return null;
     await this.removals.get(partitionDirName(name, id));
-    const { partition, report } = await this.openOne(name, id, logConfig);
+    const { partition, report } = await this.openOne(name, id, logConfig, heldBack);
     if (this.topics.get(name) !== entry || entry.partitions[id] !== undefined) {
       await partition.close();
       return null;
@@ -213,10 +218,11 @@ export class PartitionRegistry implements PartitionResolver {
   }
 
   /** Opens one partition in a worker thread; a topic with a store starts where the store's history ends. */
-  private async openOne(name: string, id: number, logConfig: Readonly<LogConfig>) {
+  private async openOne(name: string, id: number, logConfig: Readonly<LogConfig>, heldBack = false) {
     const remote = await this.openHooks?.remoteFor(name, id);
     return Partition.openAsync(path.resolve(this.dataDir), name, id, logConfig, {
       logger: this.logger,
+      ...(heldBack ? { highWatermark: 0 } : {}),
       ...(remote === undefined ? {} : { remote }),
     });
   }

@@ -17,9 +17,9 @@ import { handleList } from './api/list.js';
 import { handleListFragments } from './api/list-fragments.js';
 import { handleMetadata } from './api/metadata.js';
 import { handleMove } from './api/move.js';
-import { handleReplicate } from './api/replicate.js';
 import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
+import { handleReplicate } from './api/replicate.js';
 import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */

@@ -154,7 +154,9 @@ export class AllocatorLeader {
         puts.push(
           c
             .put(owner)
-            .value(encodeOwner({ member: op.replicas[0]!, replicas: op.replicas, isr: op.replicas, epoch: 1 })),
+            .value(
+              encodeOwner({ member: op.replicas[0]!, replicas: op.replicas, isr: op.replicas, epoch: 1 }),
+            ),
         );
         op.replicas.forEach((member, slot) => {
           puts.push(this.assignment(op.topic, op.partition, member, slot, op.leaseIds[slot]!));
@@ -167,7 +169,8 @@ export class AllocatorLeader {
         txn = txn
           .and(owner, 'Mod', '==', op.modRevision)
           .and(ks.memberKey(op.value.member), 'Create', '==', op.memberCreateRevision);
-        if (op.from !== op.value.member) txn = txn.and(ks.memberKey(op.from), 'Create', '==', op.fromCreateRevision);
+        if (op.from !== op.value.member)
+          txn = txn.and(ks.memberKey(op.from), 'Create', '==', op.fromCreateRevision);
         puts.push(c.put(owner).value(encodeOwner(op.value)));
         puts.push(this.assignment(op.topic, op.partition, op.value.member, 0, op.leaseId));
         continue;

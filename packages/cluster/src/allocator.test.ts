@@ -13,7 +13,9 @@ function members(...list: [id: string, zone: string][]): Map<string, AllocatorMe
 }
 
 function specs(...list: [topic: string, partitions: number, replication?: number][]) {
-  return new Map(list.map(([t, partitions, replication]) => [t, { partitions, replication: replication ?? 1 }]));
+  return new Map(
+    list.map(([t, partitions, replication]) => [t, { partitions, replication: replication ?? 1 }]),
+  );
 }
 
 function single(member: string): AllocatorOwner {
@@ -37,7 +39,13 @@ function applied(state: AllocatorInput): AllocatorInput {
     if (op.op === 'dropTopic') continue;
     const key = `${op.topic}/${op.partition}`;
     if (op.op === 'own') {
-      owners.set(key, { member: op.replicas[0]!, replicas: op.replicas, isr: op.replicas, epoch: 1, modRevision: 5 });
+      owners.set(key, {
+        member: op.replicas[0]!,
+        replicas: op.replicas,
+        isr: op.replicas,
+        epoch: 1,
+        modRevision: 5,
+      });
       op.replicas.forEach((m, slot) => slotsOf(key).set(m, slot));
     }
     if (op.op === 'promote') {
@@ -89,7 +97,10 @@ describe('allocator', () => {
 
   it('places R replicas in distinct zones, the primary in slot 0, and spreads the primaries', () => {
     const state = applied(
-      input({ members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c'], ['b4', 'a']), specs: specs(['t', 6, 3]) }),
+      input({
+        members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c'], ['b4', 'a']),
+        specs: specs(['t', 6, 3]),
+      }),
     );
     const leading = new Map<string, number>();
     for (const [key, owner] of state.owners) {
@@ -142,9 +153,19 @@ describe('allocator', () => {
   });
 
   it('a replicated primary back under a new lease keeps its place only in a new epoch', () => {
-    const owner: AllocatorOwner = { member: 'b1', replicas: ['b1', 'b2'], isr: ['b1'], epoch: 3, modRevision: 9 };
+    const owner: AllocatorOwner = {
+      member: 'b1',
+      replicas: ['b1', 'b2'],
+      isr: ['b1'],
+      epoch: 3,
+      modRevision: 9,
+    };
     const ops = planAllocation(
-      input({ members: members(['b1', 'a'], ['b2', 'b']), specs: specs(['t', 1, 2]), owners: new Map([['t/0', owner]]) }),
+      input({
+        members: members(['b1', 'a'], ['b2', 'b']),
+        specs: specs(['t', 1, 2]),
+        owners: new Map([['t/0', owner]]),
+      }),
     );
     assert.equal(ops.length, 1);
     const op = ops[0]!;
@@ -153,7 +174,13 @@ describe('allocator', () => {
   });
 
   it('never promotes a replica that is not in sync: the partition waits without a primary', () => {
-    const owner: AllocatorOwner = { member: 'b1', replicas: ['b1', 'b2', 'b3'], isr: ['b1', 'b3'], epoch: 4, modRevision: 9 };
+    const owner: AllocatorOwner = {
+      member: 'b1',
+      replicas: ['b1', 'b2', 'b3'],
+      isr: ['b1', 'b3'],
+      epoch: 4,
+      modRevision: 9,
+    };
     const state = input({
       members: members(['b2', 'b']),
       specs: specs(['t', 1, 3]),

@@ -108,7 +108,13 @@ export function planAllocation(input: AllocatorInput): AllocatorOp[] {
       let replicas: readonly string[];
       const owner = input.owners.get(key);
       if (owner === undefined) {
-        const chosen = chooseReplicas(live, Math.min(spec.replication, live.length), primaries, copies, inZone);
+        const chosen = chooseReplicas(
+          live,
+          Math.min(spec.replication, live.length),
+          primaries,
+          copies,
+          inZone,
+        );
         if (chosen.length === 0) continue; // no member: assigned once one joins
         ops.push({
           op: 'own',
@@ -126,10 +132,7 @@ export function planAllocation(input: AllocatorInput): AllocatorOp[] {
       // A replicated partition's primary that is gone, or back under a new lease (its assignment went
       // with the old one), is replaced in a new epoch: records it may write from now on must never
       // share an epoch with records its old incarnation wrote and a replica may hold.
-      if (
-        !input.members.has(owner.member) ||
-        (replicas.length > 1 && holders.get(owner.member) !== 0)
-      ) {
+      if (!input.members.has(owner.member) || (replicas.length > 1 && holders.get(owner.member) !== 0)) {
         const promotion = promote(topic, p, owner, input.members);
         if (promotion !== null) ops.push(promotion);
         // The other replicas' slots follow on the next run, once the copy shows the new owner record.

@@ -1,7 +1,7 @@
 import type { Etcd3 } from 'etcd3';
 import { clusterError } from './etcd-client.js';
-import type { OwnerEntry } from './keyspace-copy.js';
 import type { Keyspace } from './keyspace.js';
+import type { OwnerEntry } from './keyspace-copy.js';
 import { encodeOwner } from './values.js';
 
 export interface InSyncWriter {
@@ -25,14 +25,19 @@ export async function writeInSyncSet(
   owner: OwnerEntry,
   isr: readonly string[],
 ): Promise<number | null> {
-  if (owner.member !== self.id) throw new Error(`${topic}-${partition}: only its primary changes its in-sync set`);
+  if (owner.member !== self.id)
+    throw new Error(`${topic}-${partition}: only its primary changes its in-sync set`);
   if (!isr.includes(self.id)) throw new Error(`${topic}-${partition}: the primary is always in sync`);
   const key = keyspace.ownerKey(topic, partition);
   try {
     const result = await client
       .if(key, 'Mod', '==', owner.modRevision)
       .and(keyspace.memberKey(self.id), 'Create', '==', self.createRevision)
-      .then(client.put(key).value(encodeOwner({ member: owner.member, replicas: owner.replicas, isr, epoch: owner.epoch })))
+      .then(
+        client
+          .put(key)
+          .value(encodeOwner({ member: owner.member, replicas: owner.replicas, isr, epoch: owner.epoch })),
+      )
       .commit();
     return result.succeeded ? Number(result.header.revision) : null;
   } catch (error) {

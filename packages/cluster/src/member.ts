@@ -73,7 +73,8 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
   get leaseCertain(): boolean {
     return (
       this.currentState === 'alive' &&
-      performance.now() < this.confirmedSentAt + this.leaseMs - Math.min(LEASE_FENCE_MARGIN_MS, this.leaseMs / 4)
+      performance.now() <
+        this.confirmedSentAt + this.leaseMs - Math.min(LEASE_FENCE_MARGIN_MS, this.leaseMs / 4)
     );
   }
 

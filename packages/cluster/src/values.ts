@@ -119,7 +119,12 @@ export interface OwnerValue {
 export const REPLICAS_MAX = 5;
 
 export function encodeOwner(value: OwnerValue): string {
-  return JSON.stringify({ member: value.member, replicas: value.replicas, isr: value.isr, epoch: value.epoch });
+  return JSON.stringify({
+    member: value.member,
+    replicas: value.replicas,
+    isr: value.isr,
+    epoch: value.epoch,
+  });
 }
 
 export function decodeOwner(bytes: Buffer): Decoded<OwnerValue> {
@@ -144,12 +149,15 @@ export function decodeOwner(bytes: Buffer): Decoded<OwnerValue> {
       if (typeof id !== 'string' || memberIdProblem(id) !== null)
         return { problem: `${field}: ${JSON.stringify(id)} is not a member id` };
     }
-    if (new Set(list).size !== list.length) return { problem: `${field}: ${JSON.stringify(list)} names a member twice` };
+    if (new Set(list).size !== list.length)
+      return { problem: `${field}: ${JSON.stringify(list)} names a member twice` };
   }
   const replicaIds = replicas as string[];
   const isrIds = isr as string[];
-  if (!replicaIds.includes(member)) return { problem: `replicas: ${JSON.stringify(replicaIds)} lacks the primary ${member}` };
-  if (!isrIds.includes(member)) return { problem: `isr: ${JSON.stringify(isrIds)} lacks the primary ${member}` };
+  if (!replicaIds.includes(member))
+    return { problem: `replicas: ${JSON.stringify(replicaIds)} lacks the primary ${member}` };
+  if (!isrIds.includes(member))
+    return { problem: `isr: ${JSON.stringify(isrIds)} lacks the primary ${member}` };
   for (const id of isrIds) {
     if (!replicaIds.includes(id)) return { problem: `isr: ${id} is not one of the replicas` };
   }

@@ -1,10 +1,10 @@
 import type { Logger } from '@booblik/log';
 import type { ClusterNode } from '../cluster/cluster-node.js';
 import type { PeerProxy } from '../cluster/proxy.js';
-import type { ReplicationService } from '../replication/replication-service.js';
 import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
 import type { RateLimitedLog } from '../rate-limited-log.js';
+import type { ReplicationService } from '../replication/replication-service.js';
 import type { TopicTable } from '../topics/topic-table.js';
 
 /** What every handler may use. */

@@ -1,6 +1,6 @@
-import { ReplicationRefusal } from '../replication/refusal.js';
 import { LogClosedError, RecordTooLargeError, StorageError } from '@booblik/log';
 import { ErrorCode, encodeErrorResponse, errorName } from '@booblik/protocol';
+import { ReplicationRefusal } from '../replication/refusal.js';
 import type { ApiContext, Reply } from './context.js';
 
 /** A refusal frame, counted. */

@@ -5,7 +5,11 @@ import type { ApiContext, Reply } from './context.js';
  * REPLICATE v1 (broker to broker): a primary's write group or copy for a partition this broker holds
  * a replica of. A single node, or a broker that holds no copy, answers UNKNOWN_TOPIC_OR_PARTITION.
  */
-export function handleReplicate(req: ReplicateRequest, correlationId: number, ctx: ApiContext): Reply | Promise<Reply> {
+export function handleReplicate(
+  req: ReplicateRequest,
+  correlationId: number,
+  ctx: ApiContext,
+): Reply | Promise<Reply> {
   if (ctx.replication === null) {
     ctx.metrics.refused('UNKNOWN_TOPIC_OR_PARTITION');
     return encodeReplicateResponse(correlationId, {

@@ -11,12 +11,12 @@ import type { LogConfig, Logger } from '@booblik/log';
 import { ErrorCode, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import type { PartitionRegistry } from '../partitions.js';
+import { ReplicationService } from '../replication/replication-service.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
 import { PeerPool } from './peer-pool.js';
 import { PeerProxy } from './proxy.js';
-import { ReplicationService } from '../replication/replication-service.js';
 
 /** How long a MOVE waits for the new owner to be routed before it answers anyway. */
 const ROUTED_WAIT_MS = 5000;
@@ -81,7 +81,9 @@ export class ClusterNode {
       registry: options.registry,
       etcd: client,
       membership: () =>
-        this.member === null ? null : { leaseCertain: this.member.leaseCertain, createRevision: this.member.createRevision },
+        this.member === null
+          ? null
+          : { leaseCertain: this.member.leaseCertain, createRevision: this.member.createRevision },
       lagMaxMs: options.replicaLagMaxMs,
       peerDial: options.peerDial,
       minInSyncOf: options.minInSyncOf,
@@ -92,6 +94,17 @@ export class ClusterNode {
       },
     });
     routing.setReplication(this.replication);
+    // A member whose key is gone (lease expired) answers nothing more: stop waiting on it.
+    let addresses = new Set([...copy.members.values()].map((m) => m.address));
+    copy.on('change', () => {
+      const now = new Set([...copy.members.values()].map((m) => m.address));
+      for (const address of addresses) {
+        if (now.has(address)) continue;
+        proxy.peerGone(address);
+        this.replication.peerGone(address);
+      }
+      addresses = now;
+    });
     owned.onOpened(() => this.replication.reconcile());
   }
 
@@ -234,7 +247,13 @@ export class ClusterNode {
     try {
       const result = await this.client
         .if(key, 'Mod', '==', owner?.modRevision ?? 0)
-        .then(this.client.put(key).value(encodeOwner({ member, replicas: [member], isr: [member], epoch: (owner?.epoch ?? 0) + 1 })))
+        .then(
+          this.client
+            .put(key)
+            .value(
+              encodeOwner({ member, replicas: [member], isr: [member], epoch: (owner?.epoch ?? 0) + 1 }),
+            ),
+        )
         .commit();
       if (!result.succeeded)
         return invalid(`${topic}-${partition}: its owner changed meanwhile; look again and retry`);

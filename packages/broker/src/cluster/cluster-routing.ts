@@ -15,6 +15,8 @@ const NO_ROUTE: Route = { primary: '', replicas: [] };
  */
 export class ClusterRouting implements PartitionResolver {
   private readonly cache = new Map<string, Resolution[]>();
+  /** Routes of replicated partitions served here (the others share `selfRoute`). */
+  private readonly localRoutes = new Map<string, Route>();
   private readonly selfRoute: Route;
   /** Replicated partitions open here: served only while this broker is their ready primary. */
   private replicated: { isServing(topic: string, partition: number): boolean } | null = null;
@@ -30,6 +32,7 @@ export class ClusterRouting implements PartitionResolver {
 
   invalidate(): void {
     this.cache.clear();
+    this.localRoutes.clear();
   }
 
   setReplication(replicated: { isServing(topic: string, partition: number): boolean }): void {
@@ -52,8 +55,18 @@ export class ClusterRouting implements PartitionResolver {
   routeOf(topic: string, partition: number): Route {
     const where = this.resolve(topic, partition);
     if (where.kind === 'remote') return where.route;
-    if (where.kind === 'local') return this.selfRoute;
+    if (where.kind === 'local') return this.localRoutes.get(`${topic}/${partition}`) ?? this.selfRoute;
     return NO_ROUTE;
+  }
+
+  /** This broker as primary, with the other in-sync replicas that are live. */
+  private inSyncRoute(primary: string, isr: readonly string[], primaryAddress: string): Route {
+    const replicas: string[] = [];
+    for (const id of isr) {
+      const address = id === primary ? undefined : this.copy.members.get(id)?.address;
+      if (address !== undefined) replicas.push(address);
+    }
+    return { primary: primaryAddress, replicas };
   }
 
   /** The member id serving the partition now, if any (for the metrics and tests). */
@@ -72,16 +85,17 @@ export class ClusterRouting implements PartitionResolver {
       if (local === undefined) return NONE;
       // A replicated primary serves once it is assigned in its epoch and has committed what it found.
       if (replicated && !(this.replicated?.isServing(topic, partition) ?? false)) return NONE;
+      if (replicated) {
+        this.localRoutes.set(
+          `${topic}/${partition}`,
+          this.inSyncRoute(owner.member, owner.isr, this.self.address),
+        );
+      }
       return { kind: 'local', partition: local };
     }
     const primary = this.primaryOf(topic, partition);
     const member = primary === undefined ? undefined : this.copy.members.get(primary);
     if (member === undefined) return NONE;
-    const replicas: string[] = [];
-    for (const id of owner?.isr ?? []) {
-      const address = id === primary ? undefined : this.copy.members.get(id)?.address;
-      if (address !== undefined) replicas.push(address);
-    }
-    return { kind: 'remote', route: { primary: member.address, replicas } };
+    return { kind: 'remote', route: this.inSyncRoute(member.id, owner?.isr ?? [], member.address) };
   }
 }

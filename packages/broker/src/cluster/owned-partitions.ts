@@ -85,7 +85,7 @@ export class OwnedPartitions {
       }
     }
     // What to open, its owner revision kept (durably, once for all) before any file of it is made.
-    const opening: { topic: string; id: number; spec: TopicSpec }[] = [];
+    const opening: { topic: string; id: number; spec: TopicSpec; replicated: boolean }[] = [];
     let kept = false;
     for (const [key, owner] of this.copy.owners) {
       if (!owner.replicas.includes(this.selfId)) continue;
@@ -101,12 +101,18 @@ export class OwnedPartitions {
         this.openRevisions.set(key, owner.createRevision);
         kept = true;
       }
-      opening.push({ topic, id, spec });
+      opening.push({ topic, id, spec, replicated: owner.replicas.length > 1 });
     }
     if (kept) this.keep();
-    for (const { topic, id, spec } of opening) {
+    for (const { topic, id, spec, replicated } of opening) {
       if (this.stopped) return;
-      const r = await this.registry.openPartition(topic, id, this.logConfigOf(spec), isReadOnly(spec));
+      const r = await this.registry.openPartition(
+        topic,
+        id,
+        this.logConfigOf(spec),
+        isReadOnly(spec),
+        replicated,
+      );
       if (r !== null) {
         this.logger.info(
           `partition ${r.topic}-${r.partition}: offsets ${r.logStartOffset}..${r.logEndOffset}, ${r.segments} segment(s), ${r.bytes} B, opened in ${r.recoveryMs.toFixed(1)} ms`,

@@ -55,6 +55,14 @@ export class PeerPool {
     return this.all.size;
   }
 
+  /**
+   * Closes every connection to a peer whose lease is gone: what waits on it (a broker stopped, not
+   * dead, never answers) is failed now rather than at its deadline, and routes move on.
+   */
+  closeTo(address: string): void {
+    for (const connection of [...this.all]) if (connection.address === address) connection.close();
+  }
+
   closeAll(): void {
     for (const connection of [...this.all]) connection.close();
   }

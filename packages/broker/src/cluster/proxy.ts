@@ -114,6 +114,11 @@ export class PeerProxy {
     this.pool.closeAll();
   }
 
+  /** A peer left the cluster (its lease is gone): requests waiting on it fail now. */
+  peerGone(address: string): void {
+    this.pool.closeTo(address);
+  }
+
   /** Sends to the route's primary and relays the answer; follows a NOT_PRIMARY up to `hops` times. */
   private forward(
     route: Route,

@@ -178,7 +178,9 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     if (owner.isr.length < this.deps.minInSync) {
       if (!this.shortOfReplicas) {
         this.shortOfReplicas = true;
-        this.partition.failUncommitted(notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync));
+        this.partition.failUncommitted(
+          notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync),
+        );
       }
       return;
     }
@@ -226,7 +228,9 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     const lagging = owner.isr.filter((m) => {
       if (m === this.deps.selfId) return false;
       const stream = this.streams.get(m);
-      return stream === undefined || (stream.behindSince !== null && now - stream.behindSince > this.deps.lagMaxMs);
+      return (
+        stream === undefined || (stream.behindSince !== null && now - stream.behindSince > this.deps.lagMaxMs)
+      );
     });
     if (lagging.length === 0) return;
     this.stats.inSyncShrinks++;
@@ -244,11 +248,17 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     const joining = owner.replicas.filter((m) => {
       if (owner.isr.includes(m)) return false;
       const stream = this.streams.get(m);
-      return stream !== undefined && stream.ackedEnd >= this.commitOffset && stream.ackedEnd >= this.takeoverEnd;
+      return (
+        stream !== undefined && stream.ackedEnd >= this.commitOffset && stream.ackedEnd >= this.takeoverEnd
+      );
     });
     if (joining.length === 0) return;
     this.stats.inSyncGrows++;
-    this.changeInSync(owner, [...owner.isr, ...joining], `${joining.join(', ')} caught up: back in the in-sync set`);
+    this.changeInSync(
+      owner,
+      [...owner.isr, ...joining],
+      `${joining.join(', ')} caught up: back in the in-sync set`,
+    );
   }
 
   private changeInSync(owner: OwnerEntry, isr: readonly string[], why: string): void {
@@ -258,7 +268,8 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
         (held) => {
           if (held) this.deps.log(`${this.partition.name}: ${why} (in sync: ${isr.join(', ')})`);
         },
-        (error: unknown) => this.deps.log(`${this.partition.name}: in-sync change not written: ${String(error)}`),
+        (error: unknown) =>
+          this.deps.log(`${this.partition.name}: in-sync change not written: ${String(error)}`),
       )
       .finally(() => {
         this.inSyncWrite = null;

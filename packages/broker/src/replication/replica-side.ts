@@ -45,7 +45,8 @@ export class ReplicaSide {
       return this.answer(ErrorCode.NONE);
     }
     const end = p.logEndOffset;
-    if (req.baseOffset !== end || this.epochBefore(end) !== req.prevEpoch) return this.answer(ErrorCode.OFFSET_MISMATCH);
+    if (req.baseOffset !== end || this.epochBefore(end) !== req.prevEpoch)
+      return this.answer(ErrorCode.OFFSET_MISMATCH);
     if (req.count === 0) {
       p.publishCommitted(Math.min(req.commitOffset, end));
       return this.answer(ErrorCode.NONE);
@@ -53,7 +54,12 @@ export class ReplicaSide {
     if (req.recordsEpoch > p.epochs.latestEpoch) p.epochs.begin(req.recordsEpoch, req.baseOffset);
     let written: Promise<void>;
     try {
-      written = p.writeReplicated(req.baseOffset, req.stored, req.count, (req.flags & ReplicateFlag.FORCED) !== 0);
+      written = p.writeReplicated(
+        req.baseOffset,
+        req.stored,
+        req.count,
+        (req.flags & ReplicateFlag.FORCED) !== 0,
+      );
     } catch (error) {
       return this.answer(codeOf(error));
     }

@@ -4,9 +4,9 @@ import {
   ErrorCode,
   encodeReplicateRequest,
   errorName,
-  readResponseFrame,
   ReplicateFlag,
   type ReplicateRequest,
+  readResponseFrame,
 } from '@booblik/protocol';
 import type { PeerConnection } from '../cluster/peer-connection.js';
 import { wholeRecords } from './stored-records.js';
@@ -110,7 +110,13 @@ export class ReplicaStream {
     clearTimeout(this.retryTimer);
   }
 
-  private request(base: number, stored: Buffer, count: number, recordsEpoch: number, flags: number): ReplicateRequest {
+  private request(
+    base: number,
+    stored: Buffer,
+    count: number,
+    recordsEpoch: number,
+    flags: number,
+  ): ReplicateRequest {
     const p = this.host.partition;
     return {
       topic: this.host.topic,
@@ -127,7 +133,11 @@ export class ReplicaStream {
   }
 
   /** Sends one request; `next` is where the replica's end stands once it is taken. */
-  private send(req: ReplicateRequest, next: number, onAnswer?: (code: number, end: number, lastEpoch: number) => void): void {
+  private send(
+    req: ReplicateRequest,
+    next: number,
+    onAnswer?: (code: number, end: number, lastEpoch: number) => void,
+  ): void {
     const connection = this.link();
     if (connection === null) return;
     this.inflight++;
@@ -226,23 +236,29 @@ export class ReplicaStream {
       return;
     }
     this.probing = true;
-    this.log(`${this.host.topic}-${this.host.id}: ${this.member} diverged after ${cut} (its end ${end}, epoch ${lastEpoch}); cutting it back`);
-    this.send(this.request(cut, EMPTY, 0, this.host.epoch, ReplicateFlag.TRUNCATE), cut, (code, newEnd, newLastEpoch) => {
-      this.probing = false;
-      if (code !== ErrorCode.NONE) {
-        this.fail(`truncation to ${cut} refused with ${errorName(code)}`);
-        return;
-      }
-      // Agreed up to `newEnd` only if its epoch there is ours too: otherwise look again, one epoch lower.
-      const ours = newEnd === 0 ? 0 : p.epochs.epochAt(newEnd - 1);
-      if (ours !== newLastEpoch) {
-        this.diverged(newEnd, newLastEpoch);
-        return;
-      }
-      this.next = newEnd;
-      this.ackedEnd = newEnd;
-      this.pump();
-    });
+    this.log(
+      `${this.host.topic}-${this.host.id}: ${this.member} diverged after ${cut} (its end ${end}, epoch ${lastEpoch}); cutting it back`,
+    );
+    this.send(
+      this.request(cut, EMPTY, 0, this.host.epoch, ReplicateFlag.TRUNCATE),
+      cut,
+      (code, newEnd, newLastEpoch) => {
+        this.probing = false;
+        if (code !== ErrorCode.NONE) {
+          this.fail(`truncation to ${cut} refused with ${errorName(code)}`);
+          return;
+        }
+        // Agreed up to `newEnd` only if its epoch there is ours too: otherwise look again, one epoch lower.
+        const ours = newEnd === 0 ? 0 : p.epochs.epochAt(newEnd - 1);
+        if (ours !== newLastEpoch) {
+          this.diverged(newEnd, newLastEpoch);
+          return;
+        }
+        this.next = newEnd;
+        this.ackedEnd = newEnd;
+        this.pump();
+      },
+    );
     if (this.inflight === 0) this.probing = false;
   }
 
@@ -268,7 +284,8 @@ export class ReplicaStream {
       this.fail(`nothing readable at ${from}`);
       return;
     }
-    const stored = count === whole.count ? bytes.subarray(0, whole.length) : bytes.subarray(0, lengthOf(bytes, count));
+    const stored =
+      count === whole.count ? bytes.subarray(0, whole.length) : bytes.subarray(0, lengthOf(bytes, count));
     count = Math.max(count, 0);
     const flags = from < this.host.forcedEnd ? ReplicateFlag.FORCED : 0;
     this.send(this.request(from, stored, count, recordsEpoch, flags), from + count);

@@ -93,7 +93,12 @@ export class ReplicationService {
     let role = this.roles.get(key);
     if (role?.kind === 'primary') {
       if (req.epoch <= role.pipeline.epoch) {
-        return { code: ErrorCode.STALE_EPOCH, logEndOffset: 0, lastEpoch: 0, knownEpoch: role.pipeline.epoch };
+        return {
+          code: ErrorCode.STALE_EPOCH,
+          logEndOffset: 0,
+          lastEpoch: 0,
+          knownEpoch: role.pipeline.epoch,
+        };
       }
       // A later primary exists, though our copy does not show it yet: step down now.
       this.demote(key, role.pipeline, `a primary of epoch ${req.epoch} is streaming to us`);
@@ -112,10 +117,16 @@ export class ReplicationService {
     return role.side.handle(req);
   }
 
+  /** A peer left the cluster (its lease is gone): replication requests waiting on it fail now. */
+  peerGone(address: string): void {
+    this.links.closeTo(address);
+  }
+
   close(): void {
     this.stopped = true;
     this.o.copy.off('change', this.onChange);
-    for (const role of this.roles.values()) if (role.kind === 'primary') role.pipeline.stop('the broker is stopping');
+    for (const role of this.roles.values())
+      if (role.kind === 'primary') role.pipeline.stop('the broker is stopping');
     this.roles.clear();
     this.links.closeAll();
   }

@@ -18,6 +18,8 @@ export interface Acknowledged {
   offset: number;
   payload: string;
   ack: 'WRITTEN' | 'FORCED';
+  /** performance.now() when it was sent, and when its acknowledgement arrived. */
+  sentAt: number;
   at: number;
 }
 
@@ -36,7 +38,7 @@ export function seeded(seed: number): () => number {
 /** Per-request deadline: a primary cut off or stopped must not hold a producer forever. */
 const REQUEST_TIMEOUT_MS = 3000;
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms);
@@ -94,10 +96,10 @@ export class ReplicationOracle {
     return performance.now() - start;
   }
 
-  /** The first acknowledgement after `since` (performance.now()), waited for up to `timeoutMs`. */
+  /** How long after `since` (performance.now()) the first record sent after it was acknowledged. */
   async firstAckAfter(since: number, timeoutMs: number): Promise<number> {
     while (performance.now() - since < timeoutMs) {
-      const ack = this.acknowledged.find((a) => a.at > since);
+      const ack = this.acknowledged.find((a) => a.sentAt > since);
       if (ack !== undefined) return ack.at - since;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -114,7 +116,11 @@ export class ReplicationOracle {
       const other = offsets.get(a.offset);
       assert.ok(other === undefined, `offset ${a.offset} acknowledged twice: ${other} and ${a.payload}`);
       offsets.set(a.offset, a.payload);
-      assert.equal(finalLog[a.offset], a.payload, `acknowledged ${a.ack} record ${a.payload} at ${a.offset} is lost or moved`);
+      assert.equal(
+        finalLog[a.offset],
+        a.payload,
+        `acknowledged ${a.ack} record ${a.payload} at ${a.offset} is lost or moved`,
+      );
     }
     for (const [offset, payload] of this.seen) {
       assert.equal(finalLog[offset], payload, `a reader was shown ${payload} at ${offset}, later taken back`);
@@ -154,6 +160,7 @@ export class ReplicationOracle {
         }
       }
       const payload = `p${producer}-${seq}`;
+      const sentAt = performance.now();
       const forced = this.random() < 0.3;
       const id = client.id();
       client.send(
@@ -174,7 +181,13 @@ export class ReplicationOracle {
           continue;
         }
         const { baseOffset } = decodeProduceResponse(frame.body);
-        this.acknowledged.push({ offset: baseOffset, payload, ack: forced ? 'FORCED' : 'WRITTEN', at: performance.now() });
+        this.acknowledged.push({
+          offset: baseOffset,
+          payload,
+          ack: forced ? 'FORCED' : 'WRITTEN',
+          sentAt,
+          at: performance.now(),
+        });
         seq++;
       } catch (error) {
         this.note(String((error as Error).message).slice(0, 40));
@@ -229,7 +242,10 @@ export class ReplicationOracle {
         highest = answer.highWatermark;
         for (const record of answer.records) {
           const before = this.seen.get(next);
-          assert.ok(before === undefined || before === record, `${name}: offset ${next} showed ${before}, then ${record}`);
+          assert.ok(
+            before === undefined || before === record,
+            `${name}: offset ${next} showed ${before}, then ${record}`,
+          );
           this.seen.set(next, record);
           next++;
         }

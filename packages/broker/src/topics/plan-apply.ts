@@ -1,3 +1,4 @@
+import { REPLICAS_MAX } from '@booblik/cluster';
 import {
   ErrorCode,
   REPLICATION_DEFAULT,
@@ -8,7 +9,6 @@ import {
   topicSpecProblem,
 } from '@booblik/protocol';
 import { parseStoreUrl, StoreUrlError } from '@booblik/store';
-import { REPLICAS_MAX } from '@booblik/cluster';
 import { compressionProblem } from '../persister/compression.js';
 import { minInSyncProblem } from '../replication/min-in-sync.js';
 

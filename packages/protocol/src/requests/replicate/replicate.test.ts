@@ -8,8 +8,8 @@ import {
   decodeReplicateResponse,
   encodeReplicateRequest,
   encodeReplicateResponse,
-  type ReplicateRequest,
   ReplicateFlag,
+  type ReplicateRequest,
 } from './v1.js';
 
 const request: ReplicateRequest = {
@@ -33,8 +33,20 @@ describe('REPLICATE v1', () => {
     const frame = Buffer.concat(pieces);
     assert.equal(
       frame.toString('hex'),
-      '0000003d' + '0009' + '0001' + '00000007' + '000174' + '00000001' + '00000003' + '00000002' +
-        '0000000000000005' + '00000002' + '0000000000000004' + '01' + '00000001' + '00000009' +
+      '0000003d' +
+        '0009' +
+        '0001' +
+        '00000007' +
+        '000174' +
+        '00000001' +
+        '00000003' +
+        '00000002' +
+        '0000000000000005' +
+        '00000002' +
+        '0000000000000004' +
+        '01' +
+        '00000001' +
+        '00000009' +
         '00000001aabbccdd78',
     );
     assert.deepEqual(decodeRequest(body(frame)).body, request);
@@ -55,7 +67,9 @@ describe('REPLICATE v1', () => {
   it('refuses a stored length that is not the rest of the frame, records with TRUNCATE, unknown flags', () => {
     const cut = Buffer.concat(encodeReplicateRequest(1, request)).subarray(0, -1);
     cut.writeInt32BE(cut.length - 4, 0);
-    const truncating = Buffer.concat(encodeReplicateRequest(1, { ...request, flags: ReplicateFlag.TRUNCATE }));
+    const truncating = Buffer.concat(
+      encodeReplicateRequest(1, { ...request, flags: ReplicateFlag.TRUNCATE }),
+    );
     const unknownFlag = Buffer.concat(encodeReplicateRequest(1, { ...request, flags: 4 }));
     for (const frame of [cut, truncating, unknownFlag]) {
       assert.throws(

@@ -72,8 +72,10 @@ export function decodeReplicateRequest(frame: Buffer, payloadStart: number): Rep
     throw fieldError('flags', flags, 'only bits 0 (FORCED) and 1 (TRUNCATE)');
   const count = nonNegative(reader.int32('count'), 'count');
   const length = nonNegative(reader.int32('stored'), 'stored length');
-  if (length !== reader.remaining) throw fieldError('stored length', length, `${reader.remaining} (the rest of the frame)`);
-  if ((flags & ReplicateFlag.TRUNCATE) !== 0 && count !== 0) throw fieldError('count', count, '0 with TRUNCATE');
+  if (length !== reader.remaining)
+    throw fieldError('stored length', length, `${reader.remaining} (the rest of the frame)`);
+  if ((flags & ReplicateFlag.TRUNCATE) !== 0 && count !== 0)
+    throw fieldError('count', count, '0 with TRUNCATE');
   const stored = frame.subarray(reader.offset, reader.offset + length);
   return { topic, partition, epoch, recordsEpoch, baseOffset, prevEpoch, commitOffset, flags, count, stored };
 }
