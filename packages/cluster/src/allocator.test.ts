@@ -46,7 +46,9 @@ function applied(state: AllocatorInput): AllocatorInput {
         epoch: 1,
         modRevision: 5,
       });
-      op.replicas.forEach((m, slot) => slotsOf(key).set(m, slot));
+      op.replicas.forEach((m, slot) => {
+        slotsOf(key).set(m, slot);
+      });
     }
     if (op.op === 'promote') {
       owners.set(key, { ...op.value, modRevision: op.modRevision + 1 });
@@ -109,7 +111,9 @@ describe('allocator', () => {
       assert.deepEqual(owner.isr, owner.replicas, 'a new partition is in sync everywhere: it is empty');
       const zones = new Set(owner.replicas.map((r) => state.members.get(r)!.zone));
       assert.equal(zones.size, 3, `${key}: ${owner.replicas.join(',')} are not in three zones`);
-      owner.replicas.forEach((r, slot) => assert.equal(state.assigned.get(key)!.get(r), slot));
+      owner.replicas.forEach((r, slot) => {
+        assert.equal(state.assigned.get(key)!.get(r), slot);
+      });
       leading.set(owner.member, (leading.get(owner.member) ?? 0) + 1);
     }
     assert.ok(Math.max(...leading.values()) <= 2, `primaries not spread: ${JSON.stringify([...leading])}`);
