@@ -46,6 +46,9 @@ export function logConfigOf(config: BrokerConfig): LogConfig {
  * The running broker: partitions recovered and registered, the protocol listener, the HTTP
  * endpoints, and the timers for retention and the metrics summary.
  */
+/** How long a stopping broker waits for the handovers of the partitions it is primary of. */
+const HAND_OFF_WAIT_MS = 5000;
+
 export class Broker {
   readonly metrics = new BrokerMetrics();
   private readonly sessions = new Set<Session>();
@@ -294,6 +297,12 @@ export class Broker {
   private async shutdown(): Promise<void> {
     this.ready = false;
     for (const t of this.timers) clearInterval(t);
+    // Writes move to the other replicas before anything here stops; what waits here is refused, retriably.
+    const handed = await this.clusterNode?.handOff(HAND_OFF_WAIT_MS).catch((error: unknown) => {
+      this.logger.warn(`handing partitions over before stopping: ${String(error)}`);
+      return 0;
+    });
+    if (handed) this.logger.info(`handed ${handed} partition(s) to in-sync replicas`);
     const listenerClosed = new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
     const drained = Promise.all([...this.sessions].map((s) => s.drain()));
     let graceTimer: NodeJS.Timeout | undefined;

@@ -2,6 +2,8 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ClusterNode } from './cluster/cluster-node.js';
 import type { BrokerMetrics } from './metrics.js';
 import type { PartitionRegistry, ServedPartition } from './partitions.js';
+import type { ReplicaLag } from './replication/primary-pipeline.js';
+import type { ReplicationService } from './replication/replication-service.js';
 
 /**
  * The Prometheus view of the broker. Nothing here runs per request: the hot path bumps plain
@@ -167,5 +169,73 @@ function addClusterMetrics(
     'booblik_etcd_round_trips_total',
     'etcd writes made by the allocator',
     () => cluster()?.allocator.stats.roundTrips ?? 0,
+  );
+  addReplicationMetrics(registry, () => cluster()?.replication, counter);
+  counter(
+    'booblik_failovers_total',
+    "Primaries replaced by an in-sync replica, written by this broker as the allocator's leader",
+    () => cluster()?.allocator.stats.promotions ?? 0,
+  );
+}
+
+/** Per replica of each partition this broker is primary of: how far behind, and what it copied. */
+function addReplicationMetrics(
+  registry: Registry,
+  replication: () => ReplicationService | undefined,
+  counter: (name: string, help: string, read: () => number) => Counter,
+): void {
+  const perReplica = (name: string, help: string, read: (lag: ReplicaLag) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['topic', 'partition', 'replica'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const pipeline of replication()?.pipelines ?? []) {
+          for (const lag of pipeline.replicaStates()) {
+            this.set(
+              { topic: pipeline.topic, partition: String(pipeline.id), replica: lag.member },
+              read(lag),
+            );
+          }
+        }
+      },
+    });
+  perReplica(
+    'booblik_replication_lag_records',
+    'Records the replica lacks of what its primary (this broker) has written',
+    (lag) => lag.lagRecords,
+  );
+  perReplica(
+    'booblik_replication_lag_ms',
+    'How long the replica has been behind its primary (0: level); past booblik.replica.lag.max.millis it leaves the in-sync set',
+    (lag) => lag.behindMs,
+  );
+  perReplica(
+    'booblik_replication_copied_records',
+    'Records copied to the replica to catch it up (not live groups), in this epoch',
+    (lag) => lag.copiedRecords,
+  );
+  new Gauge({
+    name: 'booblik_partition_epoch',
+    help: 'The epoch of each partition this broker is primary of',
+    labelNames: ['topic', 'partition'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const p of replication()?.pipelines ?? [])
+        this.set({ topic: p.topic, partition: String(p.id) }, p.epoch);
+    },
+  });
+  counter(
+    'booblik_in_sync_changes_total',
+    'Replicas this broker, as primary, removed from or added back to an in-sync set',
+    () => replication()?.stats.inSyncChanges ?? 0,
+  );
+  counter(
+    'booblik_primary_starts_total',
+    'Times this broker became primary of a replicated partition (a new epoch)',
+    () => replication()?.stats.promotions ?? 0,
   );
 }

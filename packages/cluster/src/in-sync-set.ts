@@ -2,7 +2,7 @@ import type { Etcd3 } from 'etcd3';
 import { clusterError } from './etcd-client.js';
 import type { Keyspace } from './keyspace.js';
 import type { OwnerEntry } from './keyspace-copy.js';
-import { encodeOwner } from './values.js';
+import { encodeAssignment, encodeOwner } from './values.js';
 
 export interface InSyncWriter {
   id: string;
@@ -42,5 +42,48 @@ export async function writeInSyncSet(
     return result.succeeded ? Number(result.header.revision) : null;
   } catch (error) {
     throw clusterError(error, `writing the in-sync set of ${topic}-${partition}`);
+  }
+}
+
+/**
+ * A primary about to stop hands its partition to `next`, an in-sync replica that is live: the owner
+ * record names it primary in the next epoch, with the leaving primary out of the in-sync set (nobody
+ * waits for it while it restarts), and its assignment is written under its lease. Conditioned like
+ * `writeInSyncSet`. Resolves with the new revision, or null when a compare failed.
+ */
+export async function writeHandOff(
+  client: Etcd3,
+  keyspace: Keyspace,
+  topic: string,
+  partition: number,
+  self: InSyncWriter,
+  owner: OwnerEntry,
+  next: { id: string; leaseId: string },
+): Promise<number | null> {
+  if (owner.member !== self.id || !owner.isr.includes(next.id) || next.id === self.id) {
+    throw new Error(`${topic}-${partition}: ${self.id} cannot hand it to ${next.id}`);
+  }
+  const key = keyspace.ownerKey(topic, partition);
+  const value = encodeOwner({
+    member: next.id,
+    replicas: [next.id, ...owner.replicas.filter((id) => id !== next.id)],
+    isr: [next.id, ...owner.isr.filter((id) => id !== next.id && id !== self.id)],
+    epoch: owner.epoch + 1,
+  });
+  try {
+    const result = await client
+      .if(key, 'Mod', '==', owner.modRevision)
+      .and(keyspace.memberKey(self.id), 'Create', '==', self.createRevision)
+      .then(
+        client.put(key).value(value),
+        client
+          .put(keyspace.assignmentKey(topic, partition, next.id))
+          .value(encodeAssignment({ slot: 0 }))
+          .lease(next.leaseId),
+      )
+      .commit();
+    return result.succeeded ? Number(result.header.revision) : null;
+  } catch (error) {
+    throw clusterError(error, `handing ${topic}-${partition} to ${next.id}`);
   }
 }

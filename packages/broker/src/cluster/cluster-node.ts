@@ -303,6 +303,23 @@ export class ClusterNode {
     return this.options.member.id;
   }
 
+  /**
+   * The first step of a clean stop: replicated partitions this broker is primary of are handed to
+   * in-sync replicas (see ReplicationService.handOff).
+   */
+  async handOff(timeoutMs: number): Promise<number> {
+    const handed = await this.replication.handOff(timeoutMs);
+    // Then leave at once: primaries of partitions replicated here drop this broker from their
+    // in-sync sets when its member key goes, rather than waiting out the lag bound for it.
+    this.stopped = true;
+    try {
+      await this.member?.leave();
+    } catch (error) {
+      this.options.logger.warn(`cluster: leaving: ${String(error)} (the lease expires by itself)`);
+    }
+    return handed;
+  }
+
   /** Stops acting as a member: the lease is revoked, so its assignments go at once. */
   async close(): Promise<void> {
     this.stopped = true;

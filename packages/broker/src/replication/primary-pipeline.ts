@@ -7,6 +7,15 @@ import { ReplicaStream, type StreamHost } from './replica-stream.js';
 /** After the commit offset moves, replicas with nothing on its way to them hear of it this soon. */
 const HEARTBEAT_DELAY_MS = 2;
 
+export interface ReplicaLag {
+  member: string;
+  /** The replica holds everything below this; -1 until it said. */
+  ackedEnd: number;
+  lagRecords: number;
+  behindMs: number;
+  copiedRecords: number;
+}
+
 export interface PipelineDeps {
   selfId: string;
   /** The partition's owner record as the cluster's copy has it now. */
@@ -21,6 +30,8 @@ export interface PipelineDeps {
   minInSync: number;
   lagMaxMs: number;
   log(line: string): void;
+  /** Counted: a replica left or joined the in-sync set by this primary's transaction. */
+  inSyncChanged(): void;
   /** Told when the partition starts or stops being servable here. */
   servingChanged(): void;
 }
@@ -47,7 +58,6 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   private readonly lagTimer: NodeJS.Timeout;
   private inSyncWrite: Promise<void> | null = null;
   private shortOfReplicas = false;
-  readonly stats = { inSyncShrinks: 0, inSyncGrows: 0 };
 
   constructor(
     readonly partition: Partition,
@@ -89,12 +99,14 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       : null;
   }
 
-  /** Lag and catch-up of each replica, for METADATA and /metrics. */
-  replicaStates(): { member: string; ackedEnd: number; behindMs: number; copiedRecords: number }[] {
+  /** Lag and catch-up of each replica, for /metrics. */
+  replicaStates(): ReplicaLag[] {
     const now = performance.now();
+    const end = this.partition.logEndOffset;
     return [...this.streams.values()].map((s) => ({
       member: s.member,
       ackedEnd: s.ackedEnd,
+      lagRecords: end - Math.max(0, s.ackedEnd),
       behindMs: s.behindSince === null ? 0 : now - s.behindSince,
       copiedRecords: s.copiedRecords,
     }));
@@ -125,6 +137,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     if (this.stopped) return;
     this.syncStreams();
     this.advance();
+    this.checkLag();
   }
 
   /** No longer primary in this epoch: what waits for replicas is told so; the gate comes off. */
@@ -228,16 +241,15 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     const lagging = owner.isr.filter((m) => {
       if (m === this.deps.selfId) return false;
       const stream = this.streams.get(m);
-      return (
-        stream === undefined || (stream.behindSince !== null && now - stream.behindSince > this.deps.lagMaxMs)
-      );
+      // A member whose lease is gone answers nothing more: out at once, not after the lag bound.
+      if (stream === undefined || this.deps.addressOf(m) === undefined) return true;
+      return stream.behindSince !== null && now - stream.behindSince > this.deps.lagMaxMs;
     });
     if (lagging.length === 0) return;
-    this.stats.inSyncShrinks++;
     this.changeInSync(
       owner,
       owner.isr.filter((m) => !lagging.includes(m)),
-      `${lagging.join(', ')} behind for more than ${this.deps.lagMaxMs} ms: out of the in-sync set`,
+      `${lagging.join(', ')} gone or behind for more than ${this.deps.lagMaxMs} ms: out of the in-sync set`,
     );
   }
 
@@ -253,7 +265,6 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       );
     });
     if (joining.length === 0) return;
-    this.stats.inSyncGrows++;
     this.changeInSync(
       owner,
       [...owner.isr, ...joining],
@@ -266,7 +277,9 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       .writeInSync(owner, isr)
       .then(
         (held) => {
-          if (held) this.deps.log(`${this.partition.name}: ${why} (in sync: ${isr.join(', ')})`);
+          if (!held) return;
+          this.deps.inSyncChanged();
+          this.deps.log(`${this.partition.name}: ${why} (in sync: ${isr.join(', ')})`);
         },
         (error: unknown) =>
           this.deps.log(`${this.partition.name}: in-sync change not written: ${String(error)}`),

@@ -1,4 +1,4 @@
-import { type KeyspaceCopy, type OwnerEntry, writeInSyncSet } from '@booblik/cluster';
+import { type KeyspaceCopy, type OwnerEntry, writeHandOff, writeInSyncSet } from '@booblik/cluster';
 import type { Logger, Partition } from '@booblik/log';
 import { ErrorCode, type ReplicateAnswer, type ReplicateRequest } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
@@ -41,7 +41,7 @@ export class ReplicationService {
   private readonly links: PeerPool;
   private readonly onChange = () => this.reconcile();
   private stopped = false;
-  readonly stats = { promotions: 0, demotions: 0 };
+  readonly stats = { promotions: 0, demotions: 0, inSyncChanges: 0 };
 
   constructor(private readonly o: ReplicationOptions) {
     this.links = new PeerPool(o.peerDial);
@@ -115,6 +115,51 @@ export class ReplicationService {
     }
     if (role.kind !== 'replica') throw new Error('unreachable');
     return role.side.handle(req);
+  }
+
+  /**
+   * Before this broker stops (SIGTERM): each partition it is primary of goes to a live in-sync
+   * replica in a new epoch, so writes move on in the time of one etcd transaction and one round trip,
+   * not after a lease. Resolves once the copy shows every handover (or `timeoutMs` passed).
+   */
+  async handOff(timeoutMs: number): Promise<number> {
+    const membership = this.o.membership();
+    if (membership === null) return 0;
+    const self = { id: this.o.selfId, createRevision: membership.createRevision };
+    const writes = this.pipelines.map(async (pipeline) => {
+      const owner = this.o.copy.ownerOf(pipeline.topic, pipeline.id);
+      if (owner === undefined || owner.member !== self.id) return null;
+      const next = owner.isr
+        .map((id) => this.o.copy.members.get(id))
+        .find((m) => m !== undefined && m.id !== self.id);
+      if (next === undefined) return null;
+      const revision = await writeHandOff(
+        this.o.etcd,
+        this.o.copy.keyspace,
+        pipeline.topic,
+        pipeline.id,
+        self,
+        owner,
+        next,
+      );
+      if (revision !== null)
+        this.o.logger.info(`${pipeline.partition.name}: handed to ${next.id} (epoch ${owner.epoch + 1})`);
+      return revision;
+    });
+    let handed = 0;
+    const deadline = performance.now() + timeoutMs;
+    for (const result of await Promise.allSettled(writes)) {
+      if (result.status === 'rejected') {
+        this.o.logger.warn(`handing a partition over: ${String(result.reason)}`);
+        continue;
+      }
+      if (result.value === null) continue;
+      handed++;
+      const left = deadline - performance.now();
+      if (left > 0) await this.o.copy.waitForRevision(result.value, left).catch(() => {});
+    }
+    this.reconcile();
+    return handed;
   }
 
   /** A peer left the cluster (its lease is gone): replication requests waiting on it fail now. */
@@ -198,6 +243,9 @@ export class ReplicationService {
       minInSync: o.minInSyncOf(topic, owner.replicas.length),
       lagMaxMs: o.lagMaxMs,
       log: (line) => o.logger.info(line),
+      inSyncChanged: () => {
+        this.stats.inSyncChanges++;
+      },
       servingChanged: () => o.servingChanged(),
     });
   }

@@ -106,6 +106,18 @@ export class ReplicationOracle {
     throw new Error(`no acknowledgement within ${timeoutMs} ms of the fault`);
   }
 
+  /** The longest time without any acknowledgement between `from` and `to` (performance.now()). */
+  longestStall(from: number, to: number): number {
+    let last = from;
+    let longest = 0;
+    for (const a of [...this.acknowledged].sort((x, y) => x.at - y.at)) {
+      if (a.at < from || a.at > to) continue;
+      longest = Math.max(longest, a.at - last);
+      last = a.at;
+    }
+    return Math.max(longest, to - last);
+  }
+
   /**
    * The final log (read from the primary once every fault is over) holds every acknowledged record at
    * its acknowledged offset, and every record a reader was shown is the one at that offset.
