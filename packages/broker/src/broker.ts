@@ -227,6 +227,12 @@ export class Broker {
       peerDial: c.clusterPeerDial,
     });
     this.ctx.replication = this.clusterNode.replication;
+    const replication = this.clusterNode.replication;
+    const copy = this.clusterNode.copy;
+    this.persister.setUploadGate((topic, id) => {
+      const owner = copy.ownerOf(topic, id);
+      return owner === undefined || owner.replicas.length <= 1 || replication.isServing(topic, id);
+    });
     this.ctx.routing = this.clusterNode.routing;
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;

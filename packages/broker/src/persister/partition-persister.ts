@@ -58,6 +58,8 @@ export class PartitionPersister {
     private readonly stats: PersisterStats,
     private readonly logger: Logger,
     manifest: Manifest | undefined,
+    /** False while another broker (the partition's primary) uploads it. */
+    private readonly uploadsHere: () => boolean = () => true,
   ) {
     this.manifest = manifest;
   }
@@ -133,6 +135,11 @@ export class PartitionPersister {
   }
 
   private async pass(): Promise<void> {
+    if (!this.uploadsHere()) {
+      // The primary's uploads move the manifest on: read it again before this broker uploads.
+      this.manifest = undefined;
+      return;
+    }
     const requestsBefore = this.requests;
     try {
       const manifest = await this.loadedManifest();

@@ -48,6 +48,8 @@ export class PersisterService implements PartitionOpenHooks {
   /** Manifests read at open, handed to the partition's persister once it exists. */
   private readonly manifests = new Map<string, Manifest>();
   private timer: NodeJS.Timeout | undefined;
+  /** In a cluster: whether this broker uploads a partition's segments now (it is its primary). */
+  private uploadsHere: (topic: string, id: number) => boolean = () => true;
 
   constructor(
     private readonly specOf: (topic: string) => TopicSpec | undefined,
@@ -56,6 +58,15 @@ export class PersisterService implements PartitionOpenHooks {
   ) {
     this.health = new StoreHealth(logger);
     this.cache = new FragmentCache(cacheBytes);
+  }
+
+  /**
+   * Only a replicated partition's primary uploads; a replica holds the same segments (boundaries
+   * follow the bytes, and every replica writes the same bytes), and reads the manifest afresh when it
+   * becomes primary, before it uploads anything.
+   */
+  setUploadGate(gate: (topic: string, id: number) => boolean): void {
+    this.uploadsHere = gate;
   }
 
   start(): void {
@@ -129,6 +140,7 @@ export class PersisterService implements PartitionOpenHooks {
           this.stats,
           this.logger,
           manifest,
+          () => this.uploadsHere(partition.topic, partition.id),
         );
         this.persisters.set(partition, persister);
         persister.kick();

@@ -45,7 +45,8 @@ export class ReplicaSide {
       return this.answer(ErrorCode.NONE);
     }
     const end = p.logEndOffset;
-    if (req.baseOffset !== end || this.epochBefore(end) !== req.prevEpoch)
+    if (req.baseOffset !== end) return this.answer(ErrorCode.OFFSET_MISMATCH);
+    if (!this.onlyStoreHistory && this.epochBefore(end) !== req.prevEpoch)
       return this.answer(ErrorCode.OFFSET_MISMATCH);
     if (req.count === 0) {
       p.publishCommitted(Math.min(req.commitOffset, end));
@@ -71,13 +72,24 @@ export class ReplicaSide {
     );
   }
 
+  /**
+   * Everything here came from the topic's store (a disk emptied, then restored): persisted segments
+   * were committed, so they agree with any primary, whose epochs this log never learnt.
+   */
+  private get onlyStoreHistory(): boolean {
+    const p = this.partition;
+    return p.logEndOffset > 0 && p.logEndOffset === p.localStartOffset && p.epochs.entries.length === 0;
+  }
+
   private epochBefore(offset: number): number {
     return offset === 0 ? 0 : this.partition.epochs.epochAt(offset - 1);
   }
 
   private answer(code: number): ReplicateAnswer {
     const end = this.partition.logEndOffset;
-    return { code, logEndOffset: end, lastEpoch: this.epochBefore(end), knownEpoch: this.known };
+    // A log of store history alone claims the latest epoch it knows: nothing of it is ever cut.
+    const lastEpoch = this.onlyStoreHistory ? this.known : this.epochBefore(end);
+    return { code, logEndOffset: end, lastEpoch, knownEpoch: this.known };
   }
 }
 

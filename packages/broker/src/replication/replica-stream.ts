@@ -143,7 +143,6 @@ export class ReplicaStream {
     this.inflight++;
     this.next = next;
     this.lastCommitSent = req.commitOffset;
-    const copied = req.count;
     connection.send(encodeReplicateRequest(0, req), ANSWER_TIMEOUT_MS, (frame, failure) => {
       this.inflight--;
       if (this.stopped) return;
@@ -164,7 +163,6 @@ export class ReplicaStream {
         return;
       }
       if (answer.code === ErrorCode.NONE) {
-        if (copied > 0 && req.recordsEpoch !== this.host.epoch) this.copiedRecords += copied;
         this.confirm(answer.logEndOffset);
         return;
       }
@@ -288,6 +286,7 @@ export class ReplicaStream {
       count === whole.count ? bytes.subarray(0, whole.length) : bytes.subarray(0, lengthOf(bytes, count));
     count = Math.max(count, 0);
     const flags = from < this.host.forcedEnd ? ReplicateFlag.FORCED : 0;
+    this.copiedRecords += count;
     this.send(this.request(from, stored, count, recordsEpoch, flags), from + count);
     this.pump();
   }

@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { topicSpecWithDefaults } from '@booblik/protocol';
+import {
+  decodeListFragmentsResponse,
+  encodeListFragmentsRequest,
+  FragmentLocation,
+  type TopicSpec,
+  topicSpecWithDefaults,
+} from '@booblik/protocol';
 import { type ClusterKit, type KitBroker, startClusterKit } from '../test-support/cluster-kit.js';
 import { connect, fetchAll, metadata, ok, until } from '../test-support/cluster-wire.js';
 import { ReplicationOracle, seeded, withTimeout } from '../test-support/replication-oracle.js';
@@ -49,12 +56,12 @@ describe('replication: three brokers, R=3, a real etcd', () => {
     }
   }
 
-  async function createReplicated(name: string): Promise<void> {
+  async function createReplicated(name: string, extra: Partial<TopicSpec> = {}): Promise<void> {
     const client = await connect(kit.brokers[0]!.address);
     const frame = await client.apply([
       {
         op: 'upsert',
-        spec: { ...topicSpecWithDefaults({ name, partitions: 1, revision: 0 }), replication: 3 },
+        spec: { ...topicSpecWithDefaults({ name, partitions: 1, revision: 0 }), replication: 3, ...extra },
       },
     ]);
     ok(frame, `APPLY ${name}`);
@@ -255,6 +262,96 @@ describe('replication: three brokers, R=3, a real etcd', () => {
       assert.ok(ms < 1000, `writes stalled ${ms.toFixed(0)} ms while a broker restarted`);
     oracle.check(await finalLog('r5'));
     await sameLogsEverywhere('r5');
+  });
+
+  async function fragments(b: KitBroker, name: string) {
+    const client = await connect(b.address);
+    try {
+      const id = client.id();
+      client.send(encodeListFragmentsRequest(id, { topic: name, partition: 0 }));
+      return decodeListFragmentsResponse(ok(await client.expect(id), 'LIST_FRAGMENTS'))[0]!.fragments;
+    } finally {
+      client.close();
+    }
+  }
+
+  async function metric(b: KitBroker, pattern: RegExp): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${b.httpPort}/metrics`)).text();
+    return Number(pattern.exec(text)?.[1] ?? 0);
+  }
+
+  /** Where the store's history of the partition ends, by the primary's LIST_FRAGMENTS, once >= `closed` are in it. */
+  async function persistedEnd(b: KitBroker, name: string, closed: number): Promise<number> {
+    let end = 0;
+    await until(
+      () => fragments(b, name),
+      (fs) => {
+        const stored = fs.filter(
+          (f) => f.location === FragmentLocation.BOTH || f.location === FragmentLocation.STORE,
+        );
+        end = stored.at(-1)?.endOffset ?? 0;
+        return stored.length >= closed;
+      },
+      `${closed} segment(s) of ${name} persisted`,
+      30_000,
+    );
+    return end;
+  }
+
+  test('with a store: only the primary uploads; a replica on an emptied disk restores from the store and is copied only the tail; a new primary uploads on', async () => {
+    const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-replicated-store-'));
+    await createReplicated('rs', { storeUrl: `file://${storeDir}`, segmentBytes: 16_384 });
+    const oracle = new ReplicationOracle('rs', 0, () => up().map((b) => b.address), random);
+    oracle.startProducers(3);
+    const uploads = /^booblik_store_uploads_total (\d+)$/m;
+    try {
+      await oracle.acknowledgedMore(1500, 60_000);
+      const primary = await primaryOf('rs');
+      const stored = await persistedEnd(primary, 'rs', 2);
+      const replicas = kit.brokers.filter((b) => b !== primary);
+      assert.ok((await metric(primary, uploads)) >= 2, 'the primary uploaded its closed segments');
+      for (const r of replicas)
+        assert.equal(await metric(r, uploads), 0, `${r.name}, a replica, uploaded nothing`);
+
+      // A replica's disk lost: it comes back with the store's history and is sent only what follows.
+      const emptied = replicas[0]!;
+      await emptied.kill();
+      fs.rmSync(emptied.dataDir, { recursive: true, force: true });
+      await emptied.start();
+      await until(
+        () => route('rs'),
+        (r) => r.replicas.includes(emptied.address),
+        `${emptied.name} back in the in-sync set`,
+        30_000,
+      );
+      const copied = await metric(
+        primary,
+        new RegExp(
+          `^booblik_replication_copied_records\\{topic="rs",partition="0",replica="${emptied.name}"\\} (\\d+)$`,
+          'm',
+        ),
+      );
+      const end = oracle.acknowledged.reduce((max, a) => Math.max(max, a.offset + 1), 0);
+      assert.ok(
+        copied <= end - stored + 1000,
+        `copied ${copied} records of ${end}, though ${stored} were in the store`,
+      );
+
+      // The primary dies: a replica takes over and carries on uploading where the manifest ends.
+      const newStored = stored;
+      await primary.kill();
+      const next = await primaryOf('rs');
+      await oracle.acknowledgedMore(1500, 60_000);
+      assert.ok(
+        (await persistedEnd(next, 'rs', 3)) > newStored,
+        'the new primary persisted further segments',
+      );
+      await primary.start();
+    } finally {
+      await oracle.stop();
+    }
+    oracle.check(await finalLog('rs'));
+    fs.rmSync(storeDir, { recursive: true, force: true });
   });
 
   test('two of three killed: writes are refused, nothing acknowledged is lost, and they resume when one returns', async () => {
