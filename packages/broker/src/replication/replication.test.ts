@@ -32,6 +32,7 @@ describe('replication: three brokers, R=3, a real etcd', () => {
       brokers: 3,
       leaseMs: LEASE_MS,
       flags: [`--replica.lag.max.millis=${LAG_MAX_MS}`],
+      faultLinks: true,
     });
   });
   after(async () => {
@@ -168,8 +169,19 @@ describe('replication: three brokers, R=3, a real etcd', () => {
       for (let round = 0; round < KILL_ROUNDS; round++) {
         await oracle.acknowledgedMore(50, 30_000);
         const primary = await primaryOf('r2');
+        // Its groups reach the replicas late: whatever it acknowledged without them would be lost now.
+        const from = kit.brokers.indexOf(primary);
+        const links = kit.brokers.flatMap((_, to) => (to === from ? [] : [kit.peerLink(from, to)]));
+        for (const link of links) link.delay(200);
+        await until(
+          async () => links.every((l) => l.stats.bytesHeld > 0),
+          (held) => held,
+          'groups held on the links to both replicas',
+          5000,
+        );
         const killedAt = performance.now();
         await primary.kill();
+        for (const link of links) link.heal();
         resumedMs.push(await oracle.firstAckAfter(killedAt, RESUME_WITHIN_MS + 5000));
         // It comes back as a replica: cuts what it had past the new primary's history, catches up.
         await primary.start();
