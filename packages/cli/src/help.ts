@@ -47,9 +47,14 @@ booblik topics watch [-l SELECTOR] [--format table|json]
   The last segment of a partition is the one being written (never persisted yet).
   --partition N   only partition N (default: every partition)`,
   partitions: `booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]
-  In a cluster, gives partition PARTITION of TOPIC to the member MEMBER (a broker id). Nothing
-  copies records between brokers yet: a partition that ever had a record moves only with
-  --abandon-records, which leaves them behind (the new owner starts it empty, at offset 0).`,
+  In a cluster, gives partition PARTITION of TOPIC to the member MEMBER (a broker id). A replicated
+  partition is copied to MEMBER first (answered once it caught up and took over as primary; the old
+  primary leaves its replicas). A partition with one copy is not copied: one that ever had a record
+  moves only with --abandon-records, which leaves them behind (the new owner starts it empty).`,
+  brokers: `booblik brokers drain ID
+  In a cluster, moves every replicated partition off the broker ID, one at a time: a live broker
+  outside its replicas is copied the partition, then ID leaves it (its primary moves if ID led).
+  Run it before taking a broker away for good.`,
   conformance: `booblik conformance <verb> [args...]
   The conformance kit's client contract (capabilities, metadata, produce, produce-keyed, fetch,
   topics-apply, topics-delete, topics-list), printing key=value lines; the broker comes from
@@ -68,6 +73,7 @@ Commands:
   topics <sub> ...         list, apply, edit, delete and watch topics
   fragments <topic>        where each segment lives: local disk, store, or both
   partitions move ...      give a partition of a cluster to another broker
+  brokers drain ID         move every replicated partition off a broker
   conformance <verb> ...   the conformance kit's client contract
 
 Run 'booblik <command> --help' for a command's options.

@@ -1,6 +1,7 @@
 /** The `booblik` command without the process around it: argv and an Io in, an exit status out. */
 import { InvalidArgumentError } from '@booblik/client';
 import { splitVerb } from './args.js';
+import { brokersCommand } from './commands/brokers.js';
 import { conformanceCommand } from './commands/conformance.js';
 import { consumeCommand } from './commands/consume.js';
 import { fragmentsCommand } from './commands/fragments.js';
@@ -23,6 +24,7 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   topics: topicsCommand,
   fragments: fragmentsCommand,
   partitions: partitionsCommand,
+  brokers: brokersCommand,
 };
 
 export async function run(argv: string[], io: Io): Promise<number> {

@@ -368,15 +368,16 @@ export class Connection {
   }
 
   /**
-   * Gives a partition of a cluster to another member (MOVE). Nothing copies its records yet: a
-   * partition that has any moves only with `abandonRecords`. Resolves with the revision at which
-   * the broker routes it to the new member.
+   * Gives a partition of a cluster to another member (MOVE). A replicated partition is copied to it
+   * first, then it becomes the primary; with `away`, `member` is the broker the partition leaves (a
+   * drain). A partition with one copy that has records moves only with `abandonRecords`. Resolves
+   * with the revision at which the broker routes it anew.
    */
   movePartition(
     topic: string,
     partition: number,
     member: string,
-    options: { abandonRecords?: boolean } = {},
+    options: { abandonRecords?: boolean; away?: boolean; timeoutMs?: number } = {},
   ): Promise<{ revision: number }> {
     return this.request(
       `MOVE ${topic}/${partition} to ${member}`,
@@ -386,10 +387,12 @@ export class Connection {
           topic,
           partition,
           member,
-          flags: options.abandonRecords === true ? MoveFlag.ABANDON_RECORDS : 0,
+          flags:
+            (options.abandonRecords === true ? MoveFlag.ABANDON_RECORDS : 0) |
+            (options.away === true ? MoveFlag.AWAY : 0),
         }),
       (body) => decodeMoveResponse(body),
-      this.requestTimeoutMs,
+      options.timeoutMs ?? this.requestTimeoutMs,
     );
   }
 

@@ -23,6 +23,7 @@ export async function handleMove(req: MoveRequest, correlationId: number, ctx: A
     req.partition,
     req.member,
     (req.flags & MoveFlag.ABANDON_RECORDS) !== 0,
+    (req.flags & MoveFlag.AWAY) !== 0,
   );
   switch (outcome.code) {
     case ErrorCode.NONE:

@@ -11,6 +11,7 @@ import type { LogConfig, Logger } from '@booblik/log';
 import { ErrorCode, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import type { PartitionRegistry } from '../partitions.js';
+import { moveReplicated } from '../replication/replicated-move.js';
 import { ReplicationService } from '../replication/replication-service.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
@@ -213,22 +214,42 @@ export class ClusterNode {
     partition: number,
     member: string,
     abandonRecords: boolean,
+    /** `member` is the broker to move the partition away from (a drain), not to. */
+    away = false,
   ): Promise<MoveOutcome> {
     const copy = this.copy;
     const spec = copy.specs.get(topic);
     if (spec === undefined || partition >= spec.partitions)
       return { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
     const target = copy.members.get(member);
-    if (target === undefined) {
+    if (target === undefined && !away) {
       return invalid(
         `member: ${JSON.stringify(member.slice(0, 64))} is not a live member (${[...copy.members.keys()].join(', ')})`,
       );
     }
     const owner = copy.ownerOf(topic, partition);
-    if (owner?.member === member) return { code: ErrorCode.NONE, revision: copy.revision };
+    if (owner?.member === member && !away) return { code: ErrorCode.NONE, revision: copy.revision };
     if (owner !== undefined && owner.replicas.length > 1) {
+      const moved = await moveReplicated(
+        {
+          etcd: this.client,
+          copy,
+          until: (condition, ms) => this.topics.until(condition, ms),
+          log: (line) => this.options.logger.info(line),
+        },
+        topic,
+        partition,
+        member,
+        away,
+      );
+      if (moved.code !== ErrorCode.NONE) return moved;
+      await this.topics.until(() => this.routing.routeOf(topic, partition).primary !== '', ROUTED_WAIT_MS);
+      return { code: ErrorCode.NONE, revision: Math.max(moved.revision, copy.revision) };
+    }
+    if (away) {
+      if (owner?.member !== member) return { code: ErrorCode.NONE, revision: copy.revision };
       return invalid(
-        `${topic}-${partition}: has ${owner.replicas.length} replicas; moving a replicated partition (copy, then switch) is not supported yet`,
+        `${topic}-${partition}: its one copy is on ${member}; nothing can copy it away (move it to a broker with --abandon-records, or give the topic replicas)`,
       );
     }
     if (!abandonRecords) {
@@ -263,7 +284,7 @@ export class ClusterNode {
     }
     await copy.waitForRevision(revision).catch(() => {});
     await this.topics.until(
-      () => this.routing.routeOf(topic, partition).primary === target.address,
+      () => this.routing.routeOf(topic, partition).primary === target?.address,
       ROUTED_WAIT_MS,
     );
     this.options.logger.info(

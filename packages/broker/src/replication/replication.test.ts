@@ -10,6 +10,7 @@ import {
   type TopicSpec,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
+import { startCli } from '../test-support/broker-process.js';
 import { type ClusterKit, type KitBroker, startClusterKit } from '../test-support/cluster-kit.js';
 import { connect, fetchAll, metadata, ok, until } from '../test-support/cluster-wire.js';
 import { ReplicationOracle, seeded, withTimeout } from '../test-support/replication-oracle.js';
@@ -95,10 +96,10 @@ describe('replication: three brokers, R=3, a real etcd', () => {
   }
 
   /** Every record of the partition, read from its primary once the faults are over. */
-  async function finalLog(name: string): Promise<string[]> {
+  async function finalLog(name: string, replicas = 2): Promise<string[]> {
     await until(
       () => route(name),
-      (r) => r.primary !== '' && r.replicas.length === 2,
+      (r) => r.primary !== '' && r.replicas.length === replicas,
       `${name}: a primary and both replicas in sync again`,
       20_000,
     );
@@ -364,6 +365,58 @@ describe('replication: three brokers, R=3, a real etcd', () => {
     }
     oracle.check(await finalLog('rs'));
     fs.rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  test('a replicated partition moved under load is copied before it switches; a drain moves it off a broker', async () => {
+    await createReplicated('rm', { replication: 2 });
+    const oracle = new ReplicationOracle('rm', 0, () => up().map((b) => b.address), random);
+    oracle.startProducers(3);
+    oracle.startConsumer('c1');
+    const cli = async (...args: string[]) => {
+      const p = startCli([...args, '--broker', up()[0]!.address]);
+      return { code: await p.exitCode(60_000), output: p.output() };
+    };
+    try {
+      await oracle.acknowledgedMore(300, 30_000);
+      const before = await route('rm');
+      const outsider = kit.brokers.find(
+        (b) => b.address !== before.primary && !before.replicas.includes(b.address),
+      )!;
+      const oldPrimary = byAddress(before.primary);
+      const moved = await cli('partitions', 'move', 'rm', '0', outsider.name);
+      assert.equal(moved.code, 0, moved.output);
+      // Every broker's copy follows etcd's watch: the route everywhere within moments.
+      await until(
+        () => route('rm'),
+        (r) => r.primary === outsider.address && !r.replicas.includes(oldPrimary.address),
+        'the broker moved to leads it, and the old primary left its replicas',
+        10_000,
+      );
+      await until(
+        async () => fs.existsSync(path.join(oldPrimary.dataDir, 'rm-0')),
+        (exists) => !exists,
+        'the old primary removed its copy',
+        10_000,
+      );
+      await oracle.acknowledgedMore(200, 30_000);
+
+      const drained = await cli('brokers', 'drain', outsider.name);
+      assert.match(
+        drained.output,
+        new RegExp(`${outsider.name}: \\d+ of \\d+ partition\\(s\\) off it`),
+        drained.output,
+      );
+      await until(
+        () => route('rm'),
+        (r) => r.primary !== '' && r.primary !== outsider.address && !r.replicas.includes(outsider.address),
+        `rm-0 off ${outsider.name}`,
+        10_000,
+      );
+      await oracle.acknowledgedMore(200, 30_000);
+    } finally {
+      await oracle.stop();
+    }
+    oracle.check(await finalLog('rm', 1));
   });
 
   test('two of three killed: writes are refused, nothing acknowledged is lost, and they resume when one returns', async () => {

@@ -3,10 +3,11 @@
  * MOVE response v1 (success body) => revision:int64
  * Error body: INVALID_ARGUMENT (requests/error-details.ts)
  *
- * Gives a partition of a cluster to another member (`booblik partitions move`). Without replication
- * nothing copies its records, so the broker moves only an empty partition, unless flags bit 0
- * (ABANDON_RECORDS) says the records it has may be left behind. Answered once the broker's copy
- * shows the new primary, with that revision. A single broker answers INVALID_ARGUMENT.
+ * Gives a partition of a cluster to another member (`booblik partitions move`). A partition with one
+ * copy moves only if empty, unless flags bit 0 (ABANDON_RECORDS) says its records may be left
+ * behind. A replicated one is copied to the member first, which then becomes its primary; with bit 1
+ * (AWAY) `member` is the broker it leaves instead (`booblik brokers drain`). Answered once the
+ * broker's copy shows the new primary, with that revision. A single broker answers INVALID_ARGUMENT.
  */
 import { ApiKey } from '../../api.js';
 import { fieldError, WireReader } from '../../codec/reader.js';
@@ -18,6 +19,8 @@ import { checkTopicName, readTopicBytes } from '../topic-field.js';
 export const MoveFlag = {
   /** Move a partition that holds records: they stay behind on the old owner and are removed. */
   ABANDON_RECORDS: 1,
+  /** A replicated partition: `member` is the broker it moves away from (a drain); a replacement is chosen. */
+  AWAY: 2,
 } as const;
 
 export interface MoveRequest {
@@ -35,8 +38,8 @@ export function decodeMoveRequest(frame: Buffer, payloadStart: number): MoveRequ
   if (partition < 0) throw fieldError('partition', partition, '>= 0');
   const member = reader.string('member');
   const flags = reader.int8('flags');
-  if ((flags & ~MoveFlag.ABANDON_RECORDS) !== 0)
-    throw fieldError('flags', flags, 'only bit 0 (ABANDON_RECORDS)');
+  if ((flags & ~(MoveFlag.ABANDON_RECORDS | MoveFlag.AWAY)) !== 0)
+    throw fieldError('flags', flags, 'only bits 0 (ABANDON_RECORDS) and 1 (AWAY)');
   return { topic, partition, member, flags };
 }
 
