@@ -47,10 +47,14 @@ booblik topics watch [-l SELECTOR] [--format table|json]
   The last segment of a partition is the one being written (never persisted yet).
   --partition N   only partition N (default: every partition)`,
   partitions: `booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]
+       booblik partitions elect TOPIC PARTITION MEMBER --unclean
   In a cluster, gives partition PARTITION of TOPIC to the member MEMBER (a broker id). A replicated
   partition is copied to MEMBER first (answered once it caught up and took over as primary; the old
   primary leaves its replicas). A partition with one copy is not copied: one that ever had a record
-  moves only with --abandon-records, which leaves them behind (the new owner starts it empty).`,
+  moves only with --abandon-records, which leaves them behind (the new owner starts it empty).
+  elect --unclean: for a replicated partition none of whose in-sync replicas is live, makes MEMBER
+  (a live replica out of sync) its primary. This LOSES what only the in-sync replicas held: use it
+  when they are gone for good and writes matter more than those records.`,
   brokers: `booblik brokers drain ID
   In a cluster, moves every replicated partition off the broker ID, one at a time: a live broker
   outside its replicas is copied the partition, then ID leaves it (its primary moves if ID led).

@@ -377,7 +377,7 @@ export class Connection {
     topic: string,
     partition: number,
     member: string,
-    options: { abandonRecords?: boolean; away?: boolean; timeoutMs?: number } = {},
+    options: { abandonRecords?: boolean; away?: boolean; unclean?: boolean; timeoutMs?: number } = {},
   ): Promise<{ revision: number }> {
     return this.request(
       `MOVE ${topic}/${partition} to ${member}`,
@@ -389,7 +389,8 @@ export class Connection {
           member,
           flags:
             (options.abandonRecords === true ? MoveFlag.ABANDON_RECORDS : 0) |
-            (options.away === true ? MoveFlag.AWAY : 0),
+            (options.away === true ? MoveFlag.AWAY : 0) |
+            (options.unclean === true ? MoveFlag.UNCLEAN : 0),
         }),
       (body) => decodeMoveResponse(body),
       options.timeoutMs ?? this.requestTimeoutMs,

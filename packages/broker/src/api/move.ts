@@ -24,6 +24,7 @@ export async function handleMove(req: MoveRequest, correlationId: number, ctx: A
     req.member,
     (req.flags & MoveFlag.ABANDON_RECORDS) !== 0,
     (req.flags & MoveFlag.AWAY) !== 0,
+    (req.flags & MoveFlag.UNCLEAN) !== 0,
   );
   switch (outcome.code) {
     case ErrorCode.NONE:

@@ -11,7 +11,7 @@ import type { LogConfig, Logger } from '@booblik/log';
 import { ErrorCode, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import type { PartitionRegistry } from '../partitions.js';
-import { moveReplicated } from '../replication/replicated-move.js';
+import { electUnclean, moveReplicated } from '../replication/replicated-move.js';
 import { ReplicationService } from '../replication/replication-service.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
@@ -216,6 +216,8 @@ export class ClusterNode {
     abandonRecords: boolean,
     /** `member` is the broker to move the partition away from (a drain), not to. */
     away = false,
+    /** Make `member`, a replica out of sync, primary of a partition with no live in-sync replica. */
+    unclean = false,
   ): Promise<MoveOutcome> {
     const copy = this.copy;
     const spec = copy.specs.get(topic);
@@ -228,20 +230,20 @@ export class ClusterNode {
       );
     }
     const owner = copy.ownerOf(topic, partition);
-    if (owner?.member === member && !away) return { code: ErrorCode.NONE, revision: copy.revision };
+    if (owner?.member === member && !away && !unclean) return { code: ErrorCode.NONE, revision: copy.revision };
+    if (unclean && (owner === undefined || owner.replicas.length <= 1)) {
+      return invalid(`${topic}-${partition}: has one copy; an unclean election picks among replicas`);
+    }
     if (owner !== undefined && owner.replicas.length > 1) {
-      const moved = await moveReplicated(
-        {
-          etcd: this.client,
-          copy,
-          until: (condition, ms) => this.topics.until(condition, ms),
-          log: (line) => this.options.logger.info(line),
-        },
-        topic,
-        partition,
-        member,
-        away,
-      );
+      const deps = {
+        etcd: this.client,
+        copy,
+        until: (condition: () => boolean, ms: number) => this.topics.until(condition, ms),
+        log: (line: string) => this.options.logger.info(line),
+      };
+      const moved = unclean
+        ? await electUnclean(deps, topic, partition, member)
+        : await moveReplicated(deps, topic, partition, member, away);
       if (moved.code !== ErrorCode.NONE) return moved;
       await this.topics.until(() => this.routing.routeOf(topic, partition).primary !== '', ROUTED_WAIT_MS);
       return { code: ErrorCode.NONE, revision: Math.max(moved.revision, copy.revision) };

@@ -99,6 +99,43 @@ export async function moveReplicated(
   }
 }
 
+/**
+ * An unclean election: the partition has no live in-sync replica, and `member`, a live replica out of
+ * sync, becomes its primary in a new epoch with itself alone in sync. Whatever only the in-sync set
+ * held is lost, on purpose; the others are cut back to the new primary's log when they return.
+ */
+export async function electUnclean(
+  deps: MoveDeps,
+  topic: string,
+  partition: number,
+  member: string,
+): Promise<ReplicatedMoveOutcome> {
+  const { copy } = deps;
+  const owner = copy.ownerOf(topic, partition)!;
+  const name = `${topic}-${partition}`;
+  const invalid = (message: string): ReplicatedMoveOutcome => ({ code: ErrorCode.INVALID_ARGUMENT, index: -1, message });
+  const liveInSync = owner.isr.filter((id) => copy.members.has(id));
+  if (liveInSync.length > 0) {
+    return invalid(`${name}: ${liveInSync.join(', ')} in sync and live; an unclean election is only for a partition with none`);
+  }
+  if (!owner.replicas.includes(member) || !copy.members.has(member)) {
+    return invalid(`${name}: ${member} is not a live replica (replicas ${owner.replicas.join(', ')})`);
+  }
+  try {
+    const revision = await writeOwner(deps, topic, partition, owner, {
+      member,
+      replicas: [member, ...owner.replicas.filter((id) => id !== member)],
+      isr: [member],
+      epoch: owner.epoch + 1,
+    });
+    if (revision === null) return invalid(`${name}: its owner record changed meanwhile; look again and retry`);
+    deps.log(`cluster: ${name}: ${member} elected primary UNCLEANLY in epoch ${owner.epoch + 1}; records only ${owner.isr.join(', ')} held are lost`);
+    return { code: ErrorCode.NONE, revision };
+  } catch (error) {
+    return { code: ErrorCode.CLUSTER_UNAVAILABLE, message: String(error) };
+  }
+}
+
 /** The live member outside the replicas whose zone the remaining replicas use least. */
 function replacementFor(copy: KeyspaceCopy, owner: OwnerEntry): string | undefined {
   const zones = new Map<string, number>();

@@ -1,4 +1,7 @@
-/** booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]: an operator's move in a cluster. */
+/**
+ * booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]: an operator's move in a cluster.
+ * booblik partitions elect TOPIC PARTITION MEMBER --unclean: a primary forced when none is in sync.
+ */
 import { Connection } from '@booblik/client';
 import { brokerAddress, integer, parse } from '../args.js';
 import { ExitCode } from '../constants.js';
@@ -7,17 +10,22 @@ import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 
 export async function partitionsCommand(args: string[], io: Io): Promise<number> {
-  const parsed = parse(args, { 'abandon-records': { type: 'boolean' } });
+  const parsed = parse(args, { 'abandon-records': { type: 'boolean' }, unclean: { type: 'boolean' } });
   const out = new Output(io.stdout);
   if (parsed.flag('help')) {
     await out.write(helpFor('partitions'));
     return ExitCode.OK;
   }
   const [sub, topic, partitionText, member, ...extra] = parsed.positionals;
-  if (sub !== 'move')
-    throw new UsageError(`partitions: expected move, got ${sub === undefined ? 'nothing' : `"${sub}"`}`);
+  if (sub !== 'move' && sub !== 'elect')
+    throw new UsageError(`partitions: expected move or elect, got ${sub === undefined ? 'nothing' : `"${sub}"`}`);
   if (topic === undefined || partitionText === undefined || member === undefined || extra.length > 0) {
-    throw new UsageError('partitions move: expected TOPIC PARTITION MEMBER');
+    throw new UsageError(`partitions ${sub}: expected TOPIC PARTITION MEMBER`);
+  }
+  if (sub === 'elect' && !parsed.flag('unclean')) {
+    throw new UsageError(
+      'partitions elect: --unclean is required: it makes a replica that is out of sync the primary, and loses what only the in-sync replicas held',
+    );
   }
   const partition = integer('PARTITION', partitionText, 0);
   const connection = await Connection.connect(brokerAddress(parsed.string('broker'), io.env), {
@@ -26,8 +34,14 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
   try {
     const { revision } = await connection.movePartition(topic, partition, member, {
       abandonRecords: parsed.flag('abandon-records'),
+      unclean: sub === 'elect',
+      timeoutMs: 10 * 60_000,
     });
-    await out.write(`moved ${topic}-${partition} to ${member} (revision ${revision})\n`);
+    await out.write(
+      sub === 'elect'
+        ? `elected ${member} primary of ${topic}-${partition}, uncleanly (revision ${revision})\n`
+        : `moved ${topic}-${partition} to ${member} (revision ${revision})\n`,
+    );
     return ExitCode.OK;
   } finally {
     connection.destroy();

@@ -22,7 +22,7 @@ describe('MOVE v1', () => {
 
   it('refuses an unknown flag and a negative partition as CORRUPT_REQUEST', () => {
     for (const bad of [
-      { topic: 't', partition: 0, member: 'b', flags: 4 },
+      { topic: 't', partition: 0, member: 'b', flags: 8 },
       { topic: 't', partition: -1, member: 'b', flags: 0 },
     ]) {
       assert.throws(

@@ -21,6 +21,11 @@ export const MoveFlag = {
   ABANDON_RECORDS: 1,
   /** A replicated partition: `member` is the broker it moves away from (a drain); a replacement is chosen. */
   AWAY: 2,
+  /**
+   * A replicated partition with no live in-sync replica: make `member`, a live replica out of sync,
+   * its primary anyway (`booblik partitions elect --unclean`). What only the in-sync set held is lost.
+   */
+  UNCLEAN: 4,
 } as const;
 
 export interface MoveRequest {
@@ -38,8 +43,8 @@ export function decodeMoveRequest(frame: Buffer, payloadStart: number): MoveRequ
   if (partition < 0) throw fieldError('partition', partition, '>= 0');
   const member = reader.string('member');
   const flags = reader.int8('flags');
-  if ((flags & ~(MoveFlag.ABANDON_RECORDS | MoveFlag.AWAY)) !== 0)
-    throw fieldError('flags', flags, 'only bits 0 (ABANDON_RECORDS) and 1 (AWAY)');
+  if ((flags & ~(MoveFlag.ABANDON_RECORDS | MoveFlag.AWAY | MoveFlag.UNCLEAN)) !== 0)
+    throw fieldError('flags', flags, 'only bits 0 (ABANDON_RECORDS), 1 (AWAY) and 2 (UNCLEAN)');
   return { topic, partition, member, flags };
 }
 
