@@ -146,6 +146,7 @@ export class ReplicationService {
       if (role?.kind === 'replica' && role.side.knownEpoch > owner.epoch) return; // our copy is behind
       if (role?.kind === 'primary') role.pipeline.stop(`epoch ${owner.epoch} begins`);
       this.roles.set(key, { kind: 'primary', pipeline: this.startPipeline(partition, owner) });
+      this.o.servingChanged(); // it may turn ready in its constructor, before the role above was recorded
       this.stats.promotions++;
       this.o.logger.info(
         `${partition.name}: primary in epoch ${owner.epoch} from offset ${partition.logEndOffset} (replicas ${owner.replicas.join(', ')}; in sync ${owner.isr.join(', ')})`,
