@@ -404,6 +404,13 @@ try {
       .split('\n')
       .filter((l) => /primary|replica|sync|epoch|diverged|lease|allocator|error/i.test(l));
     process.stderr.write(`--- ${b.name} (${b.address})\n${lines.slice(-30).join('\n')}\n`);
+    const routes = await ListWatch.open(b.address)
+      .then((w) => {
+        w.close();
+        return w.listing.topics.map((t) => `${t.spec.name} ${JSON.stringify(t.routes[0])}`).join('; ');
+      })
+      .catch((e: unknown) => String(e));
+    process.stderr.write(`    routes as ${b.name} answers them: ${routes}\n`);
   }
   throw error;
 } finally {
