@@ -123,10 +123,13 @@ export function startBroker(
   etcd: string,
   port = 0,
   flags: readonly string[] = [],
+  /** Flags for node itself, e.g. `--cpu-prof`. */
+  nodeFlags: readonly string[] = [],
 ): Promise<Broker> {
   const child = spawn(
     process.execPath,
     [
+      ...nodeFlags,
       brokerMain,
       `--port=${port}`,
       '--http.port=-1',

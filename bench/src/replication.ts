@@ -18,6 +18,7 @@
  *
  *   npm run bench:replication                         3 repetitions, 5 kills, 256 MiB caught up
  *   npm run bench:replication -- --reps=5 --kills=20 --catchup-mib=1024 --lease=5000 --no-physical
+ *   npm run bench:replication -- --profile            also a CPU profile of each catching-up replica
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -46,13 +47,15 @@ import {
   w1,
   within,
 } from './cluster-harness.js';
+import { CpuMeter, type CpuShares } from './cpu-meter.js';
 import { benchDataDir, fsTypeOf } from './data-dir.js';
 import { fmt, quantile, spread } from './stats.js';
 import type { Figure } from './suite/loadgen.js';
+import { profileTop } from './suite/profile-top.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const reps = Number(option('reps') ?? 3);
-const w1Records = Number(option('records') ?? 500_000);
+const w1Records = Number(option('records') ?? 2_000_000);
 const forcedSeconds = Number(option('forced-seconds') ?? 3);
 const latencyRequests = Number(option('latency-requests') ?? 2000);
 const kills = Number(option('kills') ?? 5);
@@ -60,6 +63,8 @@ const catchupMiB = Number(option('catchup-mib') ?? 256);
 /** The cluster test kit's lease (the broker's own default is 5,000 ms). */
 const leaseMs = Number(option('lease') ?? 2000);
 const physical = !process.argv.includes('--no-physical');
+/** A V8 CPU profile of each restarted replica while it catches up, and its top. */
+const profile = process.argv.includes('--profile');
 
 const RECORD_BYTES = 128;
 const FORCED_PRODUCERS = 8;
@@ -151,8 +156,12 @@ const byAddress = (address: string): Broker => {
   if (b === undefined) throw new Error(`no broker at ${address}`);
   return b;
 };
-const restart = async (b: Broker) => {
-  const started = await startBroker(b.name, root, etcd.endpoint, portOf(b), flags);
+const meter = new CpuMeter(() => ({
+  ...Object.fromEntries(brokers.map((b) => [b.name, b.child.pid])),
+  etcd: etcd.pid,
+}));
+const restart = async (b: Broker, nodeFlags: string[] = []) => {
+  const started = await startBroker(b.name, root, etcd.endpoint, portOf(b), flags, nodeFlags);
   b.child = started.child;
   b.recentOutput = started.recentOutput;
 };
@@ -221,7 +230,7 @@ async function metadataListsInSync(address: string, topic: string, member: strin
  * A replica SIGKILLed, `catchupMiB` written while it is away, then restarted: MiB/s from its restart
  * (and from its listening) to the route listing it in sync again.
  */
-async function catchUp(topic: string): Promise<{ fromStart: number; fromListening: number }> {
+async function catchUp(topic: string) {
   await apply(brokers[0]!.address, topic, 1, 3);
   let watch = await ListWatch.open(brokers[0]!.address);
   const primary = await settled(watch, topic, 3);
@@ -242,8 +251,10 @@ async function catchUp(topic: string): Promise<{ fromStart: number; fromListenin
   if (watch.route(topic)?.replicas.includes(victim.address)) await watch.refresh();
   if (watch.route(topic)?.replicas.includes(victim.address))
     throw new Error('the stopped replica still in sync');
+  const since = meter.start();
   const started = performance.now();
-  await restart(victim);
+  const profileDir = path.join(root, `profile-${topic}`);
+  await restart(victim, profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const listening = performance.now();
   await watch.until(
     () => watch.route(topic)?.replicas.includes(victim.address) ?? false,
@@ -251,12 +262,32 @@ async function catchUp(topic: string): Promise<{ fromStart: number; fromListenin
     120_000,
   );
   const back = performance.now();
+  const shares = meter.stop(since);
   watch.close();
   if (!(await metadataListsInSync(primary.address, topic, victim.address))) {
     throw new Error(`${topic}: LIST routes ${victim.name} in sync, METADATA v3 does not`);
   }
+  let profileText: string | undefined;
+  if (profile) {
+    // Stopped cleanly (the profile is written at exit), then started again without it.
+    await kill(victim, 'SIGTERM');
+    const file = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+    profileText = file === undefined ? 'no profile written' : profileTop(path.join(profileDir, file), 12);
+    await restart(victim);
+    const w = await ListWatch.open(primary.address);
+    await settled(w, topic, 3);
+    w.close();
+  }
   const mib = (records * CATCHUP_RECORD_BYTES) / 1048576;
-  return { fromStart: mib / ((back - started) / 1000), fromListening: mib / ((back - listening) / 1000) };
+  return {
+    fromStart: mib / ((back - started) / 1000),
+    fromListening: mib / ((back - listening) / 1000),
+    startMs: listening - started,
+    profileText,
+    shares,
+    primary,
+    victim,
+  };
 }
 
 /** The machine's limits, by the side-by-side suite's probe (a child process of its own). */
@@ -269,6 +300,40 @@ function physicalLimits(): Promise<Figure[]> {
       else resolve((JSON.parse(out.trim().split('\n').pop()!) as { figures: Figure[] }).figures);
     }),
   );
+}
+
+/**
+ * Median CPU shares of each step by role: the primary, the other two brokers (for catch-up: the
+ * restarted replica, then the other), etcd, the load, the rest of the machine.
+ */
+function cpuTable(
+  steps: Map<string, { shares: CpuShares; primary: string }[]>,
+  catchupReplicas: readonly string[],
+): string {
+  const med = (values: number[]) => fmt(spread(values).median);
+  const lines = [
+    '| CPU, % of one core (200 = the machine), median | primary | other brokers | etcd | load (bench) | rest of the machine |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const [step, runs] of steps) {
+    const others = runs.map((r, i) => {
+      const names = Object.keys(r.shares.processes).filter((n) => n !== r.primary && n !== 'etcd');
+      const restarted = step === 'catch-up' ? catchupReplicas[i] : undefined;
+      const values = names.map((n) => r.shares.processes[n]!);
+      // Catch-up: the restarted replica first; otherwise the busier first.
+      return restarted === undefined
+        ? values.sort((a, b) => b - a)
+        : [
+            r.shares.processes[restarted]!,
+            ...names.filter((n) => n !== restarted).map((n) => r.shares.processes[n]!),
+          ];
+    });
+    const othersText = [0, 1].map((i) => med(others.map((o) => o[i] ?? 0))).join(' + ');
+    lines.push(
+      `| ${step} | ${med(runs.map((r) => r.shares.processes[r.primary]!))} | ${othersText}${step === 'catch-up' ? ' (restarted + other)' : ''} | ${med(runs.map((r) => r.shares.processes.etcd ?? 0))} | ${med(runs.map((r) => r.shares.load))} | ${med(runs.map((r) => r.shares.rest))} |`,
+    );
+  }
+  return lines.join('\n');
 }
 
 // ------------------------------------------------------------------------------------------- main
@@ -289,19 +354,32 @@ try {
   process.stdout.write(`  R=1 on ${p1.name}; R=3 primary ${p3.name}, replicas in sync on the other two\n`);
 
   type Pair = { r1: number; r3: number };
+  type Latency = { p50: number; p99: number };
   const w1s: Pair[] = [];
   const forceds: Pair[] = [];
-  const p50s: Pair[] = [];
-  const p99s: Pair[] = [];
+  const latencies: { r1: Latency; r3: Latency }[] = [];
+  /** CPU shares of each step, by step name, one per repetition. */
+  const cpu = new Map<string, { shares: CpuShares; primary: string }[]>();
+  const noteCpu = (step: string, shares: CpuShares, primary: Broker) =>
+    cpu.set(step, [...(cpu.get(step) ?? []), { shares, primary: primary.name }]);
   /** Runs `measure` for R=1 and R=3, alternating which goes first so a drift favours neither. */
-  const both = async (rep: number, measure: (address: string, topic: string) => Promise<number>) => {
+  const both = async <T>(
+    rep: number,
+    step: string,
+    measure: (address: string, topic: string) => Promise<T>,
+  ) => {
+    const run = async (primary: Broker, topic: 'r1' | 'r3') => {
+      const { value, cpu: shares } = await meter.measure(() => measure(primary.address, topic));
+      noteCpu(`${step} R=${topic.slice(1)}`, shares, primary);
+      return value;
+    };
     const first = rep % 2 === 0;
-    const a = first ? await measure(p1.address, 'r1') : 0;
-    const r3 = await measure(p3.address, 'r3');
-    return { r1: first ? a : await measure(p1.address, 'r1'), r3 };
+    const a = first ? await run(p1, 'r1') : undefined;
+    const r3 = await run(p3, 'r3');
+    return { r1: a ?? (await run(p1, 'r1')), r3 };
   };
   for (let rep = 0; rep < reps; rep++) {
-    const w = await both(rep, (address, topic) =>
+    const w = await both(rep, 'W1', (address, topic) =>
       w1(address, topic, {
         records: w1Records,
         batch: 100,
@@ -310,20 +388,17 @@ try {
         inFlight: 32,
       }),
     );
-    const f = await both(rep, (address, topic) => forced(address, topic, forcedSeconds));
-    const lat: { r1?: { p50: number; p99: number }; r3?: { p50: number; p99: number } } = {};
-    await both(rep, async (address, topic) => {
-      lat[topic as 'r1' | 'r3'] = await ackLatency(address, topic);
-      return 0;
-    });
+    const f = await both(rep, 'FORCED', (address, topic) => forced(address, topic, forcedSeconds));
+    const lat = await both(rep, 'ack latency', ackLatency);
     w1s.push(w);
     forceds.push(f);
-    p50s.push({ r1: lat.r1!.p50, r3: lat.r3!.p50 });
-    p99s.push({ r1: lat.r1!.p99, r3: lat.r3!.p99 });
+    latencies.push(lat);
     process.stdout.write(
-      `  rep ${rep + 1}: W1 ${fmt(w.r1)} / ${fmt(w.r3)} rec/s (${(w.r3 / w.r1).toFixed(2)}x); FORCED ${fmt(f.r1)} / ${fmt(f.r3)} rec/s (${(f.r3 / f.r1).toFixed(2)}x); ack p50 ${lat.r1!.p50.toFixed(3)} / ${lat.r3!.p50.toFixed(3)} ms (R=1 / R=3)\n`,
+      `  rep ${rep + 1}: W1 ${fmt(w.r1)} / ${fmt(w.r3)} rec/s (${(w.r3 / w.r1).toFixed(2)}x); FORCED ${fmt(f.r1)} / ${fmt(f.r3)} rec/s (${(f.r3 / f.r1).toFixed(2)}x); ack p50 ${lat.r1.p50.toFixed(3)} / ${lat.r3.p50.toFixed(3)} ms (R=1 / R=3)\n`,
     );
   }
+  const p50s = latencies.map((l) => ({ r1: l.r1.p50, r3: l.r3.p50 }));
+  const p99s = latencies.map((l) => ({ r1: l.r1.p99, r3: l.r3.p99 }));
 
   const resumed: number[] = [];
   const rejoined: number[] = [];
@@ -337,10 +412,18 @@ try {
   }
 
   const caught: { fromStart: number; fromListening: number }[] = [];
+  const catchupReplicas: string[] = [];
+  const catchupStartMs: number[] = [];
+  const profiles: string[] = [];
   for (let rep = 0; rep < reps; rep++) {
     const topic = `catchup${rep + 1}`;
     const c = await catchUp(topic);
     caught.push(c);
+    noteCpu('catch-up', c.shares, c.primary);
+    catchupReplicas.push(c.victim.name);
+    catchupStartMs.push(c.startMs);
+    if (c.profileText !== undefined)
+      profiles.push(`catch-up ${rep + 1}, the restarted replica ${c.victim.name}: ${c.profileText}`);
     await remove(brokers[0]!.address, topic);
     process.stdout.write(
       `  catch-up ${rep + 1}: ${catchupMiB} MiB at ${fmt(c.fromStart)} MiB/s from the restart (${fmt(c.fromListening)} MiB/s from listening)\n`,
@@ -392,8 +475,12 @@ try {
       `| the killed broker, restarted, back in the in-sync set, ms | ${s(rejoined)} | |`,
       `| **catch-up of ${catchupMiB} MiB** (1 KiB records), restart to in sync again, MiB/s | ${s(caught.map((c) => c.fromStart))} | >= 200: ${verdict(med(caught.map((c) => c.fromStart)), 200, true)} |`,
       `| the same, from the restarted broker listening, MiB/s | ${s(caught.map((c) => c.fromListening))} | |`,
+      `| the restarted broker: from spawn to listening, ms | ${s(catchupStartMs)} | |`,
       ...limits.map((f) => `| machine: ${f.metric}, ${f.unit} | ${fmt(f.value)} | |`),
       '',
+      cpuTable(cpu, catchupReplicas),
+      '',
+      ...profiles.map((p) => `${p}\n`),
     ].join('\n'),
   );
 } catch (error) {
