@@ -12,166 +12,34 @@
  *   npm run bench:cluster                 5 repetitions
  *   npm run bench:cluster -- --reps=3 --records=200000
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startEtcd } from '@booblik/cluster/testing';
+import { encodeMetadataRequest } from '@booblik/protocol';
 import {
-  decodeApplyResponse,
-  decodeListResponse,
-  encodeApplyRequest,
-  encodeListRequest,
-  encodeMetadataRequest,
-  encodeProduceRequest,
-  FrameSplitter,
-  lengthPrefixBytes,
-  readResponseFrame,
-  responseFrameLimits,
-  topicSpecWithDefaults,
-} from '@booblik/protocol';
+  apply,
+  type Broker,
+  check,
+  kill,
+  ListWatch,
+  option,
+  portOf,
+  startBroker,
+  Wire,
+  w1 as w1Into,
+} from './cluster-harness.js';
 import { benchDataDir, fsTypeOf } from './data-dir.js';
 import { fmt, quantile, spread } from './stats.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const brokerMain = path.resolve(here, '../../packages/broker/dist/main.js');
-const option = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const reps = Number(option('reps') ?? 5);
 const w1Records = Number(option('records') ?? 500_000);
-const BATCH = 100;
-const RECORD_BYTES = 128;
-const CONNECTIONS = 4;
-const IN_FLIGHT = 32;
 const METADATA_REQUESTS = 500;
-
-// ----------------------------------------------------------------------------------- a wire client
-
-/** One pipelined connection: frames written as given, answers matched in order. */
-class Wire {
-  private readonly waiting: ((frame: Buffer) => void)[] = [];
-  private nextId = 1;
-  private constructor(private readonly socket: net.Socket) {
-    const splitter = new FrameSplitter(responseFrameLimits, { chunksOwned: true });
-    const sink = {
-      frame: (f: Buffer) => this.waiting.shift()?.(f),
-      shortFrame: () => socket.destroy(),
-      invalidLength: () => socket.destroy(),
-    };
-    socket.on('data', (chunk: Buffer) => splitter.push(chunk, sink));
-  }
-
-  static connect(address: string): Promise<Wire> {
-    const colon = address.lastIndexOf(':');
-    return new Promise((resolve, reject) => {
-      const socket = net.connect(
-        { host: address.slice(0, colon), port: Number(address.slice(colon + 1)), noDelay: true },
-        () => resolve(new Wire(socket)),
-      );
-      socket.once('error', reject);
-    });
-  }
-
-  /** Sends one frame (its correlation id rewritten); resolves with the answer's frame. */
-  request(frame: Buffer): Promise<Buffer> {
-    frame.writeInt32BE(this.nextId++, lengthPrefixBytes + 4);
-    return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      this.socket.write(frame);
-    });
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-function check(frame: Buffer, what: string): Buffer {
-  const r = readResponseFrame(frame);
-  if (r.errorCode !== 0) throw new Error(`${what}: error ${r.errorCode}`);
-  return r.body;
-}
-
-// ------------------------------------------------------------------------------------------ brokers
-
-interface Broker {
-  name: string;
-  child: ChildProcess;
-  address: string;
-}
-
-function startBroker(name: string, dataDir: string, etcd: string, port = 0): Promise<Broker> {
-  const child = spawn(
-    process.execPath,
-    [
-      brokerMain,
-      `--port=${port}`,
-      '--http.port=-1',
-      `--data.dir=${path.join(dataDir, name)}`,
-      `--cluster.etcd=${etcd}`,
-      `--broker.id=${name}`,
-      `--broker.zone=${name}`,
-      '--topics=default:1',
-      '--metrics.interval.millis=0',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out = (out + d.toString()).slice(-4096);
-      const m = /booblik listening on (\S+):(\d+)/.exec(out);
-      if (m) resolve({ name, child, address: `${m[1]}:${m[2]}` });
-    });
-    child.once('exit', (code) => reject(new Error(`${name} exited ${code} before listening`)));
-  });
-}
-
-function kill(broker: Broker, signal: NodeJS.Signals): Promise<void> {
-  return new Promise((resolve) => {
-    if (broker.child.exitCode !== null || broker.child.signalCode !== null) return resolve();
-    broker.child.once('exit', () => resolve());
-    process.kill(broker.child.pid!, signal);
-  });
-}
-
-async function apply(via: string, name: string, partitions: number): Promise<void> {
-  const wire = await Wire.connect(via);
-  const spec = topicSpecWithDefaults({ name, partitions, revision: 0 });
-  decodeApplyResponse(
-    check(
-      await wire.request(encodeApplyRequest(0, { dryRun: false, changes: [{ op: 'upsert', spec }] })),
-      'APPLY',
-    ),
-  );
-  wire.close();
-}
 
 // -------------------------------------------------------------------------------------- workloads
 
 /** W1 into partition 0 of `topic` through `address`: records per second. */
-async function w1(address: string, topic: string): Promise<number> {
-  const records = Array.from({ length: BATCH }, (_, i) => Buffer.alloc(RECORD_BYTES, i));
-  const template = encodeProduceRequest(0, { topic, partition: 0, ack: 1, records });
-  const batches = Math.ceil(w1Records / BATCH);
-  const wires = await Promise.all(Array.from({ length: CONNECTIONS }, () => Wire.connect(address)));
-  let sent = 0;
-  const start = performance.now();
-  await Promise.all(
-    wires.map(async (wire) => {
-      const lane = async () => {
-        while (sent < batches) {
-          sent++;
-          check(await wire.request(Buffer.from(template)), 'PRODUCE');
-        }
-      };
-      await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
-    }),
-  );
-  const seconds = (performance.now() - start) / 1000;
-  for (const w of wires) w.close();
-  return (batches * BATCH) / seconds;
-}
+const w1 = (address: string, topic: string) =>
+  w1Into(address, topic, { records: w1Records, batch: 100, recordBytes: 128, connections: 4, inFlight: 32 });
 
 /** p50 and p99 (ms) of sequential METADATA v1 requests for `topic` through `address`. */
 async function metadataLatency(address: string, topic: string): Promise<{ p50: number; p99: number }> {
@@ -192,26 +60,16 @@ async function metadataLatency(address: string, topic: string): Promise<{ p50: n
 
 /** Milliseconds from SIGKILL of `victim` to `observer` listing none of its partitions with a primary. */
 async function noPrimaryAfterKill(observer: string, victim: Broker): Promise<number> {
-  const wire = await Wire.connect(observer);
-  const list = async (watch: number, waitMs: number) =>
-    decodeListResponse(
-      check(
-        await wire.request(encodeListRequest(0, { selector: '', watchRevision: watch, maxWaitMs: waitMs })),
-        'LIST',
-      ),
-    );
-  let listing = await list(-1, 0);
+  const watch = await ListWatch.open(observer);
   const killed = performance.now();
   await kill(victim, 'SIGKILL');
-  for (;;) {
-    const gone = listing.topics.every((t) => t.routes.every((r) => r.primary !== victim.address));
-    if (gone) break;
-    if (performance.now() - killed > 30_000) throw new Error('the dead broker still routed after 30 s');
-    const next = await list(listing.revision, 30_000);
-    if (next.topics.length > 0) listing = next;
-  }
+  await watch.until(
+    (l) => l.topics.every((t) => t.routes.every((r) => r.primary !== victim.address)),
+    'the dead broker no longer routed',
+    30_000,
+  );
   const ms = performance.now() - killed;
-  wire.close();
+  watch.close();
   return ms;
 }
 
@@ -255,8 +113,7 @@ try {
   const kills: number[] = [];
   for (let rep = 0; rep < Math.min(reps, 3); rep++) {
     kills.push(await noPrimaryAfterKill(b1.address, b2));
-    const dataPort = Number(b2.address.slice(b2.address.lastIndexOf(':') + 1));
-    b2.child = (await startBroker('b2', root, etcd.endpoint, dataPort)).child;
+    b2.child = (await startBroker('b2', root, etcd.endpoint, portOf(b2))).child;
     process.stdout.write(`  SIGKILL rep ${rep + 1}: no primary after ${fmt(kills[rep]!)} ms\n`);
   }
 
