@@ -230,7 +230,8 @@ export class ClusterNode {
       );
     }
     const owner = copy.ownerOf(topic, partition);
-    if (owner?.member === member && !away && !unclean) return { code: ErrorCode.NONE, revision: copy.revision };
+    if (owner?.member === member && !away && !unclean)
+      return { code: ErrorCode.NONE, revision: copy.revision };
     if (unclean && (owner === undefined || owner.replicas.length <= 1)) {
       return invalid(`${topic}-${partition}: has one copy; an unclean election picks among replicas`);
     }

@@ -229,8 +229,7 @@ export class ReplicaStream {
     const cut = Math.min(end, agreed.endOffset);
     if (cut >= end) {
       this.next = end;
-      this.ackedEnd = Math.max(this.ackedEnd, end);
-      this.pump();
+      this.confirm(end);
       return;
     }
     this.probing = true;
@@ -253,8 +252,9 @@ export class ReplicaStream {
           return;
         }
         this.next = newEnd;
+        // Level with us already when the cut left it at our end: it may rejoin the in-sync set now.
         this.ackedEnd = newEnd;
-        this.pump();
+        this.confirm(newEnd);
       },
     );
     if (this.inflight === 0) this.probing = false;

@@ -113,10 +113,16 @@ export async function electUnclean(
   const { copy } = deps;
   const owner = copy.ownerOf(topic, partition)!;
   const name = `${topic}-${partition}`;
-  const invalid = (message: string): ReplicatedMoveOutcome => ({ code: ErrorCode.INVALID_ARGUMENT, index: -1, message });
+  const invalid = (message: string): ReplicatedMoveOutcome => ({
+    code: ErrorCode.INVALID_ARGUMENT,
+    index: -1,
+    message,
+  });
   const liveInSync = owner.isr.filter((id) => copy.members.has(id));
   if (liveInSync.length > 0) {
-    return invalid(`${name}: ${liveInSync.join(', ')} in sync and live; an unclean election is only for a partition with none`);
+    return invalid(
+      `${name}: ${liveInSync.join(', ')} in sync and live; an unclean election is only for a partition with none`,
+    );
   }
   if (!owner.replicas.includes(member) || !copy.members.has(member)) {
     return invalid(`${name}: ${member} is not a live replica (replicas ${owner.replicas.join(', ')})`);
@@ -128,8 +134,11 @@ export async function electUnclean(
       isr: [member],
       epoch: owner.epoch + 1,
     });
-    if (revision === null) return invalid(`${name}: its owner record changed meanwhile; look again and retry`);
-    deps.log(`cluster: ${name}: ${member} elected primary UNCLEANLY in epoch ${owner.epoch + 1}; records only ${owner.isr.join(', ')} held are lost`);
+    if (revision === null)
+      return invalid(`${name}: its owner record changed meanwhile; look again and retry`);
+    deps.log(
+      `cluster: ${name}: ${member} elected primary UNCLEANLY in epoch ${owner.epoch + 1}; records only ${owner.isr.join(', ')} held are lost`,
+    );
     return { code: ErrorCode.NONE, revision };
   } catch (error) {
     return { code: ErrorCode.CLUSTER_UNAVAILABLE, message: String(error) };

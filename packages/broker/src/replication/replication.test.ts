@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
   decodeListFragmentsResponse,
+  ErrorCode,
   encodeListFragmentsRequest,
   FragmentLocation,
   type TopicSpec,
@@ -417,6 +418,76 @@ describe('replication: three brokers, R=3, a real etcd', () => {
       await oracle.stop();
     }
     oracle.check(await finalLog('rm', 1));
+  });
+
+  test('no in-sync replica alive: the partition waits without a primary until partitions elect --unclean forces one', async () => {
+    await createReplicated('ru');
+    const oracle = new ReplicationOracle('ru', 0, () => up().map((b) => b.address), random);
+    oracle.startProducers(2);
+    const primary = await primaryOf('ru');
+    const [a, b] = kit.brokers.filter((x) => x !== primary) as [KitBroker, KitBroker];
+    try {
+      await oracle.acknowledgedMore(50, 30_000);
+      await Promise.all([a.kill(), b.kill()]);
+      await until(
+        () => route('ru'),
+        (r) => r.primary === primary.address && r.replicas.length === 0,
+        'the in-sync set shrunk to the primary alone',
+        LEASE_MS + 10_000,
+      );
+    } finally {
+      await oracle.stop();
+    }
+    await primary.kill();
+    await a.start();
+    const client = await connect(a.address);
+    try {
+      await until(
+        () => metric(a, /^booblik_cluster_members (\d+)$/m),
+        (members) => members === 1,
+        "the old primary's lease gone: a alone is a member",
+        LEASE_MS + 10_000,
+      );
+      // a is live but was out of sync: it is never promoted by itself.
+      await until(
+        async () =>
+          (await client.produce({ topic: 'ru', partition: 0, ack: 1, records: [Buffer.from('x')] }))
+            .errorCode,
+        (code) => code === ErrorCode.NO_PRIMARY,
+        'PRODUCE refused NO_PRIMARY',
+        LEASE_MS + 10_000,
+      );
+      const cli = async (...args: string[]) => {
+        const p = startCli(['partitions', 'elect', 'ru', '0', a.name, ...args, '--broker', a.address]);
+        return { code: await p.exitCode(30_000), output: p.output() };
+      };
+      const refused = await cli();
+      assert.equal(refused.code, 2, `without --unclean it is a usage error: ${refused.output}`);
+      const elected = await cli('--unclean');
+      assert.equal(elected.code, 0, elected.output);
+      // The others return as replicas of a's log (what only they held is cut, on purpose); with
+      // minInSync 2, a serves once one of them is in sync with it.
+      await Promise.all([primary.start(), b.start()]);
+      await until(
+        () => route('ru'),
+        (r) => r.primary === a.address && r.replicas.length >= 1,
+        'a primary, in sync with another',
+        20_000,
+      ).catch((error) => {
+        dumpLogs();
+        throw error;
+      });
+      const answer = await client.produce({
+        topic: 'ru',
+        partition: 0,
+        ack: 1,
+        records: [Buffer.from('after')],
+      });
+      assert.equal(answer.errorCode, ErrorCode.NONE, 'writes go on');
+    } finally {
+      client.close();
+    }
+    await sameLogsEverywhere('ru');
   });
 
   test('two of three killed: writes are refused, nothing acknowledged is lost, and they resume when one returns', async () => {

@@ -18,7 +18,9 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
   }
   const [sub, topic, partitionText, member, ...extra] = parsed.positionals;
   if (sub !== 'move' && sub !== 'elect')
-    throw new UsageError(`partitions: expected move or elect, got ${sub === undefined ? 'nothing' : `"${sub}"`}`);
+    throw new UsageError(
+      `partitions: expected move or elect, got ${sub === undefined ? 'nothing' : `"${sub}"`}`,
+    );
   if (topic === undefined || partitionText === undefined || member === undefined || extra.length > 0) {
     throw new UsageError(`partitions ${sub}: expected TOPIC PARTITION MEMBER`);
   }
