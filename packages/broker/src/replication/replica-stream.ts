@@ -14,7 +14,7 @@ import { wholeRecords } from './stored-records.js';
 /** Requests of one stream in flight at once: enough to keep a loopback link busy while copying. */
 const INFLIGHT_MAX = 8;
 /** Bytes of one copy request (a replica that is behind is sent its records in pieces this large). */
-const COPY_BYTES = 1024 * 1024;
+const COPY_BYTES = 4 * 1024 * 1024;
 /** A replica that does not answer within this is treated as gone; the connection is dialled again. */
 const ANSWER_TIMEOUT_MS = 10_000;
 /** After a failed connection or a refusal, wait this long before the next try (doubling up to the max). */
