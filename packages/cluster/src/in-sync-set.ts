@@ -16,7 +16,7 @@ export interface InSyncWriter {
  * key is still the one under its lease. Resolves with the new revision, or null when either compare
  * failed (the caller looks at the copy again).
  */
-export async function writeInSyncSet(
+export function writeInSyncSet(
   client: Etcd3,
   keyspace: Keyspace,
   topic: string,
@@ -29,20 +29,16 @@ export async function writeInSyncSet(
     throw new Error(`${topic}-${partition}: only its primary changes its in-sync set`);
   if (!isr.includes(self.id)) throw new Error(`${topic}-${partition}: the primary is always in sync`);
   const key = keyspace.ownerKey(topic, partition);
-  try {
-    const result = await client
-      .if(key, 'Mod', '==', owner.modRevision)
-      .and(keyspace.memberKey(self.id), 'Create', '==', self.createRevision)
-      .then(
-        client
-          .put(key)
-          .value(encodeOwner({ member: owner.member, replicas: owner.replicas, isr, epoch: owner.epoch })),
-      )
-      .commit();
-    return result.succeeded ? Number(result.header.revision) : null;
-  } catch (error) {
-    throw clusterError(error, `writing the in-sync set of ${topic}-${partition}`);
-  }
+  const value = encodeOwner({ member: owner.member, replicas: owner.replicas, isr, epoch: owner.epoch });
+  return primaryWrite(
+    client,
+    keyspace,
+    self,
+    owner,
+    key,
+    [client.put(key).value(value)],
+    `writing the in-sync set of ${topic}-${partition}`,
+  );
 }
 
 /**
@@ -51,7 +47,7 @@ export async function writeInSyncSet(
  * waits for it while it restarts), and its assignment is written under its lease. Conditioned like
  * `writeInSyncSet`. Resolves with the new revision, or null when a compare failed.
  */
-export async function writeHandOff(
+export function writeHandOff(
   client: Etcd3,
   keyspace: Keyspace,
   topic: string,
@@ -70,20 +66,39 @@ export async function writeHandOff(
     isr: [next.id, ...owner.isr.filter((id) => id !== next.id && id !== self.id)],
     epoch: owner.epoch + 1,
   });
+  const assignment = client
+    .put(keyspace.assignmentKey(topic, partition, next.id))
+    .value(encodeAssignment({ slot: 0 }))
+    .lease(next.leaseId);
+  return primaryWrite(
+    client,
+    keyspace,
+    self,
+    owner,
+    key,
+    [client.put(key).value(value), assignment],
+    `handing ${topic}-${partition} to ${next.id}`,
+  );
+}
+
+/** One transaction of a primary: it holds only while the owner record and its member key are as read. */
+async function primaryWrite(
+  client: Etcd3,
+  keyspace: Keyspace,
+  self: InSyncWriter,
+  owner: OwnerEntry,
+  ownerKey: string,
+  puts: ReturnType<Etcd3['put']>[],
+  what: string,
+): Promise<number | null> {
   try {
     const result = await client
-      .if(key, 'Mod', '==', owner.modRevision)
+      .if(ownerKey, 'Mod', '==', owner.modRevision)
       .and(keyspace.memberKey(self.id), 'Create', '==', self.createRevision)
-      .then(
-        client.put(key).value(value),
-        client
-          .put(keyspace.assignmentKey(topic, partition, next.id))
-          .value(encodeAssignment({ slot: 0 }))
-          .lease(next.leaseId),
-      )
+      .then(...puts)
       .commit();
     return result.succeeded ? Number(result.header.revision) : null;
   } catch (error) {
-    throw clusterError(error, `handing ${topic}-${partition} to ${next.id}`);
+    throw clusterError(error, what);
   }
 }

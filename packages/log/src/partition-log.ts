@@ -707,23 +707,29 @@ export class PartitionLog {
       const bytes = await this.remoteOf(offset).read(offset, maxBytes);
       return { highWatermark, chunks: bytes.length > 0 ? [bytes] : [], bytes: bytes.length };
     }
+    const read = await this.readLocal(offset, maxBytes, false);
+    if (read.bytes.length === 0) read.release?.();
+    return {
+      highWatermark,
+      chunks: read.bytes.length > 0 ? [read.bytes] : [],
+      bytes: read.bytes.length,
+      release: read.release,
+    };
+  }
+
+  /** From the segment holding `offset`: its published bytes, or all it holds (`written`). */
+  private async readLocal(offset: number, maxBytes: number, written: boolean) {
     const segment = this.segmentOf(offset);
     segment.acquire();
     try {
-      const read = await readFromSegment(
+      return await readFromSegment(
         segment,
         offset,
         maxBytes,
         this.config.indexIntervalBytes,
         this.readBuffers,
+        written ? segment.sizeBytes : segment.visibleBytes,
       );
-      if (read.bytes.length === 0) read.release?.();
-      return {
-        highWatermark,
-        chunks: read.bytes.length > 0 ? [read.bytes] : [],
-        bytes: read.bytes.length,
-        release: read.release,
-      };
     } finally {
       segment.release();
     }
@@ -741,23 +747,10 @@ export class PartitionLog {
       throw new OffsetOutOfRangeError(offset, this.localStartOffset, end);
     }
     if (offset === end) return Buffer.alloc(0);
-    const segment = this.segmentOf(offset);
-    segment.acquire();
-    try {
-      const read = await readFromSegment(
-        segment,
-        offset,
-        maxBytes,
-        this.config.indexIntervalBytes,
-        this.readBuffers,
-        segment.sizeBytes,
-      );
-      const copy = Buffer.from(read.bytes);
-      read.release?.();
-      return copy;
-    } finally {
-      segment.release();
-    }
+    const read = await this.readLocal(offset, maxBytes, true);
+    const copy = Buffer.from(read.bytes);
+    read.release?.();
+    return copy;
   }
 
   /**

@@ -508,7 +508,10 @@ describe('replication: three brokers, R=3, a real etcd', () => {
       );
       const acceptedAfterLoss = oracle.acknowledged.length - before;
       await others[0]!.start();
-      await oracle.acknowledgedMore(50, 30_000);
+      await oracle.acknowledgedMore(50, 30_000).catch((error) => {
+        dumpLogs();
+        throw error;
+      });
       await others[1]!.start();
       assert.ok(acceptedAfterLoss < 20, `${acceptedAfterLoss} acknowledged after two of three died`);
     } finally {
