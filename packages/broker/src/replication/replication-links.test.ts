@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { AckPolicy, ErrorCode, encodeProduceRequest } from '@booblik/protocol';
+import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
+import { connect, until } from '../test-support/cluster-wire.js';
+import type { RawClient } from '../test-support/raw-client.js';
+import { isUp, ReplicatedTopic } from '../test-support/replicated-topic.js';
+import { ReplicationOracle, seeded, withTimeout } from '../test-support/replication-oracle.js';
+
+const LEASE_MS = 2000;
+const LAG_MAX_MS = 1000;
+/** A lease lapses at etcd within its TTL and etcd's 500 ms expiry tick; the allocator then promotes. */
+const PROMOTED_WITHIN_MS = LEASE_MS + 5000;
+/** The slow replica's link: every byte each way this late, well past the lag bound. */
+const SLOW_MS = 3 * LAG_MAX_MS;
+const SEED = Number(process.env.BOOBLIK_TEST_SEED ?? Date.now() % 1_000_000);
+
+describe('replication over cut links: three brokers, R=3, every link through a fault proxy', () => {
+  let kit: ClusterKit;
+  const random = seeded(SEED);
+
+  before(async () => {
+    console.log(`replication link tests: seed ${SEED} (BOOBLIK_TEST_SEED=${SEED} repeats the choices)`);
+    kit = await startClusterKit({
+      brokers: 3,
+      leaseMs: LEASE_MS,
+      faultLinks: true,
+      flags: [`--replica.lag.max.millis=${LAG_MAX_MS}`],
+    });
+  });
+  after(async () => {
+    await kit?.cleanup();
+  });
+
+  const running = () => kit.brokers.filter(isUp).map((b) => b.address);
+
+  /** Every link back to pass: a failed test leaves the next one a whole cluster. */
+  function healAll(): void {
+    for (let i = 0; i < kit.brokers.length; i++) {
+      kit.etcdLink(i).heal();
+      for (let j = 0; j < kit.brokers.length; j++) if (i !== j) kit.peerLink(i, j).heal();
+    }
+  }
+
+  /** What the brokers said about roles, leases and replicas, for a failure's report. */
+  function dumpLogs(): void {
+    for (const b of kit.brokers) {
+      const lines = (b.process?.lines ?? []).filter((l) =>
+        /primary|replica|allocator|epoch|sync|diverged|lease|etcd/.test(l),
+      );
+      console.log(`--- ${b.name} (${b.address})\n${lines.slice(-40).join('\n')}`);
+    }
+  }
+
+  /** Sends one WRITTEN PRODUCE; resolves with its error code, or 'closed' if no answer came. */
+  async function sendProduce(client: RawClient, topic: string, record: string) {
+    const id = client.id();
+    client.send(
+      encodeProduceRequest(id, {
+        topic,
+        partition: 0,
+        ack: AckPolicy.WRITTEN,
+        records: [Buffer.from(record)],
+      }),
+    );
+    return client.expect(id).then(
+      (frame) => frame.errorCode,
+      () => 'closed' as const,
+    );
+  }
+
+  test('the primary cut from etcd alone: an in-sync replica takes over, the old one acknowledges nothing once its lease may have lapsed, and after heal it cuts its divergent tail and catches up', async () => {
+    const topic = new ReplicatedTopic(kit, 'etcd-cut', random);
+    await topic.create();
+    const oracle = new ReplicationOracle(topic.name, 0, running, random);
+    oracle.startProducers(4);
+    oracle.startConsumer('c1');
+    let fenced: RawClient | undefined;
+    try {
+      await oracle.acknowledgedMore(50, 30_000);
+      const old = await topic.primary(5000);
+      const others = kit.brokers.filter((b) => b !== old);
+      kit.etcdLink(topic.indexOf(old)).blackhole();
+      const cutAt = performance.now();
+      await topic.untilEvery(
+        others,
+        (r) => r.primary !== '' && r.primary !== old.address,
+        'another in-sync replica promoted, as both others see it',
+        PROMOTED_WITHIN_MS,
+      );
+      // Sent straight to the old primary after both others know the new epoch: its replicas refuse
+      // its groups, so the record stays in its log alone, a divergent tail, and is never acknowledged.
+      fenced = await connect(old.address);
+      const fencedAnswer = sendProduce(fenced, topic.name, 'fenced');
+      await until(
+        async () => oracle.acknowledged.some((a) => a.via !== old.address && a.sentAt > cutAt),
+        (resumed) => resumed,
+        'writes resumed through the new primary',
+        10_000,
+      );
+      await oracle.acknowledgedMore(30, 30_000);
+      const late = oracle.acknowledged.filter((a) => a.via === old.address && a.at > cutAt + LEASE_MS);
+      assert.deepEqual(
+        late.map((a) => `${a.payload}@${a.offset} ${(a.at - cutAt).toFixed(0)} ms`),
+        [],
+        'the old primary acknowledged records after its lease may have lapsed',
+      );
+
+      kit.etcdLink(topic.indexOf(old)).heal();
+      await topic.untilEvery(
+        kit.brokers,
+        (r) => r.primary !== old.address && r.replicas.length === 2 && r.replicas.includes(old.address),
+        'the old primary back in the in-sync set as a replica',
+        30_000,
+      );
+      const code = await withTimeout(fencedAnswer, 10_000, 'the PRODUCE sent to the old primary');
+      assert.notEqual(code, ErrorCode.NONE, 'a PRODUCE to the replaced primary was acknowledged');
+      const primary = topic.byAddress((await topic.route()).primary);
+      assert.ok(
+        primary.process!.lines.some((l) => l.includes(`${old.name} diverged after`)),
+        `${primary.name} cut ${old.name}'s divergent tail`,
+      );
+      await oracle.acknowledgedMore(30, 30_000);
+    } catch (error) {
+      dumpLogs();
+      throw error;
+    } finally {
+      healAll();
+      fenced?.close();
+      await oracle.stop();
+    }
+    const log = await topic.finalLog();
+    oracle.check(log);
+    assert.ok(!log.includes('fenced'), 'the record only the replaced primary held is gone');
+    await topic.sameLogsEverywhere();
+  });
+
+  test('the primary cut from both replicas (etcd fine): nothing commits, the in-sync set shrinks to the primary, PRODUCE is refused NOT_ENOUGH_REPLICAS; after heal the replicas catch up and writes resume', async () => {
+    const topic = new ReplicatedTopic(kit, 'peer-cut', random);
+    await topic.create();
+    const oracle = new ReplicationOracle(topic.name, 0, running, random);
+    oracle.startProducers(4);
+    oracle.startConsumer('c1');
+    try {
+      await oracle.acknowledgedMore(50, 30_000);
+      const primary = await topic.primary(5000);
+      const p = topic.indexOf(primary);
+      const replicas = kit.brokers.filter((b) => b !== primary);
+      for (const r of replicas) kit.peerLink(p, topic.indexOf(r)).cut();
+      const cutAt = performance.now();
+      const shrunkMs = await until(
+        () => topic.routeVia(primary),
+        (r) => r.primary === primary.address && r.replicas.length === 0,
+        'the in-sync set shrunk to the primary alone',
+        LAG_MAX_MS + 5000,
+      );
+      assert.ok(
+        shrunkMs >= LAG_MAX_MS * 0.9,
+        `replicas left the set ${shrunkMs.toFixed(0)} ms after the cut`,
+      );
+      const client = await connect(primary.address);
+      try {
+        assert.equal(
+          await withTimeout(sendProduce(client, topic.name, 'short'), 5000, 'PRODUCE below minInSync'),
+          ErrorCode.NOT_ENOUGH_REPLICAS,
+          'a PRODUCE with one of three in sync',
+        );
+      } finally {
+        client.close();
+      }
+      assert.ok(
+        (oracle.refusals.get(`code ${ErrorCode.NOT_ENOUGH_REPLICAS}`) ?? 0) > 0,
+        'producers were refused',
+      );
+      assert.deepEqual(
+        oracle.acknowledged.filter((a) => a.sentAt > cutAt).map((a) => `${a.payload}@${a.offset}`),
+        [],
+        'acknowledged with no replica reachable',
+      );
+      const stillPrimary = await topic.routeVia(replicas[0]!);
+      assert.equal(stillPrimary.primary, primary.address, 'no failover: the primary holds its lease');
+
+      for (const r of replicas) kit.peerLink(p, topic.indexOf(r)).heal();
+      await topic.untilEvery(
+        kit.brokers,
+        (r) => r.primary === primary.address && r.replicas.length === 2,
+        'both replicas caught up and back in the in-sync set',
+        20_000,
+      );
+      await oracle.acknowledgedMore(50, 30_000);
+    } catch (error) {
+      dumpLogs();
+      throw error;
+    } finally {
+      healAll();
+      await oracle.stop();
+    }
+    oracle.check(await topic.finalLog());
+    await topic.sameLogsEverywhere();
+  });
+
+  test('a replica slowed past the lag bound leaves the in-sync set, writes go on without waiting for it, and once the delay is lifted it catches up and rejoins', async (t) => {
+    const topic = new ReplicatedTopic(kit, 'slow', random);
+    await topic.create();
+    const oracle = new ReplicationOracle(topic.name, 0, running, random);
+    oracle.startProducers(4);
+    oracle.startConsumer('c1');
+    try {
+      const baselineMs = await oracle.acknowledgedMore(100, 30_000);
+      const primary = await topic.primary(5000);
+      const slow = kit.brokers.find((b) => b !== primary)!;
+      const link = kit.peerLink(topic.indexOf(primary), topic.indexOf(slow));
+      link.delay(SLOW_MS);
+      await until(
+        () => topic.routeVia(primary),
+        (r) => r.replicas.length === 1 && !r.replicas.includes(slow.address),
+        'the slow replica out of the in-sync set',
+        LAG_MAX_MS + 2 * SLOW_MS + 5000,
+      );
+      const leftAt = performance.now();
+      // Had the primary waited for the slow replica, each acknowledgement would take two delays.
+      const slowPhaseMs = await oracle.acknowledgedMore(100, SLOW_MS);
+      const waited = oracle.acknowledged.filter((a) => a.sentAt > leftAt && a.at - a.sentAt >= SLOW_MS);
+      assert.deepEqual(
+        waited.map((a) => `${a.payload} ${(a.at - a.sentAt).toFixed(0)} ms`),
+        [],
+        'acknowledgements waited for a replica out of the in-sync set',
+      );
+      t.diagnostic(
+        `100 acknowledgements in ${baselineMs.toFixed(0)} ms with all three in sync, ${slowPhaseMs.toFixed(0)} ms with the slow one out`,
+      );
+      assert.ok(
+        link.stats.bytesHeld > 0 || link.stats.bytesToTarget > 0,
+        'the slow replica is still being sent groups',
+      );
+
+      link.heal();
+      await topic.untilEvery(
+        kit.brokers,
+        (r) => r.primary === primary.address && r.replicas.length === 2 && r.replicas.includes(slow.address),
+        'the slow replica caught up and back in the in-sync set',
+        20_000,
+      );
+      await oracle.acknowledgedMore(50, 30_000);
+    } catch (error) {
+      dumpLogs();
+      throw error;
+    } finally {
+      healAll();
+      await oracle.stop();
+    }
+    oracle.check(await topic.finalLog());
+    await topic.sameLogsEverywhere();
+  });
+});
