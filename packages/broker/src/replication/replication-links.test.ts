@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { connectEtcd, Keyspace } from '@booblik/cluster';
 import { AckPolicy, ErrorCode, encodeProduceRequest } from '@booblik/protocol';
 import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
 import { connect, until } from '../test-support/cluster-wire.js';
@@ -13,6 +14,8 @@ const LAG_MAX_MS = 1000;
 const PROMOTED_WITHIN_MS = LEASE_MS + 5000;
 /** The slow replica's link: every byte each way this late, well past the lag bound. */
 const SLOW_MS = 3 * LAG_MAX_MS;
+/** How long the primary stays cut from its replicas after they left the in-sync set. */
+const HELD_CUT_MS = 2 * LAG_MAX_MS;
 const SEED = Number(process.env.BOOBLIK_TEST_SEED ?? Date.now() % 1_000_000);
 
 describe('replication over cut links: three brokers, R=3, every link through a fault proxy', () => {
@@ -69,7 +72,7 @@ describe('replication over cut links: three brokers, R=3, every link through a f
     );
   }
 
-  test('the primary cut from etcd alone: an in-sync replica takes over, the old one acknowledges nothing once its lease may have lapsed, and after heal it cuts its divergent tail and catches up', async () => {
+  test('the primary cut from etcd alone: an in-sync replica takes over, the old one acknowledges nothing once its lease may have lapsed, and after heal it cuts its divergent tail and catches up', async (t) => {
     const topic = new ReplicatedTopic(kit, 'etcd-cut', random);
     await topic.create();
     const oracle = new ReplicationOracle(topic.name, 0, running, random);
@@ -80,8 +83,27 @@ describe('replication over cut links: three brokers, R=3, every link through a f
       await oracle.acknowledgedMore(50, 30_000);
       const old = await topic.primary(5000);
       const others = kit.brokers.filter((b) => b !== old);
+      // When etcd expires the old primary's lease (its member key goes with it), seen from outside.
+      const etcd = connectEtcd({ endpoints: [kit.etcd.endpoint] });
+      const memberKey = new Keyspace(kit.cluster).memberKey(old.name);
+      const watcher = await etcd.watch().key(memberKey).create();
+      let expiredAt: number | undefined;
+      watcher.once('delete', () => {
+        expiredAt = performance.now();
+      });
       kit.etcdLink(topic.indexOf(old)).blackhole();
       const cutAt = performance.now();
+      try {
+        await until(
+          async () => expiredAt,
+          (at) => at !== undefined,
+          "etcd expired the old primary's lease",
+          PROMOTED_WITHIN_MS,
+        );
+      } finally {
+        await watcher.cancel();
+        etcd.close();
+      }
       await topic.untilEvery(
         others,
         (r) => r.primary !== '' && r.primary !== old.address,
@@ -99,11 +121,20 @@ describe('replication over cut links: three brokers, R=3, every link through a f
         10_000,
       );
       await oracle.acknowledgedMore(30, 30_000);
-      const late = oracle.acknowledged.filter((a) => a.via === old.address && a.at > cutAt + LEASE_MS);
+      // Its last keepalive reached etcd before the cut: its lease may lapse from cut + lease on, and
+      // certainly has once etcd deleted its key. It must have stopped acknowledging before either.
+      const fence = Math.min(cutAt + LEASE_MS, expiredAt!);
+      const byOld = oracle.acknowledged.filter((a) => a.via === old.address && a.sentAt > cutAt);
+      const lastByOld = Math.max(cutAt, ...byOld.map((a) => a.at));
+      t.diagnostic(
+        `after the cut: old primary's last acknowledgement +${(lastByOld - cutAt).toFixed(0)} ms, lease expired at etcd +${(expiredAt! - cutAt).toFixed(0)} ms`,
+      );
       assert.deepEqual(
-        late.map((a) => `${a.payload}@${a.offset} ${(a.at - cutAt).toFixed(0)} ms`),
+        byOld
+          .filter((a) => a.at > fence)
+          .map((a) => `${a.payload}@${a.offset} +${(a.at - cutAt).toFixed(0)} ms`),
         [],
-        'the old primary acknowledged records after its lease may have lapsed',
+        `the old primary acknowledged records after its lease may have lapsed (+${(fence - cutAt).toFixed(0)} ms)`,
       );
 
       kit.etcdLink(topic.indexOf(old)).heal();
@@ -158,16 +189,30 @@ describe('replication over cut links: three brokers, R=3, every link through a f
         shrunkMs >= LAG_MAX_MS * 0.9,
         `replicas left the set ${shrunkMs.toFixed(0)} ms after the cut`,
       );
+      // Held cut: every PRODUCE is refused, at once, and the set stays shrunk (no replica rejoins
+      // without having caught up).
       const client = await connect(primary.address);
+      const heldFrom = performance.now();
+      let refused = 0;
       try {
-        assert.equal(
-          await withTimeout(sendProduce(client, topic.name, 'short'), 5000, 'PRODUCE below minInSync'),
-          ErrorCode.NOT_ENOUGH_REPLICAS,
-          'a PRODUCE with one of three in sync',
-        );
+        while (performance.now() - heldFrom < HELD_CUT_MS) {
+          assert.equal(
+            await withTimeout(
+              sendProduce(client, topic.name, `short-${refused}`),
+              1000,
+              'PRODUCE below minInSync',
+            ),
+            ErrorCode.NOT_ENOUGH_REPLICAS,
+            'a PRODUCE with one of three in sync',
+          );
+          refused++;
+          const r = await topic.routeVia(primary);
+          assert.deepEqual(r.replicas, [], 'in sync while cut off from the primary');
+        }
       } finally {
         client.close();
       }
+      assert.ok(refused > 0);
       assert.ok(
         (oracle.refusals.get(`code ${ErrorCode.NOT_ENOUGH_REPLICAS}`) ?? 0) > 0,
         'producers were refused',
