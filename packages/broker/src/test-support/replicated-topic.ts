@@ -2,6 +2,7 @@
  * One replicated topic of a test cluster, as the fault tests look at it: created with R replicas,
  * its route as a chosen broker answers it, its final log, and every replica's segment bytes.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Route, topicSpecWithDefaults } from '@booblik/protocol';
@@ -119,7 +120,11 @@ export class ReplicatedTopic {
   /** Waits until every broker's segment bytes are the same (every replica level again). */
   async sameLogsEverywhere(): Promise<void> {
     await until(
-      async () => this.kit.brokers.map((b) => this.logBytes(b).toString('hex')),
+      async () =>
+        this.kit.brokers.map((b) => {
+          const bytes = this.logBytes(b);
+          return `${bytes.length} B ${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}`;
+        }),
       (logs) => logs.every((l) => l === logs[0]),
       `${this.name}: every replica's log identical`,
       20_000,
