@@ -53,6 +53,8 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   private readonly takeoverEnd: number;
   private forcedUntil = 0;
   private isReady = false;
+  /** Whether this broker's lease was certain at the last look: while it is not, nothing is served. */
+  private leaseHeld = true;
   private stopped = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly lagTimer: NodeJS.Timeout;
@@ -85,9 +87,12 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     return this.forcedUntil;
   }
 
-  /** Servable: the commit offset covers everything earlier primaries left in this log. */
+  /**
+   * Servable: the commit offset covers everything earlier primaries left in this log, and this
+   * broker's lease is certain (past it another may be primary: clients are sent to look elsewhere).
+   */
   get ready(): boolean {
-    return this.isReady;
+    return this.isReady && this.leaseHeld;
   }
 
   /** Why a PRODUCE is refused now (too few in sync), or null. */
@@ -188,6 +193,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     if (this.stopped) return;
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || owner.epoch !== this.epoch) return;
+    if (!this.leaseStillHeld()) return;
     if (owner.isr.length < this.deps.minInSync) {
       if (!this.shortOfReplicas) {
         this.shortOfReplicas = true;
@@ -198,7 +204,6 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       return;
     }
     this.shortOfReplicas = false;
-    if (!this.deps.leaseCertain()) return;
     let commit = this.partition.logEndOffset;
     for (const member of owner.isr) {
       if (member === this.deps.selfId) continue;
@@ -215,6 +220,23 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     this.partition.publishCommitted(Math.min(commit, this.takeoverEnd));
     this.becomeReadyIfCovered();
     this.scheduleHeartbeat();
+  }
+
+  /**
+   * Looks at the lease (on every group, acknowledgement and lag check): once it may have lapsed, what
+   * waits is refused and the routes stop naming this broker, so producers go and find the primary
+   * instead of waiting here; when it is certain again (a keepalive got through in time), it serves.
+   */
+  private leaseStillHeld(): boolean {
+    const held = this.deps.leaseCertain();
+    if (held === this.leaseHeld) return held;
+    this.leaseHeld = held;
+    if (!held) {
+      this.partition.failUncommitted(noLongerPrimary(this.partition.name, 'its lease may have lapsed'));
+      this.deps.log(`${this.partition.name}: the lease may have lapsed: serving nothing until it is certain`);
+    }
+    if (this.isReady) this.deps.servingChanged();
+    return held;
   }
 
   private becomeReadyIfCovered(): void {

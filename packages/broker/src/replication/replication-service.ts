@@ -190,9 +190,11 @@ export class ReplicationService {
       }
       if (role?.kind === 'replica' && role.side.knownEpoch > owner.epoch) return; // our copy is behind
       if (role?.kind === 'primary') role.pipeline.stop(`epoch ${owner.epoch} begins`);
-      this.roles.set(key, { kind: 'primary', pipeline: this.startPipeline(partition, owner) });
-      // The pipeline may be ready at once (it found nothing to commit), before it was recorded here.
-      this.o.servingChanged();
+      const pipeline = this.startPipeline(partition, owner);
+      this.roles.set(key, { kind: 'primary', pipeline });
+      // Ready in its constructor, it told the routes before its role was recorded here: what they
+      // resolved then (an APPLY waiting for its primary) saw it not serving, and cached that.
+      if (pipeline.ready) this.o.servingChanged();
       this.stats.promotions++;
       this.o.logger.info(
         `${partition.name}: primary in epoch ${owner.epoch} from offset ${partition.logEndOffset} (replicas ${owner.replicas.join(', ')}; in sync ${owner.isr.join(', ')})`,

@@ -21,6 +21,8 @@ export interface Acknowledged {
   /** performance.now() when it was sent, and when its acknowledgement arrived. */
   sentAt: number;
   at: number;
+  /** The broker that acknowledged it (`127.0.0.1:<port>`). */
+  via: string;
 }
 
 /** A seeded choice (mulberry32): the same seed, the same run of choices. */
@@ -199,6 +201,7 @@ export class ReplicationOracle {
           ack: forced ? 'FORCED' : 'WRITTEN',
           sentAt,
           at: performance.now(),
+          via: `127.0.0.1:${client.socket.remotePort}`,
         });
         seq++;
       } catch (error) {
