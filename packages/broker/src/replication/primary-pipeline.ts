@@ -112,7 +112,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       member: s.member,
       ackedEnd: s.ackedEnd,
       lagRecords: end - Math.max(0, s.ackedEnd),
-      behindMs: s.behindSince === null ? 0 : now - s.behindSince,
+      behindMs: s.behindMs(now),
       copiedRecords: s.copiedRecords,
     }));
   }
@@ -265,7 +265,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       const stream = this.streams.get(m);
       // A member whose lease is gone answers nothing more: out at once, not after the lag bound.
       if (stream === undefined || this.deps.addressOf(m) === undefined) return true;
-      return stream.behindSince !== null && now - stream.behindSince > this.deps.lagMaxMs;
+      return stream.behindMs(now) > this.deps.lagMaxMs;
     });
     if (lagging.length === 0) return;
     this.changeInSync(
@@ -282,8 +282,14 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     const joining = owner.replicas.filter((m) => {
       if (owner.isr.includes(m)) return false;
       const stream = this.streams.get(m);
+      // Live, answering, holding everything committed, and caught up lately (else it would leave again).
       return (
-        stream !== undefined && stream.ackedEnd >= this.commitOffset && stream.ackedEnd >= this.takeoverEnd
+        stream !== undefined &&
+        this.deps.addressOf(m) !== undefined &&
+        stream.inContact &&
+        stream.ackedEnd >= this.commitOffset &&
+        stream.ackedEnd >= this.takeoverEnd &&
+        stream.behindMs() <= this.deps.lagMaxMs / 2
       );
     });
     if (joining.length === 0) return;

@@ -58,8 +58,14 @@ export class ReplicaStream {
   private connection: PeerConnection | null = null;
   /** The replica holds everything below this (in this epoch's stream); -1 until it said so. */
   ackedEnd = -1;
-  /** performance.now() since when the replica has been behind the primary's end, or null if level. */
-  behindSince: number | null = null;
+  /**
+   * performance.now() when a request the replica has answered was sent while it held everything
+   * written (Kafka's last caught-up time): how long it has been behind is measured from here, so a
+   * replica that keeps up under constant load, never level at any one instant, is not behind.
+   */
+  caughtUpAt = performance.now();
+  /** Whether the replica answers now (a request of this stream was answered since the last failure). */
+  inContact = false;
   lastCommitSent = -1;
   /** The replica answered a later epoch: this primary has been replaced. */
   staleEpoch = false;
@@ -86,9 +92,13 @@ export class ReplicaStream {
     return this.ackedEnd === this.host.partition.logEndOffset;
   }
 
+  /** How long the replica has been behind: 0 while level, else since it last caught up. */
+  behindMs(now = performance.now()): number {
+    return this.level ? 0 : now - this.caughtUpAt;
+  }
+
   /** A group just written on the primary: sent now if the replica is level with it. */
   groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void {
-    if (this.behindSince === null && this.ackedEnd < baseOffset + count) this.behindSince = performance.now();
     if (this.next !== baseOffset || this.reading || this.probing) {
       this.pump();
       return;
@@ -143,6 +153,9 @@ export class ReplicaStream {
     this.inflight++;
     this.next = next;
     this.lastCommitSent = req.commitOffset;
+    const sentAt = performance.now();
+    // Once it has taken this request, it holds everything written so far if `next` is our end.
+    const levelOnAnswer = next >= this.host.partition.logEndOffset;
     connection.send(encodeReplicateRequest(0, req), ANSWER_TIMEOUT_MS, (frame, failure) => {
       this.inflight--;
       if (this.stopped) return;
@@ -157,6 +170,10 @@ export class ReplicaStream {
       } catch (error) {
         this.fail(`an answer that does not decode: ${(error as Error).message}`);
         return;
+      }
+      if (answer.code === ErrorCode.NONE) {
+        this.inContact = true;
+        if (levelOnAnswer && sentAt > this.caughtUpAt) this.caughtUpAt = sentAt;
       }
       if (onAnswer !== undefined) {
         onAnswer(answer.code, answer.logEndOffset, answer.lastEpoch);
@@ -183,7 +200,6 @@ export class ReplicaStream {
   private confirm(end: number): void {
     this.retryMs = RETRY_MS_MIN;
     if (end > this.ackedEnd) this.ackedEnd = end;
-    if (this.ackedEnd >= this.host.partition.logEndOffset) this.behindSince = null;
     this.host.acked(this);
     this.pump();
   }
@@ -299,6 +315,7 @@ export class ReplicaStream {
 
   private fail(why: string): void {
     if (this.stopped) return;
+    this.inContact = false;
     this.log(`${this.host.topic}-${this.host.id}: replica ${this.member}: ${why}`);
     this.reset();
     this.retryTimer = setTimeout(() => {
