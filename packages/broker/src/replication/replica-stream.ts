@@ -15,6 +15,8 @@ import { wholeRecords } from './stored-records.js';
 const INFLIGHT_MAX = 8;
 /** Bytes of one copy request (a replica that is behind is sent its records in pieces this large). */
 const COPY_BYTES = 4 * 1024 * 1024;
+/** Write groups held while a copy or probe is on its way, to follow it (beyond this, copying goes on). */
+const HELD_BYTES_MAX = 16 * 1024 * 1024;
 /** A replica that does not answer within this is treated as gone; the connection is dialled again. */
 const ANSWER_TIMEOUT_MS = 10_000;
 /** After a failed connection or a refusal, wait this long before the next try (doubling up to the max). */
@@ -51,6 +53,8 @@ export class ReplicaStream {
   private next: number | null = null;
   private inflight = 0;
   private reading = false;
+  private held: { baseOffset: number; stored: Buffer; count: number; forced: boolean }[] = [];
+  private heldBytes = 0;
   private probing = false;
   private retryMs = RETRY_MS_MIN;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -99,14 +103,43 @@ export class ReplicaStream {
 
   /** A group just written on the primary: sent now if the replica is level with it. */
   groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void {
-    if (this.next !== baseOffset || this.reading || this.probing) {
+    if (this.reading || this.probing) {
+      // A copy or a probe is on its way: the group is held and follows it if it joins on, so a
+      // replica catching up under load ends up level instead of copying behind the writes forever.
+      if (this.heldBytes + stored.length <= HELD_BYTES_MAX) {
+        this.held.push({ baseOffset, stored, count, forced });
+        this.heldBytes += stored.length;
+      } else this.dropHeld();
+      return;
+    }
+    if (this.next !== baseOffset) {
       this.pump();
       return;
     }
+    this.sendLive(baseOffset, stored, count, forced);
+  }
+
+  private sendLive(baseOffset: number, stored: Buffer, count: number, forced: boolean): void {
     this.send(
       this.request(baseOffset, stored, count, this.host.epoch, forced ? ReplicateFlag.FORCED : 0),
       baseOffset + count,
     );
+  }
+
+  /** Sends the held groups that join on where the replica's end now stands; drops the rest. */
+  private sendHeld(): void {
+    const held = this.held;
+    this.dropHeld();
+    for (const g of held) {
+      if (this.next === null || g.baseOffset + g.count <= this.next) continue; // the copy had it
+      if (g.baseOffset !== this.next) return; // a gap, or a group cut by the copy: copying goes on
+      this.sendLive(g.baseOffset, g.stored, g.count, g.forced);
+    }
+  }
+
+  private dropHeld(): void {
+    this.held = [];
+    this.heldBytes = 0;
   }
 
   /** The commit offset moved and nothing is on its way to carry it: a heartbeat. */
@@ -200,6 +233,7 @@ export class ReplicaStream {
   private confirm(end: number): void {
     this.retryMs = RETRY_MS_MIN;
     if (end > this.ackedEnd) this.ackedEnd = end;
+    if (!this.probing && !this.reading && this.held.length > 0) this.sendHeld();
     this.host.acked(this);
     this.pump();
   }
@@ -304,6 +338,7 @@ export class ReplicaStream {
     const flags = from < this.host.forcedEnd ? ReplicateFlag.FORCED : 0;
     this.copiedRecords += count;
     this.send(this.request(from, stored, count, recordsEpoch, flags), from + count);
+    this.sendHeld();
     this.pump();
   }
 
@@ -330,6 +365,7 @@ export class ReplicaStream {
   private reset(): void {
     this.next = null;
     this.probing = false;
+    this.dropHeld();
     this.pump();
   }
 
