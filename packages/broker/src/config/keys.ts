@@ -305,10 +305,10 @@ export const configKeys = [
   {
     key: 'booblik.replica.lag.max.millis',
     field: 'replicaLagMaxMs',
-    default: '2000',
+    default: '10000',
     allowed: 'an integer 100..600000',
     description:
-      'a replica behind its primary for longer than this leaves the in-sync set, so writes go on without it (they stall this long when a replica dies)',
+      'a replica not caught up with its primary for this long leaves the in-sync set, so writes go on without it; long enough for an fdatasync of much unsynced data (seconds), while a dead replica leaves sooner, when its lease expires',
     parse: integer(100, 600_000),
   } satisfies KeySpec<'replicaLagMaxMs'>,
   {

@@ -271,7 +271,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     this.changeInSync(
       owner,
       owner.isr.filter((m) => !lagging.includes(m)),
-      `${lagging.join(', ')} gone or behind for more than ${this.deps.lagMaxMs} ms: out of the in-sync set`,
+      `${lagging.map((m) => this.streams.get(m)?.describe(now) ?? `${m} gone`).join('; ')}: behind for more than ${this.deps.lagMaxMs} ms or gone, out of the in-sync set`,
     );
   }
 

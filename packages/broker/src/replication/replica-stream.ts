@@ -96,6 +96,12 @@ export class ReplicaStream {
     return this.ackedEnd === this.host.partition.logEndOffset;
   }
 
+  /** For the log line that drops it from the in-sync set. */
+  describe(now = performance.now()): string {
+    const end = this.host.partition.logEndOffset;
+    return `${this.member} holds ${Math.max(0, this.ackedEnd)} of ${end}, caught up ${(now - this.caughtUpAt).toFixed(0)} ms ago${this.inContact ? '' : ', not answering'} [next ${this.next} inflight ${this.inflight} reading ${this.reading} probing ${this.probing} held ${this.held.length} retry ${this.retryTimer !== undefined}]`;
+  }
+
   /** How long the replica has been behind: 0 while level, else since it last caught up. */
   behindMs(now = performance.now()): number {
     return this.level ? 0 : now - this.caughtUpAt;

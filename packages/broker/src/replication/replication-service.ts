@@ -7,9 +7,6 @@ import type { PartitionRegistry } from '../partitions.js';
 import { PrimaryPipeline } from './primary-pipeline.js';
 import { ReplicaSide } from './replica-side.js';
 
-/** How long a replica may stay behind its primary before it leaves the in-sync set (default). */
-export const DEFAULT_REPLICA_LAG_MAX_MS = 2000;
-
 export interface ReplicationOptions {
   selfId: string;
   copy: KeyspaceCopy;
