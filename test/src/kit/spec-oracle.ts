@@ -12,7 +12,7 @@
  *
  * The additions after v1 (docs/protocol.md) are judged too, since a fuzzed apiKey or apiVersion lands
  * on them: PRODUCE v2 (an expected offset, which may refuse the batch with OFFSET_MISMATCH), METADATA
- * v2 (v1's request), APPLY, LIST, API_VERSIONS and LIST_FRAGMENTS (any of their codes; only their
+ * v2 (v1's request), APPLY, LIST, API_VERSIONS, LIST_FRAGMENTS and REPLICATE (any of their codes; only their
  * framing is judged).
  */
 
@@ -204,6 +204,7 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
     else if ((apiKey === 4 || apiKey === 5 || apiKey === 6 || apiKey === 8) && version === 1)
       judged = judgeTopicApi(frame, id, apiKey, v);
     else if (apiKey === 7 && version === 1) judged = judgeListFragments(id);
+    else if (apiKey === 9 && version === 1) judged = judgeReplicate(id);
     else {
       judged = {
         correlationId: id,
@@ -390,6 +391,19 @@ function judgeListFragments(id: number): Judged {
     codes: [Code.NONE, Code.UNKNOWN_TOPIC_OR_PARTITION, Code.CORRUPT_REQUEST],
     api: 'other',
     why: 'apiKey 7 (LIST_FRAGMENTS)',
+  };
+}
+
+/**
+ * REPLICATE is broker to broker: a single broker holds no replica, so it answers a request that
+ * decodes UNKNOWN_TOPIC_OR_PARTITION, and one that does not CORRUPT_REQUEST. Nothing is written.
+ */
+function judgeReplicate(id: number): Judged {
+  return {
+    correlationId: id,
+    codes: [Code.UNKNOWN_TOPIC_OR_PARTITION, Code.CORRUPT_REQUEST],
+    api: 'other',
+    why: 'apiKey 9 (REPLICATE)',
   };
 }
 
