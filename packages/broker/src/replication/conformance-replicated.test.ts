@@ -1,22 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { topicSpecWithDefaults } from '@booblik/protocol';
-import {
-  type ClusterKit,
-  type KitBroker,
-  proxiedRequests,
-  startClusterKit,
-} from '../test-support/cluster-kit.js';
+import { type ClusterKit, type KitBroker, startClusterKit } from '../test-support/cluster-kit.js';
 import { connect, metadata, ok, until } from '../test-support/cluster-wire.js';
+import { passConformanceThrough } from '../test-support/conformance-through.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-/** The contract's fourteen checks and the broker checks (ack NONE pipelining, a held fetch woken). */
-const CHECKS = [...Array.from({ length: 14 }, (_, i) => String(i + 1)), 'B1', 'B2', 'B3'];
 const TOPICS = [
   { name: 'conformance', partitions: 3 },
   { name: 'single', partitions: 1 },
@@ -57,20 +48,6 @@ async function untilWhole(what: string, check: (r: { primary: string }) => boole
   );
 }
 
-function run(args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('python3', [path.join(repoRoot, 'conformance/run.py'), ...args], { cwd: repoRoot });
-    let output = '';
-    child.stdout.on('data', (d) => {
-      output += d;
-    });
-    child.stderr.on('data', (d) => {
-      output += d;
-    });
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
-
 /** A partition's segment bytes on a broker's disk, as their length and digest (short in a failure). */
 function logDigest(b: KitBroker, partition: string): string {
   const dir = path.join(b.dataDir, partition);
@@ -109,19 +86,7 @@ test('the Python and TypeScript clients pass their 14 checks against a replicate
     (r) => r.primary !== entry.address,
   );
 
-  const before = await proxiedRequests(entry.httpPort);
-  const { code, output } = await run([
-    'python',
-    'typescript',
-    '--only',
-    CHECKS.join(','),
-    '--broker',
-    entry.address,
-  ]);
-  assert.equal(code, 0, output);
-  assert.match(output, /python: 14 passed, 0 failed/);
-  assert.match(output, /typescript: 14 passed, 0 failed/);
-  assert.ok((await proxiedRequests(entry.httpPort)) > before + 100, 'the requests went through the proxy');
+  await passConformanceThrough(entry);
 
   // What the clients wrote is on all three, byte for byte.
   const partitions = (await routes(entry)).map((r) => r.name);
