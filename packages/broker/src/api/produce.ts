@@ -35,7 +35,7 @@ function target(req: ProduceRequest, ctx: ApiContext): Target {
   if (ctx.registry.isReadOnly(req.topic)) {
     return { code: ErrorCode.TOPIC_READ_ONLY, what: `${req.topic}: read-only` };
   }
-  const short = ctx.replication?.writeRefusal(req.topic, req.partition);
+  const short = ctx.replication?.writeRefusal(where.partition);
   if (short !== undefined && short !== null) {
     return { code: ErrorCode.NOT_ENOUGH_REPLICAS, what: short.message };
   }

@@ -59,7 +59,8 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly lagTimer: NodeJS.Timeout;
   private inSyncWrite: Promise<void> | null = null;
-  private shortOfReplicas = false;
+  /** Set while the in-sync set is smaller than minInSync: what a PRODUCE is told (kept, not built per request). */
+  private shortOf: Error | null = null;
 
   constructor(
     readonly partition: Partition,
@@ -97,11 +98,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
 
   /** Why a PRODUCE is refused now (too few in sync), or null. */
   get refusal(): Error | null {
-    const owner = this.deps.owner();
-    if (owner === undefined) return null;
-    return owner.isr.length < this.deps.minInSync
-      ? notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync)
-      : null;
+    return this.shortOf;
   }
 
   /** Lag and catch-up of each replica, for /metrics. */
@@ -193,17 +190,12 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     if (this.stopped) return;
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || owner.epoch !== this.epoch) return;
-    if (!this.leaseStillHeld()) return;
-    if (owner.isr.length < this.deps.minInSync) {
-      if (!this.shortOfReplicas) {
-        this.shortOfReplicas = true;
-        this.partition.failUncommitted(
-          notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync),
-        );
-      }
-      return;
-    }
-    this.shortOfReplicas = false;
+    const short = owner.isr.length < this.deps.minInSync;
+    if (short && this.shortOf === null) {
+      this.shortOf = notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync);
+      this.partition.failUncommitted(this.shortOf);
+    } else if (!short) this.shortOf = null;
+    if (!this.leaseStillHeld() || short) return;
     let commit = this.partition.logEndOffset;
     for (const member of owner.isr) {
       if (member === this.deps.selfId) continue;

@@ -99,7 +99,7 @@ export class ReplicaStream {
   /** For the log line that drops it from the in-sync set. */
   describe(now = performance.now()): string {
     const end = this.host.partition.logEndOffset;
-    return `${this.member} holds ${Math.max(0, this.ackedEnd)} of ${end}, caught up ${(now - this.caughtUpAt).toFixed(0)} ms ago${this.inContact ? '' : ', not answering'} [next ${this.next} inflight ${this.inflight} reading ${this.reading} probing ${this.probing} held ${this.held.length} retry ${this.retryTimer !== undefined}]`;
+    return `${this.member} holds ${Math.max(0, this.ackedEnd)} of ${end}, caught up ${(now - this.caughtUpAt).toFixed(0)} ms ago${this.inContact ? '' : ', not answering'}`;
   }
 
   /** How long the replica has been behind: 0 while level, else since it last caught up. */
@@ -332,15 +332,12 @@ export class ReplicaStream {
     if (this.stopped || this.next !== from) return;
     const recordsEpoch = p.epochs.epochAt(from);
     const epochEnd = nextEpochStart(p, recordsEpoch, p.logEndOffset);
-    const whole = wholeRecords(bytes);
-    let count = Math.min(whole.count, epochEnd - from);
+    const { count, length } = wholeRecords(bytes, epochEnd - from);
     if (count === 0) {
       this.fail(`nothing readable at ${from}`);
       return;
     }
-    const stored =
-      count === whole.count ? bytes.subarray(0, whole.length) : bytes.subarray(0, lengthOf(bytes, count));
-    count = Math.max(count, 0);
+    const stored = bytes.subarray(0, length);
     const flags = from < this.host.forcedEnd ? ReplicateFlag.FORCED : 0;
     this.copiedRecords += count;
     this.send(this.request(from, stored, count, recordsEpoch, flags), from + count);
@@ -386,10 +383,4 @@ const EMPTY = Buffer.alloc(0);
 function nextEpochStart(p: Partition, epoch: number, end: number): number {
   for (const entry of p.epochs.entries) if (entry.epoch > epoch) return entry.startOffset;
   return end;
-}
-
-function lengthOf(bytes: Buffer, count: number): number {
-  let at = 0;
-  for (let i = 0; i < count; i++) at += 8 + bytes.readInt32BE(at);
-  return at;
 }

@@ -3,7 +3,7 @@ import type { Logger, Partition } from '@booblik/log';
 import { ErrorCode, type ReplicateAnswer, type ReplicateRequest } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import { PeerPool } from '../cluster/peer-pool.js';
-import type { PartitionRegistry } from '../partitions.js';
+import type { PartitionRegistry, ServedPartition } from '../partitions.js';
 import { PrimaryPipeline } from './primary-pipeline.js';
 import { ReplicaSide } from './replica-side.js';
 
@@ -33,7 +33,8 @@ type Role = { kind: 'primary'; pipeline: PrimaryPipeline } | { kind: 'replica'; 
  * behind, or it is cut off from etcd): the newer primary's word wins.
  */
 export class ReplicationService {
-  private readonly roles = new Map<string, Role>();
+  /** By the partition object the registry serves: no key to build per REPLICATE or PRODUCE. */
+  private readonly roles = new Map<Partition, Role>();
   /** Its own connections: a held proxied request never delays a write group behind it. */
   private readonly links: PeerPool;
   private readonly onChange = () => this.reconcile();
@@ -48,37 +49,32 @@ export class ReplicationService {
   /** Brings every partition's role in line with the copy (after a change, or a partition opened). */
   reconcile(): void {
     if (this.stopped) return;
-    const seen = new Set<string>();
+    const seen = new Set<Partition>();
     for (const served of this.o.registry.all()) {
-      const key = `${served.topic}/${served.id}`;
       const partition = this.o.registry.localPartition(served.topic, served.id);
       const owner = this.o.copy.ownerOf(served.topic, served.id);
       if (partition === undefined || owner === undefined || owner.replicas.length <= 1) continue;
-      seen.add(key);
-      this.settle(key, partition, owner);
+      seen.add(partition);
+      this.settle(partition, owner);
     }
-    for (const [key, role] of this.roles) {
-      if (seen.has(key)) continue;
+    for (const [partition, role] of this.roles) {
+      if (seen.has(partition)) continue;
       if (role.kind === 'primary') role.pipeline.stop('the partition is no longer replicated here');
-      this.roles.delete(key);
+      this.roles.delete(partition);
     }
   }
 
   /** Whether a replicated partition open here is served by it now (it is a ready primary). */
-  isServing(topic: string, partition: number): boolean {
-    const role = this.roles.get(`${topic}/${partition}`);
+  isServing(topic: string, id: number): boolean {
+    const partition = this.o.registry.localPartition(topic, id);
+    const role = partition === undefined ? undefined : this.roles.get(partition);
     return role?.kind === 'primary' && role.pipeline.ready;
   }
 
   /** Why a PRODUCE for a partition primary here is refused now, or null. */
-  writeRefusal(topic: string, partition: number): Error | null {
-    const role = this.roles.get(`${topic}/${partition}`);
+  writeRefusal(partition: ServedPartition): Error | null {
+    const role = this.roles.get(partition as Partition);
     return role?.kind === 'primary' ? role.pipeline.refusal : null;
-  }
-
-  pipelineOf(topic: string, partition: number): PrimaryPipeline | undefined {
-    const role = this.roles.get(`${topic}/${partition}`);
-    return role?.kind === 'primary' ? role.pipeline : undefined;
   }
 
   get pipelines(): PrimaryPipeline[] {
@@ -86,8 +82,11 @@ export class ReplicationService {
   }
 
   handleReplicate(req: ReplicateRequest): ReplicateAnswer | Promise<ReplicateAnswer> {
-    const key = `${req.topic}/${req.partition}`;
-    let role = this.roles.get(key);
+    const partition = this.o.registry.localPartition(req.topic, req.partition);
+    if (partition === undefined) {
+      return { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, logEndOffset: 0, lastEpoch: 0, knownEpoch: 0 };
+    }
+    let role = this.roles.get(partition);
     if (role?.kind === 'primary') {
       if (req.epoch <= role.pipeline.epoch) {
         return {
@@ -98,17 +97,16 @@ export class ReplicationService {
         };
       }
       // A later primary exists, though our copy does not show it yet: step down now.
-      this.demote(key, role.pipeline, `a primary of epoch ${req.epoch} is streaming to us`);
-      role = this.roles.get(key);
+      this.demote(partition, role.pipeline, `a primary of epoch ${req.epoch} is streaming to us`);
+      role = this.roles.get(partition);
     }
     if (role === undefined) {
-      const partition = this.o.registry.localPartition(req.topic, req.partition);
       const owner = this.o.copy.ownerOf(req.topic, req.partition);
-      if (partition === undefined || (owner !== undefined && !owner.replicas.includes(this.o.selfId))) {
+      if (owner !== undefined && !owner.replicas.includes(this.o.selfId)) {
         return { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, logEndOffset: 0, lastEpoch: 0, knownEpoch: 0 };
       }
       role = { kind: 'replica', side: new ReplicaSide(partition, owner?.epoch ?? 0) };
-      this.roles.set(key, role);
+      this.roles.set(partition, role);
     }
     if (role.kind !== 'replica') throw new Error('unreachable');
     return role.side.handle(req);
@@ -173,22 +171,22 @@ export class ReplicationService {
     this.links.closeAll();
   }
 
-  private settle(key: string, partition: Partition, owner: OwnerEntry): void {
-    const role = this.roles.get(key);
+  private settle(partition: Partition, owner: OwnerEntry): void {
+    const role = this.roles.get(partition);
     const self = this.o.selfId;
     const assignedPrimary = this.o.copy
       .assignmentsOf(partition.topic, partition.id)
       .some((a) => a.member === self && a.slot === 0);
     if (owner.member === self && assignedPrimary) {
       if (role?.kind === 'primary' && role.pipeline.epoch === owner.epoch) {
-        if (role.pipeline.replaced) this.demote(key, role.pipeline, 'a replica knows a later epoch');
+        if (role.pipeline.replaced) this.demote(partition, role.pipeline, 'a replica knows a later epoch');
         else role.pipeline.ownerChanged();
         return;
       }
       if (role?.kind === 'replica' && role.side.knownEpoch > owner.epoch) return; // our copy is behind
       if (role?.kind === 'primary') role.pipeline.stop(`epoch ${owner.epoch} begins`);
       const pipeline = this.startPipeline(partition, owner);
-      this.roles.set(key, { kind: 'primary', pipeline });
+      this.roles.set(partition, { kind: 'primary', pipeline });
       // Ready in its constructor, it told the routes before its role was recorded here: what they
       // resolved then (an APPLY waiting for its primary) saw it not serving, and cached that.
       if (pipeline.ready) this.o.servingChanged();
@@ -199,18 +197,18 @@ export class ReplicationService {
       return;
     }
     if (role?.kind === 'primary') {
-      this.demote(key, role.pipeline, `${owner.member} is primary in epoch ${owner.epoch}`);
+      this.demote(partition, role.pipeline, `${owner.member} is primary in epoch ${owner.epoch}`);
       return;
     }
     if (role?.kind === 'replica') role.side.learnEpoch(owner.epoch);
-    else this.roles.set(key, { kind: 'replica', side: new ReplicaSide(partition, owner.epoch) });
+    else this.roles.set(partition, { kind: 'replica', side: new ReplicaSide(partition, owner.epoch) });
   }
 
-  private demote(key: string, pipeline: PrimaryPipeline, why: string): void {
+  private demote(partition: Partition, pipeline: PrimaryPipeline, why: string): void {
     pipeline.stop(why);
     this.stats.demotions++;
     this.o.logger.warn(`${pipeline.partition.name}: no longer primary in epoch ${pipeline.epoch}: ${why}`);
-    this.roles.set(key, { kind: 'replica', side: new ReplicaSide(pipeline.partition, pipeline.epoch + 1) });
+    this.roles.set(partition, { kind: 'replica', side: new ReplicaSide(partition, pipeline.epoch + 1) });
     this.o.servingChanged();
   }
 
