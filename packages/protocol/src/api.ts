@@ -21,10 +21,10 @@ export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];
 /** Versions each API has; anything else is UNSUPPORTED_VERSION. */
 export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
   [ApiKey.PRODUCE]: [1, 2, 3],
-  [ApiKey.FETCH]: [1, 2, 3],
-  [ApiKey.METADATA]: [1, 2, 3],
+  [ApiKey.FETCH]: [1, 2, 3, 4],
+  [ApiKey.METADATA]: [1, 2, 3, 4],
   [ApiKey.APPLY]: [1],
-  [ApiKey.LIST]: [1],
+  [ApiKey.LIST]: [1, 2],
   [ApiKey.API_VERSIONS]: [1],
   [ApiKey.LIST_FRAGMENTS]: [1],
   [ApiKey.MOVE]: [1],

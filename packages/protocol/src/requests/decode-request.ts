@@ -83,12 +83,14 @@ export function decodeRequest(frame: Buffer): Request {
         if (apiVersion === 1) {
           return { apiKey, apiVersion, correlationId, body: decodeFetchRequestV1(frame, requestHeaderBytes) };
         }
-        if (apiVersion === 2 || apiVersion === 3) {
+        // v3 and v4 are v2's bytes: v3 follows routes, v4 also takes reads from in-sync replicas.
+        if (apiVersion >= 2 && apiVersion <= 4) {
           return { apiKey, apiVersion, correlationId, body: decodeFetchRequestV2(frame, requestHeaderBytes) };
         }
         break;
       case ApiKey.METADATA:
-        if (apiVersion === 3) {
+        // v4 asks v3's question; its answer carries RouteV2.
+        if (apiVersion === 3 || apiVersion === 4) {
           return {
             apiKey,
             apiVersion,
@@ -103,7 +105,8 @@ export function decodeRequest(frame: Buffer): Request {
         if (apiVersion !== 1) break;
         return { apiKey, apiVersion, correlationId, body: decodeApplyRequest(frame, requestHeaderBytes) };
       case ApiKey.LIST:
-        if (apiVersion !== 1) break;
+        // v2 asks v1's question; its answer carries RouteV2.
+        if (apiVersion !== 1 && apiVersion !== 2) break;
         return { apiKey, apiVersion, correlationId, body: decodeListRequest(frame, requestHeaderBytes) };
       case ApiKey.API_VERSIONS:
         if (apiVersion !== 1) break;
