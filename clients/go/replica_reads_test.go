@@ -229,6 +229,20 @@ func TestABrokerWithoutMetadataV4GetsV3AndReadsGoToThePrimary(t *testing.T) {
 	}
 }
 
+func TestAReplicaWithoutFetchV4IsNotAskedAndThePrimaryServesV3(t *testing.T) {
+	b := threeNodes(t, primaryInZ1(),
+		fakebroker.Replica{Node: 1, Member: "b1", Zone: "z2", Flags: inSyncLive})
+	b.WithoutV4(0, 1) // an upgrade under way: the primary and the replica predate reads from replicas
+	c := newClient(t, preferring("z2"), b.NodeAddr(2))
+	fetchAt(t, c, 0)
+	if s := servedBy(b); !slices.Equal(s, []string{"0 v3"}) {
+		t.Fatalf("fetches served by %v, want the primary at v3", s)
+	}
+	if fetches := b.RequestsOf(fakebroker.APIFetch); len(fetches) != 1 {
+		t.Fatalf("%d fetches sent, want one: none to a replica that cannot take it", len(fetches))
+	}
+}
+
 func TestWithoutPreferZoneNothingSendsV4(t *testing.T) {
 	b := threeNodes(t, primaryInZ1(),
 		fakebroker.Replica{Node: 1, Member: "b1", Zone: "z2", Flags: inSyncLive})

@@ -22,7 +22,7 @@ type clusterState struct {
 	epochs   map[string]int32     // RouteV2 epoch; absent: 0
 	replicas map[string][]Replica // RouteV2 replicas; absent: the primary alone, in sync and live
 	trailing map[string]int64     // "topic/partition@node" -> the high watermark that replica serves
-	noV4     bool                 // every node answers as a broker without METADATA v4 and FETCH v4
+	noV4     map[int]bool         // nodes that answer as brokers without METADATA v4 and FETCH v4
 	served   []ServedFetch
 }
 
@@ -59,7 +59,7 @@ func StartCluster(t testing.TB, topics map[string]int, nodes int) *Broker {
 	b := Start(t, topics)
 	b.mu.Lock()
 	b.cluster = &clusterState{routes: map[string]int{}, epochs: map[string]int32{}, replicas: map[string][]Replica{},
-		trailing: map[string]int64{}}
+		trailing: map[string]int64{}, noV4: map[int]bool{}}
 	b.mu.Unlock()
 	for i := 1; i < nodes; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -103,12 +103,26 @@ func (b *Broker) TrailingHighWatermark(topic string, partition int32, node int, 
 	b.cluster.trailing[fmt.Sprintf("%s@%d", routeKey(topic, partition), node)] = hw
 }
 
-// WithoutV4 makes every node a broker that predates reads from replicas: API_VERSIONS says
-// METADATA and FETCH up to v3, and v4 is refused UNSUPPORTED_VERSION.
-func (b *Broker) WithoutV4() {
+// WithoutV4 makes the nodes (every node when none is named) brokers that predate reads from
+// replicas: API_VERSIONS says METADATA and FETCH up to v3, and v4 is refused UNSUPPORTED_VERSION.
+func (b *Broker) WithoutV4(nodes ...int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.cluster.noV4 = true
+	if len(nodes) == 0 {
+		for i := range b.nodes {
+			nodes = append(nodes, i)
+		}
+	}
+	for _, n := range nodes {
+		b.cluster.noV4[n] = true
+	}
+}
+
+// speaksV4 says whether the node serves METADATA v4 and FETCH v4.
+func (b *Broker) speaksV4(node int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cluster != nil && !b.cluster.noV4[node]
 }
 
 // FetchesServed lists the fetches answered with records (or none), in order, with the node that
@@ -159,8 +173,8 @@ func (b *Broker) primaryLocked(topic string, partition int32, asked int) string 
 func (b *Broker) supports(req Request) bool {
 	b.mu.Lock()
 	cluster := b.cluster != nil
-	v4 := cluster && !b.cluster.noV4
 	b.mu.Unlock()
+	v4 := b.speaksV4(req.Node)
 	top := int16(2)
 	if cluster {
 		top = 3

@@ -415,10 +415,7 @@ func (b *Broker) handle(req Request) []byte {
 	}
 	switch req.APIKey {
 	case APIAPIVersions:
-		b.mu.Lock()
-		v4 := b.cluster != nil && !b.cluster.noV4
-		b.mu.Unlock()
-		return apiVersionsAnswer(id, v4)
+		return apiVersionsAnswer(id, b.speaksV4(req.Node))
 	case APIProduce:
 		b.mu.Lock()
 		p := b.partition(req.Topic, req.Partition)
