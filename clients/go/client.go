@@ -252,6 +252,16 @@ func (c *Client) ApplyTopics(ctx context.Context, changes []TopicChange) (int64,
 
 // ListTopics is Conn.ListTopics through any broker.
 func (c *Client) ListTopics(ctx context.Context, selector string) (*TopicListing, error) {
+	return c.listThroughAnyBroker(ctx, func(conn *Conn) (*TopicListing, error) { return conn.ListTopics(ctx, selector) })
+}
+
+// ListTopicsReplicas is Conn.ListTopicsReplicas (LIST v2: routes with every replica) through any
+// broker; a broker without LIST v2 refuses it ErrUnsupportedVersion.
+func (c *Client) ListTopicsReplicas(ctx context.Context, selector string) (*TopicListing, error) {
+	return c.listThroughAnyBroker(ctx, func(conn *Conn) (*TopicListing, error) { return conn.ListTopicsReplicas(ctx, selector) })
+}
+
+func (c *Client) listThroughAnyBroker(ctx context.Context, list func(*Conn) (*TopicListing, error)) (*TopicListing, error) {
 	a := &attempt{}
 	b, err := c.anyBroker(ctx, a)
 	if err != nil {
@@ -260,7 +270,7 @@ func (c *Client) ListTopics(ctx context.Context, selector string) (*TopicListing
 	var listing *TopicListing
 	err = b.do(ctx, a, func(conn *Conn, _ map[int16]int16) error {
 		var err error
-		listing, err = conn.ListTopics(ctx, selector)
+		listing, err = list(conn)
 		return err
 	})
 	return listing, err

@@ -268,6 +268,37 @@ func TestWithoutPreferZoneNothingSendsV4(t *testing.T) {
 	}
 }
 
+func TestListTopicsReplicasShowsEveryReplicaWithLagsUnknownAndListTopicsStaysV1(t *testing.T) {
+	b := threeNodes(t, primaryInZ1(),
+		fakebroker.Replica{Node: 1, Member: "b1", Zone: "z2", Flags: fakebroker.ReplicaLive, LagRecords: 4, LagMillis: 90})
+	c := newClient(t, preferring("z2"), b.NodeAddr(0))
+	ctx := testContext(t)
+	plain, err := c.ListTopics(ctx, "")
+	if err != nil || len(plain.Topics) != 1 || plain.Topics[0].RoutesV2 != nil {
+		t.Fatalf("ListTopics: %+v, %v; want LIST v1, without RoutesV2", plain, err)
+	}
+	listing, err := c.ListTopicsReplicas(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := listing.Topics[0].RoutesV2
+	if len(routes) != 1 || routes[0].Primary != b.NodeAddr(0) || len(routes[0].Replicas) != 2 {
+		t.Fatalf("RoutesV2 %+v", routes)
+	}
+	want := booblik.ReplicaState{Member: "b1", Address: b.NodeAddr(1), Zone: "z2", Flags: booblik.ReplicaLive,
+		LagRecords: booblik.LagUnknown, LagMillis: booblik.LagUnknown}
+	if got := routes[0].Replicas[1]; got != want {
+		t.Fatalf("b1 listed as %+v, want %+v", got, want)
+	}
+	var lists []int16
+	for _, r := range b.RequestsOf(fakebroker.APIList) {
+		lists = append(lists, r.Version)
+	}
+	if !slices.Equal(lists, []int16{1, 2}) {
+		t.Fatalf("LIST sent at versions %v, want 1 then 2", lists)
+	}
+}
+
 func TestClientPreferringAZoneAgainstTheRealBrokerReadsFromItsRouteToItself(t *testing.T) {
 	addr := startDefaultBroker(t)
 	skipUnlessMetadataV4IsAnswered(t, addr)

@@ -9,8 +9,9 @@ import (
 
 // Cluster mode: one fake with several listeners ("nodes"), each a broker of a fake cluster over one
 // set of logs (as a cluster keeps one copy of each partition, whoever serves it). Every node
-// answers API_VERSIONS (PRODUCE up to v3, FETCH and METADATA up to v4), METADATA v2/v3 with the
-// routes the test set and v4 with RouteV2 (the replicas the test set, or the primary alone), and
+// answers API_VERSIONS (PRODUCE up to v3, FETCH and METADATA up to v4, LIST up to v2), METADATA
+// v2/v3 with the routes the test set, METADATA v4 and LIST v2 with RouteV2 (the replicas the test
+// set, or the primary alone; LIST's lags -1), and
 // serves PRODUCE and FETCH v3 only for the partitions routed to it: the others get NOT_PRIMARY
 // carrying the route, or NO_PRIMARY when the partition has no primary. FETCH v4 is served by the
 // primary and by a replica the test marked in sync and live (up to the high watermark the test
@@ -186,7 +187,9 @@ func (b *Broker) supports(req Request) bool {
 		return req.Version >= 1 && (req.Version <= top || (v4 && req.Version == 4))
 	case APIMetadata:
 		return req.Version == 1 || (cluster && req.Version <= 3 && req.Version >= 1) || (v4 && req.Version == 4)
-	case APIApply, APIList, APIListFragments:
+	case APIList:
+		return req.Version == 1 || (v4 && req.Version == 2)
+	case APIApply, APIListFragments:
 		return req.Version == 1
 	case APIAPIVersions:
 		return cluster && req.Version == 1
@@ -253,8 +256,9 @@ func (b *Broker) servedLocked(req Request, hw int64) {
 	}
 }
 
-// appendRouteV2Locked writes the partition's RouteV2. Called with mu held.
-func (b *Broker) appendRouteV2Locked(body []byte, topic string, partition int32, asked int) []byte {
+// appendRouteV2Locked writes the partition's RouteV2, with the lags the test set or, without
+// lagsKnown (LIST), -1. Called with mu held.
+func (b *Broker) appendRouteV2Locked(body []byte, topic string, partition int32, asked int, lagsKnown bool) []byte {
 	key := routeKey(topic, partition)
 	primary := b.primaryLocked(topic, partition, asked)
 	replicas := []Replica(nil)
@@ -274,8 +278,12 @@ func (b *Broker) appendRouteV2Locked(body []byte, topic string, partition int32,
 	for _, r := range replicas {
 		body = appendStr(appendStr(appendStr(body, r.Member), b.nodes[r.Node].Addr().String()), r.Zone)
 		body = append(body, byte(r.Flags))
-		body = binary.BigEndian.AppendUint64(body, uint64(r.LagRecords))
-		body = binary.BigEndian.AppendUint64(body, uint64(r.LagMillis))
+		lagRecords, lagMillis := r.LagRecords, r.LagMillis
+		if !lagsKnown {
+			lagRecords, lagMillis = -1, -1
+		}
+		body = binary.BigEndian.AppendUint64(body, uint64(lagRecords))
+		body = binary.BigEndian.AppendUint64(body, uint64(lagMillis))
 	}
 	return body
 }
@@ -291,7 +299,7 @@ func apiVersionsAnswer(id int32, v4 bool) []byte {
 		top = 4
 	}
 	ranges := [][3]int16{{APIProduce, 1, 3}, {APIFetch, 1, top}, {APIMetadata, 1, top}, {APIApply, 1, 1},
-		{APIList, 1, 1}, {APIAPIVersions, 1, 1}}
+		{APIList, 1, top - 2}, {APIAPIVersions, 1, 1}}
 	body := binary.BigEndian.AppendUint32(nil, uint32(len(ranges)))
 	for _, r := range ranges {
 		for _, v := range r {

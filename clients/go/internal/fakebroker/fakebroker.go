@@ -599,7 +599,7 @@ func (b *Broker) metadata(req Request) []byte {
 			body = binary.BigEndian.AppendUint64(body, uint64(len(p.starts)))
 			switch {
 			case req.Version >= 4:
-				body = b.appendRouteV2Locked(body, n, int32(i), req.Node)
+				body = b.appendRouteV2Locked(body, n, int32(i), req.Node, true)
 			case req.Version >= 2:
 				body = appendRoute(body, b.primaryLocked(n, int32(i), req.Node))
 			}
