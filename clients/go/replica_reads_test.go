@@ -1,7 +1,6 @@
 package booblik_test
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -301,7 +300,6 @@ func TestListTopicsReplicasShowsEveryReplicaWithLagsUnknownAndListTopicsStaysV1(
 
 func TestClientPreferringAZoneAgainstTheRealBrokerReadsFromItsRouteToItself(t *testing.T) {
 	addr := startDefaultBroker(t)
-	skipUnlessMetadataV4IsAnswered(t, addr)
 	var mu sync.Mutex
 	versions := map[int16]map[int16]bool{}
 	c, err := booblik.NewClientRecording(testContext(t), []string{addr}, booblik.ClientConfig{PreferZone: "z1"}, func(api, version int16) {
@@ -344,24 +342,6 @@ func TestClientPreferringAZoneAgainstTheRealBrokerReadsFromItsRouteToItself(t *t
 	for _, api := range []int16{fakebroker.APIFetch, fakebroker.APIMetadata} {
 		if len(versions[api]) != 1 || !versions[api][4] {
 			t.Errorf("API %d sent at versions %v, want only 4", api, versions[api])
-		}
-	}
-}
-
-// skipUnlessMetadataV4IsAnswered skips while the built broker announces METADATA v4 but answers it
-// with v2's routes (a tree where the protocol has v4 and the broker's RouteV2 side is not in yet);
-// against a broker that answers v4, or fails some other way, the test runs.
-func skipUnlessMetadataV4IsAnswered(t *testing.T, addr string) {
-	t.Helper()
-	conn, err := booblik.Dial(testContext(t), addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_, v4 := conn.MetadataReplicas(testContext(t), 0, "default")
-	if errors.Is(v4, booblik.ErrProtocol) {
-		if _, v2 := conn.MetadataRoutes(testContext(t), -1, "default"); v2 == nil {
-			t.Skipf("the built broker answers METADATA v4 with v2's routes (%v): its RouteV2 side is not built", v4)
 		}
 	}
 }
