@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeNotPrimary, ErrorCode, LAG_UNKNOWN, ReplicaFlag, type RouteV2 } from '@booblik/protocol';
+import { startCli } from '../test-support/broker-process.js';
 import {
   type ClusterKit,
   type KitBroker,
@@ -198,6 +199,54 @@ describe('reads from replicas (FETCH v4) and RouteV2 (METADATA v4, LIST v2): thr
         console.log(`--- ${b.name} (${b.address})\n${lines.slice(-30).join('\n')}`);
       }
       throw error;
+    } finally {
+      link.heal();
+    }
+  });
+
+  test('the CLI: metadata shows the epoch, primary and in-sync replicas, consume --prefer-zone reads from that zone, and a move prints the new replica catching up', async () => {
+    const topic = new ReplicatedTopic(kit, 'cli', random);
+    await topic.create(2);
+    const primary = await topic.primary(10_000);
+    const holders = await until(
+      () => routeV2Via(primary, topic.name),
+      (r) => r.replicas.length === 2 && r.replicas.every((x) => x.flags === BOTH),
+      'both replicas in sync',
+      10_000,
+    ).then(() => routeV2Via(primary, topic.name));
+    const replica = kit.brokers.find(
+      (b) => b !== primary && holders.replicas.some((x) => x.member === b.name),
+    )!;
+    const outsider = kit.brokers.find((b) => b !== primary && b !== replica)!;
+    const records = Array.from({ length: 2000 }, (_, i) => `cli-${i}`);
+    for (let i = 0; i < records.length; i += 500)
+      await produce(primary, topic.name, records.slice(i, i + 500));
+    const cli = async (...args: string[]) => {
+      const p = startCli([...args, '--broker', replica.address]);
+      return { code: await p.exitCode(60_000), output: p.output() };
+    };
+
+    const shown = await cli('metadata', topic.name);
+    assert.equal(shown.code, 0, shown.output);
+    const [header, row] = shown.output.trim().split('\n');
+    assert.match(header!, /EPOCH\s+PRIMARY\s+IN_SYNC\s+OUT_OF_SYNC\s+LAG/);
+    assert.match(row!, new RegExp(`\\b${primary.name}@${primary.zone}\\b`), 'the primary, with its zone');
+    assert.match(row!, new RegExp(`${replica.name}@${replica.zone}`), 'the replica among the in-sync');
+
+    const servedBefore = await replicaReads(replica.httpPort);
+    const consumed = await cli('consume', topic.name, '--prefer-zone', replica.zone, '--max-records', '2000');
+    assert.equal(consumed.code, 0, consumed.output);
+    assert.deepEqual(consumed.output.trim().split('\n'), records, 'every record, in order');
+    assert.ok((await replicaReads(replica.httpPort)) > servedBefore, 'read from the replica of that zone');
+
+    // A slow link to the new member makes its catch-up take a few round trips: the CLI shows it.
+    const link = kit.peerLink(topic.indexOf(primary), topic.indexOf(outsider));
+    link.delay(300);
+    try {
+      const moved = await cli('partitions', 'move', topic.name, '0', outsider.name);
+      assert.equal(moved.code, 0, moved.output);
+      assert.match(moved.output, new RegExp(`cli-0: ${outsider.name} catching up`), moved.output);
+      assert.match(moved.output, new RegExp(`moved cli-0 to ${outsider.name}`));
     } finally {
       link.heal();
     }
