@@ -31,6 +31,7 @@ from ..topics import (
     TopicSpec,
     Upsert,
 )
+from ..route_v2 import ReplicaFlag, ReplicaState, RouteV2
 from ..wire import OFFSET_UNKNOWN, AckPolicy, FetchResult, PartitionMetadata, ProduceResult, Record, TopicMetadata
 from .client import Client
 from .connection import Connection, Topic
@@ -69,8 +70,11 @@ __all__ = [
     "ProtocolError",
     "Record",
     "RecordExceedsMaxBytesError",
+    "ReplicaFlag",
+    "ReplicaState",
     "RevisionMismatchError",
     "Route",
+    "RouteV2",
     "Topic",
     "TopicListing",
     "TopicMetadata",
