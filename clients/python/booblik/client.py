@@ -319,8 +319,8 @@ class Client:
         what = wire.describe(wire.API_FETCH, topic, partition)
         left = False  # a replica (or the primary) failed this call: the primary serves the rest of it
 
-        def fetch_from(broker: _Broker) -> FetchResult:
-            version = broker.max_version(wire.API_FETCH)
+        def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
+            version = min(version_max, broker.max_version(wire.API_FETCH))
             return broker.connection.fetch(
                 topic,
                 partition,
@@ -338,13 +338,15 @@ class Client:
                 refresh = not left and reads.needs_route(topic, partition)
                 primary = self._primary(topic, partition, what, attempt, refresh)
                 replica = None if left else reads.pick(topic, partition)
+                version_max = REPLICA_READS_VERSION
                 if replica is not None and replica != primary:
                     attempt["at"] = replica
                     broker = self._broker(replica)
                     if broker.max_version(wire.API_FETCH) >= REPLICA_READS_VERSION:
                         return fetch_from(broker)
-                attempt["at"] = primary  # no replica in the zone, or one without v4: v3 to the primary
-                return fetch_from(self._broker(primary))
+                    version_max = ROUTED_VERSION  # a replica without v4: v3 to the primary
+                attempt["at"] = primary  # none in the zone (v4 if the primary has it), or one without v4 (v3)
+                return fetch_from(self._broker(primary), version_max)
             except Exception as error:
                 if isinstance(error, NotPrimaryError) or is_connection_loss(error):
                     reads.leave(topic, partition)  # its route is read again before the next pick

@@ -276,8 +276,8 @@ class Client:
         what = wire.describe(wire.API_FETCH, topic, partition)
         left = False
 
-        async def fetch_from(broker: _Broker) -> FetchResult:
-            version = broker.max_version(wire.API_FETCH)
+        async def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
+            version = min(version_max, broker.max_version(wire.API_FETCH))
             return await broker.connection.fetch(
                 topic,
                 partition,
@@ -295,13 +295,15 @@ class Client:
                 refresh = not left and reads.needs_route(topic, partition)
                 primary = await self._primary(topic, partition, what, attempt, refresh)
                 replica = None if left else reads.pick(topic, partition)
+                version_max = REPLICA_READS_VERSION
                 if replica is not None and replica != primary:
                     attempt["at"] = replica
                     broker = await self._broker(replica)
                     if broker.max_version(wire.API_FETCH) >= REPLICA_READS_VERSION:
                         return await fetch_from(broker)
+                    version_max = ROUTED_VERSION  # a replica without v4: v3 to the primary
                 attempt["at"] = primary
-                return await fetch_from(await self._broker(primary))
+                return await fetch_from(await self._broker(primary), version_max)
             except Exception as error:
                 if isinstance(error, NotPrimaryError) or is_connection_loss(error):
                     reads.leave(topic, partition)
