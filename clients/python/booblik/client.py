@@ -22,11 +22,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import limits, wire
 from .connection import Connection, Topic
 from .errors import ConnectionClosedError, NotPrimaryError
 from .fragments import list_fragments_call
+from .replica_reads import ReplicaReads, check_zone
 from .routing import (
     AT_ONCE,
     GIVE_UP,
@@ -42,7 +44,6 @@ from .routing import (
     is_connection_loss,
     no_primary,
 )
-from .replica_reads import ReplicaReads, check_zone
 from .topics import Route
 from .wire import AckPolicy, FetchResult, ProduceResult
 
@@ -50,7 +51,7 @@ from .wire import AckPolicy, FetchResult, ProduceResult
 class _Broker:
     """A pooled connection and the versions its broker serves."""
 
-    def __init__(self, address: str, connection: Connection, versions: dict) -> None:
+    def __init__(self, address: str, connection: Any, versions: dict) -> None:  # a Connection, sync or aio
         self.address = address
         self.connection = connection
         self.versions = versions

@@ -349,7 +349,10 @@ class FakeBroker:
         wait = f.get("max_wait_millis", 0) / 1000
         with self._cond:
             log = self.logs[key]
-            committed = lambda: min(len(log), self.commit.get(key, len(log)))  # noqa: E731
+
+            def committed() -> int:  # what this broker may serve: up to the commit offset it knows
+                return min(len(log), self.commit.get(key, len(log)))
+
             arrived = lambda: self._closing or committed() > f["offset"]  # noqa: E731
             if wait > 0 and not arrived():
                 self._waiting += 1

@@ -10,7 +10,14 @@ from booblik.aio.connection import Connection
 from tests.fakebroker import Reply
 from tests.support import BROKER_ENTRY, NODE, default_broker
 from tests.test_client import QUICK, TIMEOUT
-from tests.test_replica_reads import IN_SYNC, LIVE, READABLE, ZonedCluster, offsets, skip_unless_the_broker_serves_metadata_v4
+from tests.test_replica_reads import (
+    IN_SYNC,
+    LIVE,
+    READABLE,
+    ZonedCluster,
+    offsets,
+    skip_unless_the_broker_serves_metadata_v4,
+)
 
 
 class AioReplicaReadsTest(unittest.IsolatedAsyncioTestCase):
@@ -122,9 +129,9 @@ class AioReplicaReadsTest(unittest.IsolatedAsyncioTestCase):
         c.place(("a", "z1", READABLE), ("b", "z2", LIVE))
         client = await self.client(c)
         (topic,) = (await client.list_topics("", replicas=True)).topics
-        self.assertEqual([(r.member, r.zone, r.flags) for r in topic.routes_v2[0].replicas], [
-            ("a", "z1", 3), ("b", "z2", 2)
-        ])
+        self.assertEqual(
+            [(r.member, r.zone, r.flags) for r in topic.routes_v2[0].replicas], [("a", "z1", 3), ("b", "z2", 2)]
+        )
 
 
 @unittest.skipUnless(NODE and os.path.exists(BROKER_ENTRY), "the broker is not built (npx tsc -b at the root)")

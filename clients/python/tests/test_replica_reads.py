@@ -207,9 +207,10 @@ class ReplicaReadsTest(unittest.TestCase):
         client = self.client(c)
         (topic,) = client.list_topics("", replicas=True).topics
         (route,) = topic.routes_v2
-        self.assertEqual([(r.member, r.zone, r.flags, r.lag_records) for r in route.replicas], [
-            ("a", "z1", 3, -1), ("b", "z2", 2, -1)
-        ])
+        self.assertEqual(
+            [(r.member, r.zone, r.flags, r.lag_records) for r in route.replicas],
+            [("a", "z1", 3, -1), ("b", "z2", 2, -1)],
+        )
         self.assertEqual(topic.routes[0].primary, c.a.address)
 
 
@@ -243,7 +244,9 @@ class ReplicaReadsSingleBrokerTest(unittest.TestCase):
         ):
             skip_unless_the_broker_serves_metadata_v4(self, address)
             (topic,) = client.metadata_with_routes("default").topics
-            self.assertEqual(topic.partitions[0].route_v2, RouteV2(0, address, (ReplicaState("", address, "", 3, 0, 0),)))
+            self.assertEqual(
+                topic.partitions[0].route_v2, RouteV2(0, address, (ReplicaState("", address, "", 3, 0, 0),))
+            )
             base = client.produce("default", 0, [b"one", b"two"]).base_offset
             fetched = client.fetch("default", 0, base, max_wait_millis=0)
             self.assertEqual([bytes(r.payload) for r in fetched.records], [b"one", b"two"])

@@ -20,6 +20,7 @@ from ..errors import (
     RevisionMismatchError,
 )
 from ..fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
+from ..route_v2 import ReplicaFlag, ReplicaState, RouteV2
 from ..topics import (
     FLAG_READ_ONLY,
     REVISION_ANY,
@@ -31,7 +32,6 @@ from ..topics import (
     TopicSpec,
     Upsert,
 )
-from ..route_v2 import ReplicaFlag, ReplicaState, RouteV2
 from ..wire import OFFSET_UNKNOWN, AckPolicy, FetchResult, PartitionMetadata, ProduceResult, Record, TopicMetadata
 from .client import Client
 from .connection import Connection, Topic

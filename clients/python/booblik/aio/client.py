@@ -16,6 +16,7 @@ from .. import limits, wire
 from ..client import _Broker, as_routed
 from ..errors import ConnectionClosedError, NotPrimaryError
 from ..fragments import list_fragments_call
+from ..replica_reads import ReplicaReads, check_zone
 from ..routing import (
     AT_ONCE,
     GIVE_UP,
@@ -29,7 +30,6 @@ from ..routing import (
     is_connection_loss,
     no_primary,
 )
-from ..replica_reads import ReplicaReads, check_zone
 from ..wire import AckPolicy, FetchResult, ProduceResult
 from .connection import Connection, Topic
 
