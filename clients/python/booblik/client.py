@@ -222,7 +222,8 @@ class Client:
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
     ):
-        """A consumer of one partition whose fetches go to its primary."""
+        """A consumer of one partition whose fetches go to its primary (with ``prefer_zone``, to an
+        in-sync replica in that zone when there is one)."""
         from .consumer import Consumer
 
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)

@@ -181,6 +181,7 @@ class Client:
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
     ):
+        """As ``booblik.Client.consumer``: its fetches follow routes, and ``prefer_zone``."""
         from .consumer import Consumer
 
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
