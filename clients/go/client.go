@@ -35,6 +35,13 @@ type Client struct {
 	minRevision int64                   // the highest revision an APPLY through this Client returned
 	brokers     map[string]*pooledBroker
 	closed      bool
+
+	// With PreferZone (replica_reads.go): each partition's RouteV2 from METADATA v4 (none: reads
+	// from the primary), the partitions whose RouteV2 must be read again before a replica is
+	// picked, and the highest high watermark a fetch answer showed.
+	replicaRoutes  map[partitionKey]*RouteV2
+	staleReplicas  map[partitionKey]bool
+	highWatermarks map[partitionKey]int64
 }
 
 // ClientConfig tunes how a Client follows routes; the zero value takes every default.
@@ -46,6 +53,12 @@ type ClientConfig struct {
 	// doubled per pause up to RouteRetryDelayMax (default 2 s).
 	RouteRetryDelay    time.Duration
 	RouteRetryDelayMax time.Duration
+	// PreferZone, when set, reads from replicas: METADATA v4 gives each partition's replicas, and a
+	// FETCH goes to an in-sync, live replica in this zone (the primary when it is one, else the
+	// first listed; the primary when none is), as FETCH v4. A fetch result never shows a lower
+	// high watermark than one seen before. Empty (the default): every read goes to the primary and
+	// nothing of this is sent. See replica_reads.go.
+	PreferZone string
 }
 
 // pooledBroker is one broker's Conn and the versions it serves.
@@ -79,7 +92,8 @@ func newClient(ctx context.Context, bootstrap []string, cfg ClientConfig, dial f
 			Got:  fmt.Sprintf("RouteAttemptsMax %d, RouteRetryDelay %v, RouteRetryDelayMax %v", cfg.RouteAttemptsMax, cfg.RouteRetryDelay, cfg.RouteRetryDelayMax),
 			Want: "RouteAttemptsMax >= 1 and 0 <= RouteRetryDelay <= RouteRetryDelayMax"}
 	}
-	c := &Client{cfg: cfg, dial: dial, routes: map[partitionKey]string{}, brokers: map[string]*pooledBroker{}}
+	c := &Client{cfg: cfg, dial: dial, routes: map[partitionKey]string{}, brokers: map[string]*pooledBroker{},
+		replicaRoutes: map[partitionKey]*RouteV2{}, staleReplicas: map[partitionKey]bool{}, highWatermarks: map[partitionKey]int64{}}
 	for _, addr := range bootstrap {
 		if _, _, err := net.SplitHostPort(addr); err != nil {
 			return nil, &InvalidArgumentError{Field: "bootstrap", Got: fmt.Sprintf("%q", addr), Want: "host:port"}
@@ -165,8 +179,12 @@ func (c *Client) produce(ctx context.Context, topic string, partition int32, exp
 	return res, err
 }
 
-// Fetch reads from the partition's primary (see Conn.Fetch).
+// Fetch reads from the partition's primary (see Conn.Fetch), or with PreferZone from a replica in
+// that zone.
 func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*FetchResult, error) {
+	if c.cfg.PreferZone != "" {
+		return c.fetchPreferringZone(ctx, req)
+	}
 	var res *FetchResult
 	err := c.onPrimary(ctx, apiFetch, req.Topic, req.Partition, func(conn *Conn, versions map[int16]int16) error {
 		version := int16(fetchVersion)
@@ -180,7 +198,8 @@ func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*FetchResult, err
 	return res, err
 }
 
-// Consumer returns a Consumer of one partition whose fetches go to its primary.
+// Consumer returns a Consumer of one partition whose fetches go to its primary (with PreferZone,
+// to a replica in that zone, as Fetch does).
 func (c *Client) Consumer(topic string, partition int32, offset int64) *Consumer {
 	return newConsumer(c, topic, partition, offset)
 }
@@ -233,6 +252,16 @@ func (c *Client) ApplyTopics(ctx context.Context, changes []TopicChange) (int64,
 
 // ListTopics is Conn.ListTopics through any broker.
 func (c *Client) ListTopics(ctx context.Context, selector string) (*TopicListing, error) {
+	return c.listThroughAnyBroker(ctx, func(conn *Conn) (*TopicListing, error) { return conn.ListTopics(ctx, selector) })
+}
+
+// ListTopicsReplicas is Conn.ListTopicsReplicas (LIST v2: routes with every replica) through any
+// broker; a broker without LIST v2 refuses it ErrUnsupportedVersion.
+func (c *Client) ListTopicsReplicas(ctx context.Context, selector string) (*TopicListing, error) {
+	return c.listThroughAnyBroker(ctx, func(conn *Conn) (*TopicListing, error) { return conn.ListTopicsReplicas(ctx, selector) })
+}
+
+func (c *Client) listThroughAnyBroker(ctx context.Context, list func(*Conn) (*TopicListing, error)) (*TopicListing, error) {
 	a := &attempt{}
 	b, err := c.anyBroker(ctx, a)
 	if err != nil {
@@ -241,7 +270,7 @@ func (c *Client) ListTopics(ctx context.Context, selector string) (*TopicListing
 	var listing *TopicListing
 	err = b.do(ctx, a, func(conn *Conn, _ map[int16]int16) error {
 		var err error
-		listing, err = conn.ListTopics(ctx, selector)
+		listing, err = list(conn)
 		return err
 	})
 	return listing, err
@@ -279,35 +308,44 @@ func (c *Client) ListFragments(ctx context.Context, topic string, partition int3
 func (c *Client) onPrimary(ctx context.Context, api apiKey, topic string, partition int32, send func(*Conn, map[int16]int16) error) error {
 	key := partitionKey{topic, partition}
 	return c.retry(ctx, &key, func(a *attempt) error {
-		if c.isClosed() {
-			return ErrClosed
-		}
-		c.mu.Lock()
-		primary, known := c.routes[key]
-		c.mu.Unlock()
-		if !known {
-			// Not known yet: METADATA names it. A partition the answer lacks is the answering
-			// broker's to refuse (UNKNOWN_TOPIC_OR_PARTITION), so the request goes there.
-			b, err := c.anyBroker(ctx, a)
-			if err != nil {
-				return err
-			}
-			if _, err := c.readRoutes(ctx, b, a, []string{topic}); err != nil {
-				return err
-			}
-			c.mu.Lock()
-			primary, known = c.routes[key]
-			c.mu.Unlock()
-			if !known {
-				primary = b.addr
-			}
-		}
-		if primary == "" {
-			return &BrokerError{Code: CodeNoPrimary, API: api.String(), Request: fmt.Sprintf("%s %s/%d", api, topic, partition)}
+		primary, err := c.primaryOf(ctx, a, api, key)
+		if err != nil {
+			return err
 		}
 		a.at = primary
 		return c.broker(primary).do(ctx, a, send)
 	})
+}
+
+// primaryOf is the partition's primary, read from METADATA when it is not known yet.
+func (c *Client) primaryOf(ctx context.Context, a *attempt, api apiKey, key partitionKey) (string, error) {
+	if c.isClosed() {
+		return "", ErrClosed
+	}
+	c.mu.Lock()
+	primary, known := c.routes[key]
+	c.mu.Unlock()
+	if !known {
+		// Not known yet: METADATA names it. A partition the answer lacks is the answering
+		// broker's to refuse (UNKNOWN_TOPIC_OR_PARTITION), so the request goes there.
+		b, err := c.anyBroker(ctx, a)
+		if err != nil {
+			return "", err
+		}
+		if _, err := c.readRoutes(ctx, b, a, []string{key.topic}); err != nil {
+			return "", err
+		}
+		c.mu.Lock()
+		primary, known = c.routes[key]
+		c.mu.Unlock()
+		if !known {
+			primary = b.addr
+		}
+	}
+	if primary == "" {
+		return "", &BrokerError{Code: CodeNoPrimary, API: api.String(), Request: fmt.Sprintf("%s %s/%d", api, key.topic, key.partition)}
+	}
+	return primary, nil
 }
 
 // retry runs step until it succeeds, fails in a way no retry fixes, or RouteAttemptsMax is spent.
@@ -337,6 +375,7 @@ func (c *Client) retry(ctx context.Context, key *partitionKey, step func(*attemp
 			switch {
 			case errors.As(err, &np):
 				c.routes[*key] = c.learnLocked(np.Route.Primary)
+				c.staleReplicas[*key] = true // its replicas may have changed too
 				atOnce = np.Route.Primary != ""
 			default:
 				delete(c.routes, *key) // read again from METADATA after the pause
@@ -437,7 +476,8 @@ func (c *Client) anyBroker(ctx context.Context, a *attempt) (*pooledBroker, erro
 	return nil, last
 }
 
-// readRoutes asks b for METADATA (v3 at the Client's revision, v2, or v1) and keeps the routes.
+// readRoutes asks b for METADATA (v4 with PreferZone, v3 at the Client's revision, v2, or v1) and
+// keeps the routes.
 func (c *Client) readRoutes(ctx context.Context, b *pooledBroker, a *attempt, topics []string) (*RoutedMetadata, error) {
 	c.mu.Lock()
 	minRevision := c.minRevision
@@ -446,6 +486,8 @@ func (c *Client) readRoutes(ctx context.Context, b *pooledBroker, a *attempt, to
 	err := b.do(ctx, a, func(conn *Conn, versions map[int16]int16) error {
 		var err error
 		switch v := versions[int16(apiMetadata)]; {
+		case v >= metadataReplicasVersion && c.cfg.PreferZone != "":
+			md, err = conn.MetadataReplicas(ctx, minRevision, topics...)
 		case v >= metadataRevisionVersion:
 			md, err = conn.MetadataRoutes(ctx, minRevision, topics...)
 		case v == metadataRoutesVersion:
@@ -464,10 +506,12 @@ func (c *Client) readRoutes(ctx context.Context, b *pooledBroker, a *attempt, to
 	defer c.mu.Unlock()
 	for name, parts := range md.Topics {
 		for _, p := range parts {
-			c.routes[partitionKey{name, p.Partition}] = c.learnLocked(p.Route.Primary)
+			key := partitionKey{name, p.Partition}
+			c.routes[key] = c.learnLocked(p.Route.Primary)
 			for _, r := range p.Route.Replicas {
 				c.learnLocked(r)
 			}
+			c.keepReplicasLocked(key, p.RouteV2)
 		}
 	}
 	return md, nil

@@ -12,6 +12,7 @@
 //   - Conn.Metadata reports partitions and their offsets.
 //   - NewClient connects to a cluster: one Conn per broker, each partition's requests sent to its
 //     primary, following the routes METADATA reports and the NOT_PRIMARY answers.
+//     With ClientConfig.PreferZone its reads go to an in-sync replica in that zone (FETCH v4).
 //   - Conn.ApplyTopics creates, changes and deletes topics (all or nothing, each change at the
 //     revision it expects); Conn.ListTopics lists them by label selector; Conn.WatchTopics follows
 //     their changes.

@@ -53,13 +53,16 @@ func (c *Conn) APIVersions(ctx context.Context) (map[int16]int16, error) {
 	return out, nil
 }
 
-// RoutedPartition is a partition's offsets and its route, as METADATA v2/v3 report them.
+// RoutedPartition is a partition's offsets and its route, as METADATA v2/v3/v4 report them.
 type RoutedPartition struct {
 	PartitionInfo
 	Route Route
+	// RouteV2 is the route with every replica, its zone, whether it is in sync and live, and its
+	// lag: from METADATA v4 (Conn.MetadataReplicas, a Client with PreferZone); nil otherwise.
+	RouteV2 *RouteV2
 }
 
-// RoutedMetadata is a METADATA v2/v3 answer: the spec store's revision and the partitions of each
+// RoutedMetadata is a METADATA v2/v3/v4 answer: the spec store's revision and the partitions of each
 // topic, sorted by id, with their routes.
 type RoutedMetadata struct {
 	Revision int64
@@ -83,36 +86,54 @@ func (m *RoutedMetadata) Partitions() map[string][]PartitionInfo {
 // broker must serve it): answered once the broker's copy of the topic specs has reached
 // minRevision, the revision an APPLY returned.
 func (c *Conn) MetadataRoutes(ctx context.Context, minRevision int64, topics ...string) (*RoutedMetadata, error) {
+	version := int16(metadataRoutesVersion)
+	if minRevision >= 0 {
+		version = metadataRevisionVersion
+	}
+	return c.metadataRoutesAs(ctx, version, minRevision, topics)
+}
+
+// metadataRoutesAs sends METADATA v2 (minRevision ignored), v3 or v4 (minRevision >= 0).
+func (c *Conn) metadataRoutesAs(ctx context.Context, version int16, minRevision int64, topics []string) (*RoutedMetadata, error) {
 	for i, t := range topics {
 		if err := validTopic(fmt.Sprintf("topics[%d]", i), t); err != nil {
 			return nil, err
 		}
 	}
-	version := int16(metadataRoutesVersion)
-	if minRevision >= 0 {
-		version = metadataRevisionVersion
-	}
-	frame := appendMetadataRequest(beginFrame(apiMetadata, version), topics)
-	if minRevision >= 0 {
-		frame = appendInt8(appendInt64(frame, minRevision), 0)
-	}
-	body, err := c.exchange(ctx, apiMetadata, metadataRequestLabel(topics), frame, true)
+	body, err := c.exchange(ctx, apiMetadata, metadataRequestLabel(topics), metadataRoutesFrame(version, minRevision, topics), true)
 	if err != nil {
 		return nil, err
 	}
-	return decodeRoutedMetadata(body)
+	return decodeRoutedMetadata(body, version >= metadataReplicasVersion)
 }
 
-const routedPartitionBytesMin = metadataPartitionBytesMin + routeBytesMin
+// metadataRoutesFrame is a METADATA v2 request, or a v3/v4 one with minRevision and flags 0.
+func metadataRoutesFrame(version int16, minRevision int64, topics []string) []byte {
+	frame := appendMetadataRequest(beginFrame(apiMetadata, version), topics)
+	if version >= metadataRevisionVersion {
+		frame = appendInt8(appendInt64(frame, minRevision), 0)
+	}
+	return frame
+}
 
-func decodeRoutedMetadata(body []byte) (*RoutedMetadata, error) {
+const (
+	routedPartitionBytesMin   = metadataPartitionBytesMin + routeBytesMin
+	replicasPartitionBytesMin = metadataPartitionBytesMin + routeV2BytesMin
+)
+
+// decodeRoutedMetadata reads a METADATA v2/v3 answer, or with withReplicas a v4 one (RouteV2).
+func decodeRoutedMetadata(body []byte, withReplicas bool) (*RoutedMetadata, error) {
 	d := decoder{api: apiMetadata, b: body}
 	out := &RoutedMetadata{Revision: d.int64("revision")}
 	n := d.count("topicCount", metadataTopicBytesMin)
 	out.Topics = make(map[string][]RoutedPartition, n)
+	partitionBytesMin := routedPartitionBytesMin
+	if withReplicas {
+		partitionBytesMin = replicasPartitionBytesMin
+	}
 	for i := 0; i < n && d.err == nil; i++ {
 		name := d.string(fmt.Sprintf("topics[%d].name", i))
-		count := d.count(fmt.Sprintf("topics[%d].partitionCount", i), routedPartitionBytesMin)
+		count := d.count(fmt.Sprintf("topics[%d].partitionCount", i), partitionBytesMin)
 		parts := make([]RoutedPartition, 0, count)
 		for j := 0; j < count && d.err == nil; j++ {
 			where := fmt.Sprintf("topics[%d].partitions[%d]", i, j)
@@ -121,7 +142,12 @@ func decodeRoutedMetadata(body []byte) (*RoutedMetadata, error) {
 				LogStartOffset: d.int64(where + ".logStartOffset"),
 				HighWatermark:  d.int64(where + ".highWatermark"),
 			}}
-			p.Route = readRoute(&d, where+".route")
+			if withReplicas {
+				p.RouteV2 = readRouteV2(&d, where+".route")
+				p.Route = p.RouteV2.Route()
+			} else {
+				p.Route = readRoute(&d, where+".route")
+			}
 			if d.err == nil && (p.Partition < 0 || p.LogStartOffset < 0 || p.HighWatermark < p.LogStartOffset) {
 				d.fail("%s: partition %d, logStartOffset %d, highWatermark %d: expected partition >= 0 and 0 <= logStartOffset <= highWatermark",
 					where, p.Partition, p.LogStartOffset, p.HighWatermark)

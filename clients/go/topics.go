@@ -115,6 +115,9 @@ type Route struct {
 type ListedTopic struct {
 	Spec   TopicSpec
 	Routes []Route
+	// RoutesV2 are the same routes with every replica (LIST v2, ListTopicsReplicas; lags are
+	// LagUnknown there); nil from LIST v1.
+	RoutesV2 []RouteV2
 }
 
 // TopicListing is what LIST answers: the spec store's revision and the matching topics, by name.
@@ -167,7 +170,7 @@ func (c *Conn) apply(ctx context.Context, changes []TopicChange, dryRun bool) (i
 // k in (a,b), k notin (a,b), a comma for "and", and name=... for the topic's name; "" matches
 // every topic. A selector that does not parse fails with an *InvalidArgumentRefusal.
 func (c *Conn) ListTopics(ctx context.Context, selector string) (*TopicListing, error) {
-	return c.list(ctx, selector, noWatch, 0)
+	return c.listAs(ctx, listVersion, selector, noWatch, 0)
 }
 
 // WatchTopics follows the topics a selector matches: it calls fn with the listing now, then again
@@ -199,13 +202,16 @@ func (c *Conn) WatchTopics(ctx context.Context, selector string, maxWait time.Du
 }
 
 func (c *Conn) list(ctx context.Context, selector string, watchRevision int64, maxWait time.Duration) (*TopicListing, error) {
+	return c.listAs(ctx, listVersion, selector, watchRevision, maxWait)
+}
+
+// listAs sends LIST v1, or v2 (routes with replicas).
+func (c *Conn) listAs(ctx context.Context, version int16, selector string, watchRevision int64, maxWait time.Duration) (*TopicListing, error) {
 	if len(selector) > stringBytesMax {
 		return nil, &InvalidArgumentError{Field: "selector", Got: fmt.Sprintf("%d bytes", len(selector)),
 			Want: fmt.Sprintf("at most %d", stringBytesMax)}
 	}
-	frame := appendString(beginFrame(apiList, listVersion), selector)
-	frame = appendInt64(frame, watchRevision)
-	frame = appendInt32(frame, waitMillis(maxWait))
+	frame := listFrame(version, selector, watchRevision, maxWait)
 	label := "LIST (every topic)"
 	if selector != "" {
 		label = "LIST " + selector
@@ -214,7 +220,13 @@ func (c *Conn) list(ctx context.Context, selector string, watchRevision int64, m
 	if err != nil {
 		return nil, err
 	}
-	return decodeListResponse(body)
+	return decodeListResponse(body, version >= listReplicasVersion)
+}
+
+func listFrame(version int16, selector string, watchRevision int64, maxWait time.Duration) []byte {
+	frame := appendString(beginFrame(apiList, version), selector)
+	frame = appendInt64(frame, watchRevision)
+	return appendInt32(frame, waitMillis(maxWait))
 }
 
 // labelChangesMax is how many changes an APPLY's label in errors names before it counts the rest:
@@ -368,7 +380,8 @@ func readTopicSpec(d *decoder, where string) TopicSpec {
 	return s
 }
 
-func decodeListResponse(body []byte) (*TopicListing, error) {
+// decodeListResponse reads a LIST v1 answer, or with withReplicas a v2 one (RouteV2).
+func decodeListResponse(body []byte, withReplicas bool) (*TopicListing, error) {
 	d := decoder{api: apiList, b: body}
 	out := &TopicListing{Revision: d.int64("revision")}
 	n := d.count("topicCount", listedTopicBytesMin)
@@ -376,16 +389,24 @@ func decodeListResponse(body []byte) (*TopicListing, error) {
 	for i := 0; i < n && d.err == nil; i++ {
 		where := fmt.Sprintf("topics[%d]", i)
 		t := ListedTopic{Spec: readTopicSpec(&d, where+".spec")}
-		routes := d.count(where+".routeCount", routeBytesMin)
+		routeBytes := routeBytesMin
+		if withReplicas {
+			routeBytes = routeV2BytesMin
+		}
+		routes := d.count(where+".routeCount", routeBytes)
 		t.Routes = make([]Route, 0, routes)
+		if withReplicas {
+			t.RoutesV2 = make([]RouteV2, 0, routes)
+		}
 		for j := 0; j < routes && d.err == nil; j++ {
 			rw := fmt.Sprintf("%s.routes[%d]", where, j)
-			r := Route{Primary: d.string(rw + ".primary")}
-			replicas := d.count(rw+".replicaCount", 2)
-			for k := 0; k < replicas && d.err == nil; k++ {
-				r.Replicas = append(r.Replicas, d.string(fmt.Sprintf("%s.replicas[%d]", rw, k)))
+			if withReplicas {
+				r := readRouteV2(&d, rw)
+				t.RoutesV2 = append(t.RoutesV2, *r)
+				t.Routes = append(t.Routes, r.Route())
+				continue
 			}
-			t.Routes = append(t.Routes, r)
+			t.Routes = append(t.Routes, readRoute(&d, rw))
 		}
 		out.Topics = append(out.Topics, t)
 	}

@@ -91,7 +91,7 @@ func TestListAnswerIsDecodedFromLiteralBytes(t *testing.T) {
 		0000 0000000000000004                                      // no store, revision 4
 		00000001 0003683a31 00000000                               // one route: h:1, no replicas
 	`)
-	got, err := decodeListResponse(body)
+	got, err := decodeListResponse(body, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestListCountsThatLieAreRefusedBeforeAllocating(t *testing.T) {
 		"labelCount": "0000000000000001 00000001 000161 00000001 7fffffff" + strings.Repeat("00", 44),
 		"routeCount": "0000000000000001 00000001 000161 00000001 00000000" + strings.Repeat("00", 36) + "7fffffff",
 	} {
-		if _, err := decodeListResponse(golden(t, body)); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), name) {
+		if _, err := decodeListResponse(golden(t, body), false); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v, want a protocol error naming it", name, err)
 		}
 	}

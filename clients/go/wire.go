@@ -97,6 +97,13 @@ func (d *decoder) take(n int, field string) []byte {
 	return p
 }
 
+func (d *decoder) int8(field string) int8 {
+	if p := d.take(1, field); p != nil {
+		return int8(p[0])
+	}
+	return 0
+}
+
 func (d *decoder) int16(field string) int16 {
 	if p := d.take(2, field); p != nil {
 		return int16(binary.BigEndian.Uint16(p))

@@ -30,6 +30,8 @@ export class BrokerMetrics {
   /** Connections closed because a frame length was outside 1..8 MiB. */
   connectionsClosedInvalidLength = 0;
   heldFetches = 0;
+  /** FETCH v4 answered here as an in-sync replica (not the primary). */
+  replicaReads = 0;
   storageErrors = 0;
 
   refused(codeName: string): void {

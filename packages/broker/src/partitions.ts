@@ -14,7 +14,7 @@ import {
   type ReadResult,
   type WriterStats,
 } from '@booblik/log';
-import type { AckPolicyValue, Route } from '@booblik/protocol';
+import { type AckPolicyValue, ReplicaFlag, type Route, type RouteV2 } from '@booblik/protocol';
 import type { PartitionOpenHooks } from './persister/persister-service.js';
 
 export interface PartitionReport extends OpenReport {
@@ -54,6 +54,8 @@ export interface PartitionResolver {
   resolve(topic: string, partition: number): Resolution;
   /** The route LIST and METADATA answer; `self` is this broker as the client reached it. */
   routeOf(topic: string, partition: number, self: string): Route;
+  /** The route with the epoch and every replica (METADATA v4, LIST v2); lags when `withLag` and known here. */
+  routeV2Of(topic: string, partition: number, self: string, withLag: boolean): RouteV2;
 }
 
 interface TopicEntry {
@@ -75,6 +77,7 @@ export class PartitionRegistry implements PartitionResolver {
   private sortedNames: string[] | null = null;
   private readonly retired = new WeakSet<ServedPartition>();
   private selfRoute: Route = { primary: '', replicas: [] };
+  private selfRouteV2: RouteV2 = { epoch: 0, primary: '', replicas: [] };
   private readonly retireCallbacks = new Map<ServedPartition, Set<() => void>>();
   /** Directory removals under way: a topic created again under the same name waits for them. */
   private readonly removals = new Map<string, Promise<void>>();
@@ -106,6 +109,19 @@ export class PartitionRegistry implements PartitionResolver {
     // One object for every partition of an answer (a LIST or METADATA of thousands of them).
     if (this.selfRoute.primary !== self) this.selfRoute = { primary: self, replicas: [] };
     return this.selfRoute;
+  }
+
+  /** On one node: epoch 0, this broker the one replica, always in sync and level. */
+  routeV2Of(_topic: string, _partition: number, self: string): RouteV2 {
+    if (this.selfRouteV2.primary !== self) {
+      const flags = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
+      this.selfRouteV2 = {
+        epoch: 0,
+        primary: self,
+        replicas: [{ member: '', address: self, zone: '', flags, lagRecords: 0, lagMillis: 0 }],
+      };
+    }
+    return this.selfRouteV2;
   }
 
   /** The partition when it is served here. */

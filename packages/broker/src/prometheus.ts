@@ -67,6 +67,11 @@ export function createPrometheusRegistry(
   );
   counter('booblik_storage_errors_total', 'Reads and writes the disk refused', () => metrics.storageErrors);
   gauge('booblik_connections', 'Open client connections', () => metrics.connectionsOpen);
+  counter(
+    'booblik_fetch_replica_reads_total',
+    'FETCH v4 answered by this broker as an in-sync replica of the partition',
+    () => metrics.replicaReads,
+  );
   gauge('booblik_held_fetches', 'FETCH requests waiting for data (long poll)', () => metrics.heldFetches);
   perPartition(
     'booblik_partition_high_watermark',

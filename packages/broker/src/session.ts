@@ -167,7 +167,9 @@ export class Session implements FrameSink, HoldScope {
         return;
       case ApiKey.LIST:
         this.ctx.metrics.requests.list++;
-        this.answerWhenReady(handleList(request.body, request.correlationId, this.ctx, this, this.endpoint));
+        this.answerWhenReady(
+          handleList(request.body, request.apiVersion, request.correlationId, this.ctx, this, this.endpoint),
+        );
         return;
       case ApiKey.API_VERSIONS:
         this.ctx.metrics.requests.apiVersions++;

@@ -6,7 +6,9 @@ Exit status: 0 done, 1 failed (refused, unreachable, unhealthy, records lost), 2
 
 export const verbHelp: Record<string, string> = {
   metadata: `booblik metadata [topic...]
-  Partitions of the named topics (every topic when none is named): log start and high watermark.`,
+  Partitions of the named topics (every topic when none is named): log start and high watermark.
+  From a cluster broker also each partition's epoch, primary, in-sync replicas (member@zone), the
+  replicas out of sync with how far behind they are, and the largest lag behind the primary.`,
   produce: `booblik produce <topic> [--key K | --partition N] [--ack none|written|forced] [--length-prefixed]
   Records from stdin, one per line (without the newline), or with --length-prefixed as
   int32 big-endian length + bytes. Empty records are skipped and counted. Records are batched.
@@ -15,14 +17,15 @@ export const verbHelp: Record<string, string> = {
   --partition N   send to partition N (default: keyless records take the partitions in turn)
   --ack A         none (no answer: records may be lost unseen), written (default), forced (on disk)`,
   consume: `booblik consume <topic> [--partition N] [--from earliest|latest|OFFSET] [--follow]
-                [--format text|hex|json] [--max-records N] [--max-bytes N]
+                [--format text|hex|json] [--max-records N] [--max-bytes N] [--prefer-zone Z]
   Prints records, one per line. Without --follow it stops at the high watermark seen at start.
   --partition N   default 0
   --from F        earliest (default), latest, or an offset
   --follow        keep waiting for new records (Ctrl-C stops, exit 0)
   --format F      text: the bytes as they are (default); hex; json: {topic,partition,offset,payload}
   --max-records N stop after N records
-  --max-bytes N   bytes per fetch (default 1 MiB); a larger record is an error naming its size`,
+  --max-bytes N   bytes per fetch (default 1 MiB); a larger record is an error naming its size
+  --prefer-zone Z in a cluster, read from the in-sync replica in zone Z when there is one`,
   health: `booblik health [--timeout MS]
   Asks for METADATA; exit 0 and "healthy: ..." when answered in time, else exit 1 and the reason.
   --timeout MS    default ${DEFAULT_HEALTH_TIMEOUT_MS}`,
@@ -50,7 +53,7 @@ booblik topics watch [-l SELECTOR] [--format table|json]
        booblik partitions elect TOPIC PARTITION MEMBER --unclean
   In a cluster, gives partition PARTITION of TOPIC to the member MEMBER (a broker id). A replicated
   partition is copied to MEMBER first (answered once it caught up and took over as primary; the old
-  primary leaves its replicas). A partition with one copy is not copied: one that ever had a record
+  primary leaves its replicas); meanwhile stderr shows how far behind MEMBER still is. A partition with one copy is not copied: one that ever had a record
   moves only with --abandon-records, which leaves them behind (the new owner starts it empty).
   elect --unclean: for a replicated partition none of whose in-sync replicas is live, makes MEMBER
   (a live replica out of sync) its primary. This LOSES what only the in-sync replicas held: use it

@@ -4,7 +4,8 @@
  * routes say. A route is refreshed when a broker answers NOT_PRIMARY (its answer carries the new
  * route, used at once), NO_PRIMARY (pause, then METADATA again) or when the primary's connection
  * fails (METADATA again from another broker). Against one broker every route is that broker, so it
- * behaves as a Connection does.
+ * behaves as a Connection does. With `preferZone`, fetches go to an in-sync replica in that zone
+ * when there is one (FETCH v4), and the high watermarks it shows never go back.
  *
  * Retries are bounded by `routeAttemptsMax`. A PRODUCE refused NOT_PRIMARY or NO_PRIMARY was not
  * written, so sending it again is safe; one whose connection failed may have been written, and
@@ -14,8 +15,10 @@ import {
   ApiKey,
   type ApiVersionRange,
   ErrorCode,
+  inSyncRouteOf,
   type MetadataResponseV2,
   type ProduceResult,
+  type RouteV2,
   type TopicMetadata,
 } from '@booblik/protocol';
 import { BrokerPool, followsRoutes, type PooledBroker } from './broker-pool.js';
@@ -35,6 +38,7 @@ import {
   DEFAULT_ROUTE_RETRY_DELAY_MS,
   DEFAULT_ROUTE_RETRY_DELAY_MS_MAX,
 } from './limits.js';
+import { HighWatermarkFloor, readerInZone } from './replica-reads.js';
 import { Topic, type TopicOptions } from './topic.js';
 import { NotPrimaryError } from './topic-errors.js';
 import type { ApplyOptions, ApplyResult, TopicChangeInput, TopicListing, WatchOptions } from './topics.js';
@@ -46,6 +50,11 @@ export interface ClientOptions extends ConnectOptions {
   routeRetryDelayMs?: number;
   /** Longest such pause (default 2000 ms). */
   routeRetryDelayMsMax?: number;
+  /**
+   * Read from an in-sync replica in this zone when there is one (FETCH v4), else from the primary;
+   * off by default. High watermarks shown never go back, across replicas and failovers.
+   */
+  preferZone?: string;
 }
 
 type ClientState = 'open' | 'closed';
@@ -56,6 +65,10 @@ export class Client {
   private readonly pool: BrokerPool;
   /** `topic\0partition` -> its primary's address ('' while it has none). */
   private readonly routes = new Map<string, string>();
+  /** With preferZone: each partition's RouteV2 (null: the broker that answered has no METADATA v4). */
+  private readonly replicaRoutes = new Map<string, RouteV2 | null>();
+  private readonly highWatermarks = new HighWatermarkFloor();
+  private readonly preferZone: string | undefined;
   /** The highest revision an APPLY through this client returned: METADATA must have reached it. */
   private minRevision = 0;
   private machineState: ClientState = 'open';
@@ -84,6 +97,15 @@ export class Client {
       'routeRetryDelayMsMax',
       options.routeRetryDelayMsMax ?? DEFAULT_ROUTE_RETRY_DELAY_MS_MAX,
     );
+    if (
+      options.preferZone !== undefined &&
+      (typeof options.preferZone !== 'string' || options.preferZone === '')
+    ) {
+      throw new InvalidArgumentError(
+        `preferZone: ${JSON.stringify(options.preferZone)}, expected a zone name`,
+      );
+    }
+    this.preferZone = options.preferZone;
     this.closed = new Promise((resolve) => {
       this.markClosed = resolve;
     });
@@ -152,8 +174,19 @@ export class Client {
     );
   }
 
-  /** FETCH from the partition's primary, following its route. */
+  /**
+   * FETCH from the partition's primary, following its route; with preferZone, from an in-sync
+   * replica in that zone when there is one.
+   */
   fetch(request: FetchOptions, options: RequestOptions = {}): Promise<FetchResult> {
+    if (this.preferZone === undefined) return this.fetchFromPrimary(request, options);
+    const key = routeKey(request.topic, request.partition);
+    return this.fetchNear(key, this.preferZone, request, options).then((result) =>
+      this.highWatermarks.raise(key, result),
+    );
+  }
+
+  private fetchFromPrimary(request: FetchOptions, options: RequestOptions): Promise<FetchResult> {
     const { topic, partition } = request;
     return this.onPrimary(
       topic,
@@ -163,6 +196,50 @@ export class Client {
         broker.connection.fetch({ ...request, followRoutes: followsRoutes(broker, ApiKey.FETCH) }, options),
       options.signal,
     );
+  }
+
+  /**
+   * A fetch sent to the replica in `zone` the partition's RouteV2 names (METADATA first when none is
+   * known). A replica that refuses it (NOT_PRIMARY: out of the in-sync set, or holding less than the
+   * offset; another retriable code; a lost connection) is left: the fetch goes to the primary, and
+   * the route is read again before a replica is picked next time.
+   */
+  private async fetchNear(
+    key: string,
+    zone: string,
+    request: FetchOptions,
+    options: RequestOptions,
+  ): Promise<FetchResult> {
+    if (!this.replicaRoutes.has(key)) {
+      try {
+        await this.metadataWithRoutes(request.topic);
+      } catch (error) {
+        if (!(error instanceof BrokerError || isConnectionLoss(error))) throw error;
+        // The primary's own retries decide what the caller is told.
+      }
+    }
+    const route = this.replicaRoutes.get(key);
+    const inZone = route ? readerInZone(route, zone) : undefined;
+    const reader = inZone === undefined ? undefined : this.pool.learn(inZone);
+    if (reader === undefined || reader === this.routes.get(key))
+      return this.fetchFromPrimary(request, options);
+    try {
+      const broker = await this.pool.get(reader);
+      if (broker.maxVersion(ApiKey.FETCH) < 4) {
+        this.replicaRoutes.set(key, null);
+        return await this.fetchFromPrimary(request, options);
+      }
+      return await broker.connection.fetch({ ...request, fromReplica: true }, options);
+    } catch (error) {
+      const lost = isConnectionLoss(error);
+      if (!lost && !(error instanceof BrokerError && error.retriable)) throw error;
+      if (lost) this.pool.drop(reader);
+      if (error instanceof NotPrimaryError && error.route.primary !== '') {
+        this.routes.set(key, this.pool.learn(error.route.primary));
+      }
+      this.replicaRoutes.delete(key);
+      return this.fetchFromPrimary(request, options);
+    }
   }
 
   /**
@@ -226,11 +303,26 @@ export class Client {
     throw last ?? new ConnectError('(no broker)', 'no broker address is known');
   }
 
-  /** METADATA v3 (at the client's revision) when the broker has it, else v2, else v1 (the broker is every route). */
+  /**
+   * METADATA v3 (at the client's revision) when the broker has it, else v2, else v1 (the broker is
+   * every route); v4 with preferZone, whose RouteV2s are kept for picking replicas.
+   */
   private async readRoutes(broker: PooledBroker, topics: readonly string[]): Promise<MetadataResponseV2> {
     const version = broker.maxVersion(ApiKey.METADATA);
     let answer: MetadataResponseV2;
-    if (version >= 3) answer = await broker.connection.metadataAtRevision(topics, this.minRevision);
+    if (this.preferZone !== undefined && version >= 4) {
+      const v4 = await broker.connection.metadataWithReplicas(topics, this.minRevision);
+      answer = {
+        revision: v4.revision,
+        topics: v4.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => {
+            this.replicaRoutes.set(routeKey(t.name, p.partition), p.route);
+            return { ...p, route: inSyncRouteOf(p.route) };
+          }),
+        })),
+      };
+    } else if (version >= 3) answer = await broker.connection.metadataAtRevision(topics, this.minRevision);
     else if (version === 2) answer = await broker.connection.metadataWithRoutes(...topics);
     else {
       const v1 = await broker.connection.metadata(...topics);
@@ -244,9 +336,12 @@ export class Client {
     }
     for (const t of answer.topics) {
       for (const p of t.partitions) {
+        const key = routeKey(t.name, p.partition);
         const primary = p.route.primary === '' ? '' : this.pool.learn(p.route.primary);
         for (const replica of p.route.replicas) this.pool.learn(replica);
-        this.routes.set(routeKey(t.name, p.partition), primary);
+        this.routes.set(key, primary);
+        // Reads go to primaries only when the broker could not say where replicas are.
+        if (this.preferZone !== undefined && !this.replicaRoutes.has(key)) this.replicaRoutes.set(key, null);
       }
     }
     return answer;
@@ -265,9 +360,11 @@ export class Client {
       if (error instanceof NotPrimaryError) {
         const next = error.route.primary === '' ? '' : this.pool.learn(error.route.primary);
         this.routes.set(key, next);
+        this.replicaRoutes.delete(key);
         return next !== '' ? 'at-once' : 'pause';
       }
       this.routes.delete(key); // read again from METADATA after the pause
+      this.replicaRoutes.delete(key);
       return 'pause';
     };
     const step = async (attempt: Attempt): Promise<T> => {

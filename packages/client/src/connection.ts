@@ -22,6 +22,7 @@ import {
   decodeListResponse,
   decodeMetadataResponse,
   decodeMetadataResponseV2,
+  decodeMetadataResponseV4,
   decodeMoveResponse,
   decodeProduceResponse,
   ErrorCode,
@@ -29,11 +30,13 @@ import {
   encodeApplyRequest,
   encodeFetchRequestV2,
   encodeFetchRequestV3,
+  encodeFetchRequestV4,
   encodeListFragmentsRequest,
   encodeListRequest,
   encodeMetadataRequest,
   encodeMetadataRequestV2,
   encodeMetadataRequestV3,
+  encodeMetadataRequestV4,
   encodeMoveRequest,
   encodeProduceRequest,
   encodeProduceRequestV2,
@@ -46,6 +49,7 @@ import {
   lengthPrefixBytes,
   listWaitMsMax,
   type MetadataResponseV2,
+  type MetadataResponseV4,
   MoveFlag,
   NO_WATCH,
   type PartitionFragments,
@@ -132,6 +136,8 @@ export interface FetchOptions {
   minBytes?: number;
   /** Send FETCH v3 (see ProduceOptions.followRoutes). */
   followRoutes?: boolean;
+  /** Send FETCH v4: the broker may answer as an in-sync replica, with a high watermark that can trail the primary's. */
+  fromReplica?: boolean;
 }
 
 export interface RequestOptions {
@@ -507,7 +513,21 @@ export class Connection {
     );
   }
 
-  /** One FETCH (version 2, or 3 with followRoutes): whole records with their offsets, the high watermark, and what was cut. */
+  /**
+   * METADATA v4 (the broker must have it): every partition's RouteV2 (epoch, every replica with its
+   * zone, whether it is in sync, its lag), answered once the broker's specs reach `minRevision`.
+   */
+  metadataWithReplicas(topics: readonly string[], minRevision = 0): Promise<MetadataResponseV4> {
+    return this.request(
+      topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`,
+      { topics: [...topics] },
+      (id) => encodeMetadataRequestV4(id, { topics: [...topics], minRevision, flags: 0 }),
+      (body) => decodeMetadataResponseV4(body),
+      this.requestTimeoutMs,
+    );
+  }
+
+  /** One FETCH (version 2, 3 with followRoutes, 4 with fromReplica): whole records with their offsets, the high watermark, and what was cut. */
   fetch(request: FetchOptions, options: RequestOptions = {}): Promise<FetchResult> {
     const { topic, partition, offset, maxBytes } = request;
     const maxWaitMs = request.maxWaitMs ?? 0;
@@ -528,7 +548,11 @@ export class Connection {
       what,
       { topics: [topic], partition },
       (id) =>
-        (request.followRoutes ? encodeFetchRequestV3 : encodeFetchRequestV2)(id, {
+        (request.fromReplica
+          ? encodeFetchRequestV4
+          : request.followRoutes
+            ? encodeFetchRequestV3
+            : encodeFetchRequestV2)(id, {
           topic,
           partition,
           fetchOffset: offset,

@@ -47,7 +47,8 @@ export class DecodedFetch implements FetchResult {
   private cursorPosition = 0;
 
   constructor(
-    readonly highWatermark: number,
+    /** Raised by a Client reading from replicas to the highest it has shown (see replica-reads.ts). */
+    public highWatermark: number,
     readonly fetchOffset: number,
     /** The FETCH payload the index points into. */
     private readonly payload: Buffer,

@@ -415,7 +415,7 @@ func (b *Broker) handle(req Request) []byte {
 	}
 	switch req.APIKey {
 	case APIAPIVersions:
-		return apiVersionsAnswer(id)
+		return apiVersionsAnswer(id, b.speaksV4(req.Node))
 	case APIProduce:
 		b.mu.Lock()
 		p := b.partition(req.Topic, req.Partition)
@@ -500,11 +500,23 @@ func (b *Broker) fetch(req Request) []byte {
 	if p == nil {
 		return Answer(id, CodeUnknownTopicOrPartition, nil)
 	}
+	// end is what this node may serve: the log's end, or a trailing replica's high watermark.
+	end := func() int64 {
+		n := int64(len(p.starts))
+		if limit := b.fetchLimitLocked(req); limit >= 0 && limit < n {
+			return limit
+		}
+		return n
+	}
 	available := func() int {
-		if req.Offset < 0 || req.Offset >= int64(len(p.starts)) {
+		if req.Offset < 0 || req.Offset >= end() {
 			return 0
 		}
-		return len(p.data) - p.starts[req.Offset]
+		last := len(p.data)
+		if e := end(); e < int64(len(p.starts)) {
+			last = p.starts[e]
+		}
+		return last - p.starts[req.Offset]
 	}
 	if req.MaxWaitMillis > 0 {
 		wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, fetchWaitMax)
@@ -532,13 +544,17 @@ func (b *Broker) fetch(req Request) []byte {
 		b.waiting--
 		b.notify()
 	}
-	hw := int64(len(p.starts))
-	if req.Offset < 0 || req.Offset > hw {
+	hw := end()
+	if req.Offset < 0 || req.Offset > int64(len(p.starts)) {
 		return Answer(id, CodeOffsetOutOfRange, nil)
 	}
+	b.servedLocked(req, hw)
 	var payload []byte
 	if req.Offset < hw {
 		payload = p.data[p.starts[req.Offset]:]
+		if hw < int64(len(p.starts)) {
+			payload = p.data[p.starts[req.Offset]:p.starts[hw]]
+		}
 		if len(payload) > int(req.MaxBytes) {
 			payload = payload[:req.MaxBytes] // cut on a byte boundary, as the protocol allows
 		}
@@ -581,7 +597,10 @@ func (b *Broker) metadata(req Request) []byte {
 			body = binary.BigEndian.AppendUint32(body, uint32(i))
 			body = binary.BigEndian.AppendUint64(body, 0)
 			body = binary.BigEndian.AppendUint64(body, uint64(len(p.starts)))
-			if req.Version >= 2 {
+			switch {
+			case req.Version >= 4:
+				body = b.appendRouteV2Locked(body, n, int32(i), req.Node, true)
+			case req.Version >= 2:
 				body = appendRoute(body, b.primaryLocked(n, int32(i), req.Node))
 			}
 		}

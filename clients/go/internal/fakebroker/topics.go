@@ -199,6 +199,10 @@ func (b *Broker) list(req Request) []byte {
 		body = appendSpec(body, s)
 		body = binary.BigEndian.AppendUint32(body, uint32(s.Partitions))
 		for i := int32(0); i < s.Partitions; i++ {
+			if req.Version >= 2 {
+				body = b.appendRouteV2Locked(body, name, i, req.Node, false)
+				continue
+			}
 			body = binary.BigEndian.AppendUint32(appendStr(body, b.Addr()), 0)
 		}
 	}

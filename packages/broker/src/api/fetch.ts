@@ -37,6 +37,16 @@ export function handleFetch(
   answer: AnswerSink,
 ): void {
   const where = ctx.routing.resolve(req.topic, req.partition);
+  if (apiVersion >= 4 && (where.kind === 'remote' || where.kind === 'none')) {
+    // v4 takes reads from an in-sync replica (during a failover too): served here, up to the commit
+    // offset this copy knows.
+    const replica = ctx.replication?.replicaReadable(req.topic, req.partition);
+    if (replica !== undefined && req.fetchOffset <= replica.logEndOffset) {
+      ctx.metrics.replicaReads++;
+      serveHere(replica, req, correlationId, ctx, scope, answer, true);
+      return;
+    }
+  }
   if (where.kind === 'remote') {
     // v3 comes from a client that follows routes: tell it where to go. Older ones are proxied.
     if (apiVersion >= 3 || ctx.proxy === null) {
@@ -50,7 +60,23 @@ export function handleFetch(
     answer.deliver(refuse(ctx, correlationId, code));
     return;
   }
-  const partition = where.partition;
+  serveHere(where.partition, req, correlationId, ctx, scope, answer, false);
+}
+
+/**
+ * Answers from the copy open here: the primary's, or (fromReplica) an in-sync replica's, whose high
+ * watermark can trail the primary's: an offset between it and the log end waits as at the high
+ * watermark, and is answered empty if the wait ends first.
+ */
+function serveHere(
+  partition: ServedPartition,
+  req: FetchRequest,
+  correlationId: number,
+  ctx: ApiContext,
+  scope: HoldScope,
+  answer: AnswerSink,
+  fromReplica: boolean,
+): void {
   if (req.maxBytes > fetchPayloadBytesMax) {
     // One answer is one frame: serve at most what fits it. minBytes is capped with it, or a long poll
     // for more than a frame could never be satisfied and would always run to its deadline.
@@ -63,10 +89,10 @@ export function handleFetch(
   const waitMs = Math.min(req.maxWaitMs, fetchWaitMsMax);
   // Below the log start nothing can ever arrive: waiting would only delay the refusal.
   if (waitMs === 0 || req.fetchOffset < partition.logStartOffset) {
-    answerNowOrLater(partition, req, correlationId, ctx, answer);
+    answerNowOrLater(partition, req, correlationId, ctx, answer, fromReplica);
     return;
   }
-  new HeldFetch(partition, req, correlationId, ctx, scope, waitMs, answer).start();
+  new HeldFetch(partition, req, correlationId, ctx, scope, waitMs, answer, fromReplica).start();
 }
 
 enum HoldState {
@@ -96,6 +122,7 @@ class HeldFetch {
     private readonly scope: HoldScope,
     private readonly waitMs: number,
     private readonly answer: AnswerSink,
+    private readonly fromReplica: boolean,
   ) {
     this.need = Math.max(req.minBytes, 1);
   }
@@ -177,7 +204,7 @@ class HeldFetch {
       this.settle(error);
       return;
     }
-    answerNowOrLater(this.partition, this.req, this.correlationId, this.ctx, this.answer);
+    answerNowOrLater(this.partition, this.req, this.correlationId, this.ctx, this.answer, this.fromReplica);
   }
 
   private settle(error: unknown): void {
@@ -199,9 +226,16 @@ function answerNowOrLater(
   correlationId: number,
   ctx: ApiContext,
   answer: AnswerSink,
+  fromReplica: boolean,
 ): void {
   if (ctx.registry.isRetired(partition)) {
     answer.deliver(refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+    return;
+  }
+  const hw = partition.highWatermark.value;
+  if (fromReplica && req.fetchOffset > hw) {
+    // Committed on the primary, not yet known committed here: nothing to show yet, and no refusal.
+    answer.deliver(encodeFetchResponseHeader(correlationId, hw, 0));
     return;
   }
   let now: ReadResult | null;

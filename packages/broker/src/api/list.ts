@@ -1,14 +1,13 @@
 import {
   encodeInvalidArgumentResponse,
   encodeListResponse,
+  encodeListResponseV2,
   frameBytesMax,
-  type ListedTopic,
   type ListRequest,
   lengthPrefixBytes,
   listWaitMsMax,
   NO_WATCH,
   parseSelector,
-  type Route,
   type Selector,
   SelectorError,
   selectorMatches,
@@ -17,14 +16,15 @@ import type { ApiContext, Reply } from './context.js';
 import type { HoldScope } from './fetch.js';
 
 /**
- * LIST v1: the topics matching a label selector, each with its spec and a route per partition
+ * LIST v1 and v2: the topics matching a label selector, each with its spec and a route per partition
  * (on one node: this broker, `endpoint`; in a cluster: the primary's advertised address, empty
- * when it has none). With a watch revision the request is held, like a long FETCH,
+ * when it has none; v2 adds the epoch and every replica). With a watch revision the request is held, like a long FETCH,
  * until the spec store moves past it (answered at once with the new listing) or the wait ends
  * (answered with that revision and no topics: nothing changed).
  */
 export function handleList(
   req: ListRequest,
+  apiVersion: number,
   correlationId: number,
   ctx: ApiContext,
   scope: HoldScope,
@@ -38,10 +38,15 @@ export function handleList(
     ctx.metrics.refused('INVALID_ARGUMENT');
     return encodeInvalidArgumentResponse(correlationId, { index: -1, message: error.message });
   }
-  const answer = () => listing(correlationId, ctx, selector, endpoint);
+  const answer = () => listing(apiVersion, correlationId, ctx, selector, endpoint);
   const waitMs = Math.min(req.maxWaitMs, listWaitMsMax);
   if (req.watchRevision === NO_WATCH || ctx.topics.revision > req.watchRevision) return answer();
-  const nothingChanged = () => encodeListResponse(correlationId, { revision: req.watchRevision, topics: [] });
+  const nothingChanged = () => {
+    const unchanged = { revision: req.watchRevision, topics: [] };
+    return apiVersion >= 2
+      ? encodeListResponseV2(correlationId, unchanged)
+      : encodeListResponse(correlationId, unchanged);
+  };
   if (waitMs === 0) return nothingChanged();
   return new Promise<Reply>((resolve) => {
     const done = (reply: () => Reply | null) => {
@@ -60,15 +65,32 @@ export function handleList(
   });
 }
 
-function listing(correlationId: number, ctx: ApiContext, selector: Selector, endpoint: string): Reply {
-  const topics: ListedTopic[] = [];
-  for (const spec of ctx.topics.list()) {
-    if (!selectorMatches(selector, spec.name, spec.labels)) continue;
-    const routes: Route[] = [];
-    for (let id = 0; id < spec.partitions; id++) routes.push(ctx.routing.routeOf(spec.name, id, endpoint));
-    topics.push({ spec, routes });
-  }
-  const reply = encodeListResponse(correlationId, { revision: ctx.topics.revision, topics });
+function listing(
+  apiVersion: number,
+  correlationId: number,
+  ctx: ApiContext,
+  selector: Selector,
+  endpoint: string,
+): Reply {
+  const matching = ctx.topics.list().filter((spec) => selectorMatches(selector, spec.name, spec.labels));
+  const routesOf = <R>(route: (topic: string, id: number) => R) =>
+    matching.map((spec) => ({
+      spec,
+      routes: Array.from({ length: spec.partitions }, (_, id) => route(spec.name, id)),
+    }));
+  const revision = ctx.topics.revision;
+  // v2: every replica, its zone and whether it is in sync, from the cluster's records (no lag).
+  const reply =
+    apiVersion >= 2
+      ? encodeListResponseV2(correlationId, {
+          revision,
+          topics: routesOf((topic, id) => ctx.routing.routeV2Of(topic, id, endpoint, false)),
+        })
+      : encodeListResponse(correlationId, {
+          revision,
+          topics: routesOf((topic, id) => ctx.routing.routeOf(topic, id, endpoint)),
+        });
+  const topics = matching;
   if (reply.length - lengthPrefixBytes <= frameBytesMax) return reply;
   ctx.metrics.refused('INVALID_ARGUMENT');
   return encodeInvalidArgumentResponse(correlationId, {

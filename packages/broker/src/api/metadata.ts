@@ -3,25 +3,30 @@ import {
   encodeMetadataResponse,
   encodeMetadataResponseLocal,
   encodeMetadataResponseV2,
+  encodeMetadataResponseV4,
+  LAG_UNKNOWN,
   MetadataFlag,
   type MetadataRequest,
   type MetadataRequestV3,
+  type PartitionMetadata,
   type PartitionMetadataV2,
   type Route,
-  type TopicMetadataV2,
+  type RouteV2,
 } from '@booblik/protocol';
 import { MIN_REVISION_WAIT_MS } from '../topics/topic-table.js';
 import type { ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
 
 const NO_ROUTE: Route = { primary: '', replicas: [] };
+const NO_ROUTE_V2: RouteV2 = { epoch: 0, primary: '', replicas: [] };
 
 /**
- * METADATA v1, v2 and v3: every topic when none is named; otherwise the named ones, duplicates
+ * METADATA v1 to v4: every topic when none is named; otherwise the named ones, duplicates
  * collapsed. A named topic that does not exist fails the whole request, so "missing" never looks
  * like "empty". Sorted by name, partitions by id: the same state always gives the same bytes.
  * v2 adds the spec revision and a route per partition; v3 waits for a minimum revision first, and
- * with the LOCAL flag answers only the partitions served here (what one broker asks another).
+ * with the LOCAL flag answers only the partitions served here (what one broker asks another); v4
+ * answers RouteV2 (epoch, every replica with its zone, in-sync flag and lag).
  *
  * In a cluster the offsets of a partition served elsewhere are asked of its primary (one request
  * per peer, never etcd); a partition without a primary, or whose primary does not answer, shows
@@ -44,6 +49,11 @@ export function handleMetadata(
   return describe(req, apiVersion, correlationId, ctx, endpoint);
 }
 
+/** A partition's entry while the answer is built: the v2 route, and the RouteV2 for v4. */
+interface Entry extends PartitionMetadataV2 {
+  routeV2: RouteV2;
+}
+
 function describe(
   req: MetadataRequest | MetadataRequestV3,
   apiVersion: number,
@@ -52,18 +62,21 @@ function describe(
   endpoint: string,
 ): Reply | Promise<Reply> {
   const localOnly = 'flags' in req && (req.flags & MetadataFlag.LOCAL) !== 0;
+  const v4 = apiVersion >= 4;
   const names =
     req.topics.length === 0 ? ctx.topics.list().map((s) => s.name) : [...new Set(req.topics)].sort();
-  const topics: TopicMetadataV2[] = [];
+  const topics: { name: string; partitions: Entry[] }[] = [];
   /** Peer address -> topic -> the entries to fill from its answer, by partition id. */
-  const remote = new Map<string, Map<string, PartitionMetadataV2[]>>();
+  const remote = new Map<string, Map<string, Entry[]>>();
   for (const name of names) {
     const spec = ctx.topics.get(name);
     if (spec === undefined) return refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    const partitions: PartitionMetadataV2[] = [];
+    const partitions: Entry[] = [];
     for (let id = 0; id < spec.partitions; id++) {
       const where = ctx.routing.resolve(name, id);
       if (localOnly && where.kind !== 'local') continue;
+      // The lag is known only where the primary is: a remote one is asked below.
+      const routeV2 = v4 ? ctx.routing.routeV2Of(name, id, endpoint, where.kind === 'local') : NO_ROUTE_V2;
       if (where.kind === 'local') {
         const p = where.partition;
         partitions.push({
@@ -71,10 +84,11 @@ function describe(
           logStartOffset: p.logStartOffset,
           highWatermark: p.highWatermark.value,
           route: apiVersion === 1 ? NO_ROUTE : ctx.routing.routeOf(name, id, endpoint),
+          routeV2,
         });
         continue;
       }
-      const entry = { partition: id, logStartOffset: 0, highWatermark: 0, route: NO_ROUTE };
+      const entry: Entry = { partition: id, logStartOffset: 0, highWatermark: 0, route: NO_ROUTE, routeV2 };
       partitions.push(entry);
       if (where.kind === 'remote' && ctx.proxy !== null) {
         entry.route = where.route;
@@ -90,31 +104,56 @@ function describe(
           byTopic.set(name, entries);
         }
         entries[id] = entry;
-      }
+      } else if (v4) entry.routeV2 = withoutPrimary(routeV2);
     }
     topics.push({ name, partitions });
   }
   const encode = (): Reply => {
     if (apiVersion === 1) return encodeMetadataResponse(correlationId, topics);
     const revision = ctx.topics.revision;
+    if (v4) {
+      const v4Topics = topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ ...p, route: p.routeV2 })),
+      }));
+      return encodeMetadataResponseV4(correlationId, { revision, topics: v4Topics });
+    }
     return localOnly
       ? encodeMetadataResponseLocal(correlationId, { revision, topics })
       : encodeMetadataResponseV2(correlationId, { revision, topics });
   };
   if (remote.size === 0) return encode();
-  return fillFromPeers(ctx, remote).then(encode);
+  return fillFromPeers(ctx, remote, v4).then(encode);
 }
 
-/** Asks each peer for the offsets of the partitions it serves; a peer that fails leaves them unrouted. */
+/** A route as shown when its primary does not answer: no primary, no lag known. */
+function withoutPrimary(route: RouteV2): RouteV2 {
+  return {
+    epoch: route.epoch,
+    primary: '',
+    replicas: route.replicas.map((r) => ({ ...r, lagRecords: LAG_UNKNOWN, lagMillis: LAG_UNKNOWN })),
+  };
+}
+
+/**
+ * Asks each peer for the offsets (and for v4 the routes with their lags) of the partitions it
+ * serves; a peer that fails leaves them without a primary.
+ */
 async function fillFromPeers(
   ctx: ApiContext,
-  remote: ReadonlyMap<string, Map<string, PartitionMetadataV2[]>>,
+  remote: ReadonlyMap<string, Map<string, Entry[]>>,
+  v4: boolean,
 ): Promise<void> {
   await Promise.all(
     [...remote].map(async ([address, byTopic]) => {
-      const answered = new Set<PartitionMetadataV2>();
+      const answered = new Set<Entry>();
       try {
-        const answer = await ctx.proxy!.localMetadata(address, [...byTopic.keys()]);
+        const topics = [...byTopic.keys()];
+        const answer: {
+          topics: { name: string; partitions: (PartitionMetadata & { route?: RouteV2 })[] }[];
+        } = v4
+          ? await ctx.proxy!.localMetadataV4(address, topics)
+          : await ctx.proxy!.localMetadata(address, topics);
         for (const t of answer.topics) {
           const entries = byTopic.get(t.name);
           if (entries === undefined) continue;
@@ -123,6 +162,7 @@ async function fillFromPeers(
             if (entry === undefined) continue;
             entry.logStartOffset = p.logStartOffset;
             entry.highWatermark = p.highWatermark;
+            if (p.route !== undefined) entry.routeV2 = p.route;
             answered.add(entry);
           }
         }
@@ -131,7 +171,11 @@ async function fillFromPeers(
       }
       // What the peer did not answer for (it no longer serves it, or failed): shown without a primary.
       for (const entries of byTopic.values()) {
-        for (const entry of entries) if (entry !== undefined && !answered.has(entry)) entry.route = NO_ROUTE;
+        for (const entry of entries) {
+          if (entry === undefined || answered.has(entry)) continue;
+          entry.route = NO_ROUTE;
+          entry.routeV2 = withoutPrimary(entry.routeV2);
+        }
       }
     }),
   );

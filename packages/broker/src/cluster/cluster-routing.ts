@@ -1,10 +1,21 @@
 import type { KeyspaceCopy } from '@booblik/cluster';
-import type { Route } from '@booblik/protocol';
+import { LAG_UNKNOWN, ReplicaFlag, type ReplicaState, type Route, type RouteV2 } from '@booblik/protocol';
 import type { PartitionRegistry, PartitionResolver, Resolution } from '../partitions.js';
 
 const UNKNOWN: Resolution = { kind: 'unknown' };
 const NONE: Resolution = { kind: 'none' };
 const NO_ROUTE: Route = { primary: '', replicas: [] };
+
+/** What the replication side tells the routes about the replicated partitions open here. */
+export interface ReplicatedPartitions {
+  /** Served by this broker now (it is their ready primary). */
+  isServing(topic: string, partition: number): boolean;
+  /** Each replica's lag, by member, when this broker is the partition's primary. */
+  lagOf(
+    topic: string,
+    partition: number,
+  ): ReadonlyMap<string, { records: number; millis: number }> | undefined;
+}
 
 /**
  * Where each partition of the cluster is served, from the watched copy: here when this broker owns
@@ -19,7 +30,7 @@ export class ClusterRouting implements PartitionResolver {
   private readonly localRoutes = new Map<string, Route>();
   private readonly selfRoute: Route;
   /** Replicated partitions open here: served only while this broker is their ready primary. */
-  private replicated: { isServing(topic: string, partition: number): boolean } | null = null;
+  private replicated: ReplicatedPartitions | null = null;
 
   constructor(
     private readonly copy: KeyspaceCopy,
@@ -35,7 +46,7 @@ export class ClusterRouting implements PartitionResolver {
     this.localRoutes.clear();
   }
 
-  setReplication(replicated: { isServing(topic: string, partition: number): boolean }): void {
+  setReplication(replicated: ReplicatedPartitions): void {
     this.replicated = replicated;
     this.invalidate();
   }
@@ -57,6 +68,34 @@ export class ClusterRouting implements PartitionResolver {
     if (where.kind === 'remote') return where.route;
     if (where.kind === 'local') return this.localRoutes.get(`${topic}/${partition}`) ?? this.selfRoute;
     return NO_ROUTE;
+  }
+
+  /**
+   * The route with every replica the owner record lists (the primary first), each with its zone,
+   * in-sync and live flags, and its lag when this broker is the primary and `withLag` asks for it.
+   */
+  routeV2Of(topic: string, partition: number, _self: string, withLag: boolean): RouteV2 {
+    const primary = this.routeOf(topic, partition).primary;
+    const owner = this.copy.ownerOf(topic, partition);
+    if (owner === undefined) return { epoch: 0, primary, replicas: [] };
+    const lags =
+      withLag && owner.member === this.self.id ? this.replicated?.lagOf(topic, partition) : undefined;
+    const single = owner.replicas.length === 1;
+    const replicas: ReplicaState[] = owner.replicas.map((id) => {
+      const member = this.copy.members.get(id);
+      let flags = member === undefined ? 0 : ReplicaFlag.LIVE;
+      if (single || owner.isr.includes(id)) flags |= ReplicaFlag.IN_SYNC;
+      const lag = id === owner.member && lags !== undefined ? { records: 0, millis: 0 } : lags?.get(id);
+      return {
+        member: id,
+        address: member?.address ?? '',
+        zone: member?.zone ?? '',
+        flags,
+        lagRecords: lag?.records ?? LAG_UNKNOWN,
+        lagMillis: lag?.millis ?? LAG_UNKNOWN,
+      };
+    });
+    return { epoch: owner.epoch, primary, replicas };
   }
 
   /** This broker as primary, with the other in-sync replicas that are live. */

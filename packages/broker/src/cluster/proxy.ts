@@ -1,15 +1,18 @@
 import {
   ApiKey,
   decodeMetadataResponseLocal,
+  decodeMetadataResponseV4,
   decodeNotPrimary,
   ErrorCode,
   encodeErrorResponse,
   encodeFetchRequestV3,
   encodeMetadataRequestV3,
+  encodeMetadataRequestV4,
   type FetchRequest,
   lengthPrefixBytes,
   MetadataFlag,
   type MetadataResponseLocal,
+  type MetadataResponseV4,
   type ProduceRequest,
   type Route,
   readResponseFrame,
@@ -84,13 +87,27 @@ export class PeerProxy {
 
   /** The offsets of the partitions `address` is the primary of, among `topics`. */
   localMetadata(address: string, topics: readonly string[]): Promise<MetadataResponseLocal> {
+    const frame = encodeMetadataRequestV3(0, {
+      topics: [...topics],
+      minRevision: 0,
+      flags: MetadataFlag.LOCAL,
+    });
+    return this.askMetadata(address, frame, decodeMetadataResponseLocal);
+  }
+
+  /** The same with each partition's RouteV2 as its primary knows it (with the replicas' lags). */
+  localMetadataV4(address: string, topics: readonly string[]): Promise<MetadataResponseV4> {
+    const frame = encodeMetadataRequestV4(0, {
+      topics: [...topics],
+      minRevision: 0,
+      flags: MetadataFlag.LOCAL,
+    });
+    return this.askMetadata(address, frame, decodeMetadataResponseV4);
+  }
+
+  private askMetadata<T>(address: string, frame: Buffer, decode: (body: Buffer) => T): Promise<T> {
     this.stats.metadata++;
     return new Promise((resolve, reject) => {
-      const frame = encodeMetadataRequestV3(0, {
-        topics: [...topics],
-        minRevision: 0,
-        flags: MetadataFlag.LOCAL,
-      });
       this.pool.quick(address).send([frame], PEER_ANSWER_TIMEOUT_MS, (answer, failure) => {
         if (answer === null) {
           reject(new Error(failure));
@@ -102,7 +119,7 @@ export class PeerProxy {
             reject(new Error(`${address} answered METADATA with error ${response.errorCode}`));
             return;
           }
-          resolve(decodeMetadataResponseLocal(response.body));
+          resolve(decode(response.body));
         } catch (error) {
           reject(error);
         }

@@ -242,6 +242,9 @@ export class ReplicaStream {
     if (!this.probing && !this.reading && this.held.length > 0) this.sendHeld();
     this.host.acked(this);
     this.pump();
+    // The commit may have moved while this request was on its way (the others answered first): an
+    // idle partition would otherwise leave this replica's high watermark behind until the next write.
+    this.heartbeat();
   }
 
   /** Learns the replica's end, copies what it lacks; does nothing while a step is on its way. */

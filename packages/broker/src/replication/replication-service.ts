@@ -2,6 +2,7 @@ import { type KeyspaceCopy, type OwnerEntry, writeHandOff, writeInSyncSet } from
 import type { Logger, Partition } from '@booblik/log';
 import { ErrorCode, type ReplicateAnswer, type ReplicateRequest } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
+import type { ReplicatedPartitions } from '../cluster/cluster-routing.js';
 import { PeerPool } from '../cluster/peer-pool.js';
 import type { PartitionRegistry, ServedPartition } from '../partitions.js';
 import { PrimaryPipeline } from './primary-pipeline.js';
@@ -32,7 +33,7 @@ type Role = { kind: 'primary'; pipeline: PrimaryPipeline } | { kind: 'replica'; 
  * a primary of a later epoch than the one this broker believes in demotes it at once (its copy may be
  * behind, or it is cut off from etcd): the newer primary's word wins.
  */
-export class ReplicationService {
+export class ReplicationService implements ReplicatedPartitions {
   /** By the partition object the registry serves: no key to build per REPLICATE or PRODUCE. */
   private readonly roles = new Map<Partition, Role>();
   /** Its own connections: a held proxied request never delays a write group behind it. */
@@ -69,6 +70,37 @@ export class ReplicationService {
     const partition = this.o.registry.localPartition(topic, id);
     const role = partition === undefined ? undefined : this.roles.get(partition);
     return role?.kind === 'primary' && role.pipeline.ready;
+  }
+
+  /** Each replica's lag, by member, when this broker is the partition's primary (METADATA v4). */
+  lagOf(topic: string, id: number): ReadonlyMap<string, { records: number; millis: number }> | undefined {
+    const partition = this.o.registry.localPartition(topic, id);
+    const role = partition === undefined ? undefined : this.roles.get(partition);
+    if (role?.kind !== 'primary') return undefined;
+    const lags = new Map<string, { records: number; millis: number }>();
+    for (const s of role.pipeline.replicaStates()) {
+      // A replica that has not answered yet: its lag is not known.
+      if (s.ackedEnd < 0) continue;
+      lags.set(s.member, { records: s.lagRecords, millis: Math.round(s.behindMs) });
+    }
+    return lags;
+  }
+
+  /**
+   * The partition when this broker may answer a read of it from its own copy (FETCH v4): it is a
+   * replica in the in-sync set of the cluster's record, and its lease is not in doubt (cut off from
+   * etcd, it may have been dropped from the set without knowing). What it serves is at most the
+   * commit offset it was sent, so committed: this only decides whether the reader should go
+   * elsewhere for fresher data.
+   */
+  replicaReadable(topic: string, id: number): Partition | undefined {
+    const partition = this.o.registry.localPartition(topic, id);
+    if (partition === undefined || this.roles.get(partition)?.kind !== 'replica') return undefined;
+    const owner = this.o.copy.ownerOf(topic, id);
+    if (owner === undefined || owner.member === this.o.selfId || !owner.isr.includes(this.o.selfId)) {
+      return undefined;
+    }
+    return this.o.membership()?.leaseCertain === true ? partition : undefined;
   }
 
   /** Why a PRODUCE for a partition primary here is refused now, or null. */

@@ -163,3 +163,11 @@ export async function proxiedRequests(httpPort: number): Promise<number> {
   }
   return total;
 }
+
+/** FETCH v4 requests a broker answered from its own copy as an in-sync replica (from its /metrics). */
+export async function replicaReads(httpPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const m = /^booblik_fetch_replica_reads_total (\d+)/m.exec(text);
+  if (m === null) throw new Error('booblik_fetch_replica_reads_total missing from /metrics');
+  return Number(m[1]);
+}

@@ -5,15 +5,22 @@
 import {
   decodeApplyResponse,
   decodeListResponse,
+  decodeListResponseV2,
   decodeMetadataResponseV3,
+  decodeMetadataResponseV4,
   decodeProduceResponse,
   ErrorCode,
   encodeFetchRequestV2,
+  encodeFetchRequestV4,
   encodeListRequest,
+  encodeListRequestV2,
   encodeMetadataRequestV3,
+  encodeMetadataRequestV4,
   encodeProduceRequest,
   errorName,
   type MetadataResponseV2,
+  type MetadataResponseV4,
+  NO_WATCH,
   type ResponseFrame,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
@@ -44,6 +51,35 @@ export async function metadata(
   const id = client.id();
   client.send(encodeMetadataRequestV3(id, { topics, minRevision, flags: 0 }));
   return decodeMetadataResponseV3(ok(await client.expect(id), 'METADATA v3'));
+}
+
+/** METADATA v4: each partition's RouteV2 (epoch, every replica with its zone, in-sync flag and lag). */
+export async function metadataV4(client: RawClient, topics: string[]): Promise<MetadataResponseV4> {
+  const id = client.id();
+  client.send(encodeMetadataRequestV4(id, { topics, minRevision: 0, flags: 0 }));
+  return decodeMetadataResponseV4(ok(await client.expect(id), 'METADATA v4'));
+}
+
+/** LIST v2 of every topic, no watch. */
+export async function listV2(client: RawClient) {
+  const id = client.id();
+  client.send(encodeListRequestV2(id, { selector: '', watchRevision: NO_WATCH, maxWaitMs: 0 }));
+  return decodeListResponseV2(ok(await client.expect(id), 'LIST v2'));
+}
+
+/** One FETCH v4 (a replica may answer it): the raw answer frame. */
+export async function fetchV4(
+  client: RawClient,
+  topic: string,
+  partition: number,
+  fetchOffset: number,
+  maxWaitMs = 0,
+): Promise<ResponseFrame> {
+  const id = client.id();
+  client.send(
+    encodeFetchRequestV4(id, { topic, partition, fetchOffset, maxBytes: 1 << 20, maxWaitMs, minBytes: 1 }),
+  );
+  return client.expect(id);
 }
 
 /** Each partition's primary address ('' for none), by id. */

@@ -1,7 +1,18 @@
-import { Connection, DEFAULT_MAX_BYTES, INT32_MAX, RecordExceedsMaxBytesError } from '@booblik/client';
+import {
+  Client,
+  Connection,
+  DEFAULT_MAX_BYTES,
+  INT32_MAX,
+  RecordExceedsMaxBytesError,
+} from '@booblik/client';
 import { brokerAddress, integer, oneOf, parse, positionals, startOffset } from '../args.js';
 import { ExitCode } from '../constants.js';
-import { MaxBytesTooSmallError, OffsetOutOfRangeError, PartitionNotFoundError } from '../errors.js';
+import {
+  MaxBytesTooSmallError,
+  OffsetOutOfRangeError,
+  PartitionNotFoundError,
+  UsageError,
+} from '../errors.js';
 import { type Format, formatRecord, formats } from '../format.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -21,6 +32,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
     format: { type: 'string' },
     'max-records': { type: 'string' },
     'max-bytes': { type: 'string' },
+    'prefer-zone': { type: 'string' },
   });
   const out = new Output(io.stdout);
   if (parsed.flag('help')) {
@@ -42,7 +54,13 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const follow = parsed.flag('follow');
   const broker = brokerAddress(parsed.string('broker'), io.env);
 
-  const connection = await Connection.connect(broker, { signal: io.signal });
+  const preferZone = parsed.string('prefer-zone');
+  if (preferZone === '') throw new UsageError('--prefer-zone: expected a zone name');
+  // With a zone, a route-following client reads from the in-sync replica there (FETCH v4).
+  const connection =
+    preferZone === undefined
+      ? await Connection.connect(broker, { signal: io.signal })
+      : await Client.connect(broker, { signal: io.signal, preferZone });
   try {
     const [described] = await connection.metadata(topic);
     const offsets = described?.partitions.find((p) => p.partition === partition);

@@ -1,11 +1,17 @@
 import { Connection } from '@booblik/client';
+import { ApiKey, ReplicaFlag, type RouteV2 } from '@booblik/protocol';
 import { brokerAddress, parse } from '../args.js';
 import { ExitCode } from '../constants.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
 
-/** booblik metadata [topic...] */
+const BOTH = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
+
+/**
+ * booblik metadata [topic...]: partitions and offsets; from a cluster broker (METADATA v4) also each
+ * partition's epoch, primary, in-sync replicas, the others, and the largest lag behind the primary.
+ */
 export async function metadataCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, {});
   const out = new Output(io.stdout);
@@ -17,6 +23,42 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     signal: io.signal,
   });
   try {
+    const versions = await connection.apiVersions();
+    const v4 = (versions.find((v) => v.apiKey === ApiKey.METADATA)?.maxVersion ?? 0) >= 4;
+    const answer = v4 ? await connection.metadataWithReplicas(parsed.positionals) : undefined;
+    // One node has one replica without a member id: its table stays the four columns it always had.
+    const cluster = answer?.topics.some((t) =>
+      t.partitions.some((p) => p.route.replicas.some((r) => r.member !== '')),
+    );
+    if (answer !== undefined && cluster) {
+      const rows = [
+        [
+          'TOPIC',
+          'PARTITION',
+          'LOG_START',
+          'HIGH_WATERMARK',
+          'EPOCH',
+          'PRIMARY',
+          'IN_SYNC',
+          'OUT_OF_SYNC',
+          'LAG',
+        ],
+      ];
+      for (const topic of answer.topics) {
+        for (const p of topic.partitions) {
+          rows.push([
+            topic.name,
+            String(p.partition),
+            String(p.logStartOffset),
+            String(p.highWatermark),
+            String(p.route.epoch),
+            ...replicaCells(p.route),
+          ]);
+        }
+      }
+      await out.write(formatTable(rows));
+      return ExitCode.OK;
+    }
     const topics = await connection.metadata(...parsed.positionals);
     const rows = [['TOPIC', 'PARTITION', 'LOG_START', 'HIGH_WATERMARK']];
     for (const topic of topics) {
@@ -29,4 +71,25 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     await connection.close();
   }
   return ExitCode.OK;
+}
+
+/** PRIMARY, IN_SYNC, OUT_OF_SYNC and LAG cells: members as `id@zone`, "-" for none. */
+function replicaCells(route: RouteV2): string[] {
+  const name = (r: RouteV2['replicas'][number]) => (r.zone === '' ? r.member : `${r.member}@${r.zone}`);
+  const primary = route.replicas.find((r) => r.address !== '' && r.address === route.primary);
+  const inSync = route.replicas.filter((r) => (r.flags & BOTH) === BOTH).map(name);
+  const out = route.replicas
+    .filter((r) => (r.flags & BOTH) !== BOTH)
+    .map(
+      (r) =>
+        `${name(r)}(${(r.flags & ReplicaFlag.LIVE) === 0 ? 'down' : `${r.lagRecords < 0 ? '?' : r.lagRecords} behind`})`,
+    );
+  const lags = route.replicas.filter((r) => r !== primary);
+  const lag =
+    lags.length === 0
+      ? '-'
+      : lags.some((r) => r.lagRecords < 0)
+        ? '?'
+        : `${Math.max(...lags.map((r) => r.lagRecords))} records / ${Math.max(...lags.map((r) => r.lagMillis))} ms`;
+  return [primary === undefined ? '-' : name(primary), inSync.join(',') || '-', out.join(',') || '-', lag];
 }

@@ -8,6 +8,7 @@ import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { watchCatchUp } from './catch-up-progress.js';
 
 export async function partitionsCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, { 'abandon-records': { type: 'boolean' }, unclean: { type: 'boolean' } });
@@ -30,9 +31,12 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
     );
   }
   const partition = integer('PARTITION', partitionText, 0);
-  const connection = await Connection.connect(brokerAddress(parsed.string('broker'), io.env), {
-    signal: io.signal,
-  });
+  const address = brokerAddress(parsed.string('broker'), io.env);
+  const connection = await Connection.connect(address, { signal: io.signal });
+  const progress =
+    sub === 'move'
+      ? watchCatchUp(address, topic, partition, member, (line) => io.stderr.write(line))
+      : undefined;
   try {
     const { revision } = await connection.movePartition(topic, partition, member, {
       abandonRecords: parsed.flag('abandon-records'),
@@ -46,6 +50,7 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
     );
     return ExitCode.OK;
   } finally {
+    await progress?.stop();
     connection.destroy();
   }
 }

@@ -5,6 +5,8 @@
  * answers NOT_PRIMARY with the route otherwise; v1/v2 are served as if proxied. The nodes share one
  * MemoryLog (what the cluster stores), so the test sees every record wherever it landed.
  * `script` lets a test answer a request itself first (NO_PRIMARY twice, a cut connection).
+ * With `replicas(...)` a partition also has a RouteV2: METADATA v4 answers it, and FETCH v4 is
+ * served by any node it lists in sync and live, as a replica would.
  */
 import {
   ApiKey,
@@ -13,10 +15,14 @@ import {
   encodeApplyResponse,
   encodeErrorResponse,
   encodeMetadataResponseV2,
+  encodeMetadataResponseV4,
   encodeNotPrimaryResponse,
+  inSyncRouteOf,
   type MetadataRequestV3,
+  ReplicaFlag,
   type Request,
   type Route,
+  type RouteV2,
 } from '@booblik/protocol';
 import { FakeBroker, type ReceivedRequest } from './fake-broker.js';
 import { MemoryLog } from './memory-log.js';
@@ -63,8 +69,8 @@ export class FakeClusterNode {
       case ApiKey.API_VERSIONS:
         return encodeApiVersionsResponse(id, [
           { apiKey: ApiKey.PRODUCE, minVersion: 1, maxVersion: 3 },
-          { apiKey: ApiKey.FETCH, minVersion: 1, maxVersion: 3 },
-          { apiKey: ApiKey.METADATA, minVersion: 1, maxVersion: 3 },
+          { apiKey: ApiKey.FETCH, minVersion: 1, maxVersion: this.cluster.v4 ? 4 : 3 },
+          { apiKey: ApiKey.METADATA, minVersion: 1, maxVersion: this.cluster.v4 ? 4 : 3 },
           { apiKey: ApiKey.APPLY, minVersion: 1, maxVersion: 1 },
         ]);
       case ApiKey.APPLY:
@@ -76,7 +82,9 @@ export class FakeClusterNode {
         const { topic, partition } = request.body;
         const route = this.cluster.routeOf(topic, partition);
         const exists = partition < (this.cluster.partitions.get(topic) ?? 0);
-        if (request.apiVersion === 3 && exists && route.primary !== this.address) {
+        const replicaRead =
+          request.apiVersion === 4 && this.cluster.readableReplica(topic, partition, this.address);
+        if (request.apiVersion >= 3 && exists && route.primary !== this.address && !replicaRead) {
           return route.primary === ''
             ? encodeErrorResponse(id, ErrorCode.NO_PRIMARY)
             : encodeNotPrimaryResponse(id, route);
@@ -90,7 +98,7 @@ export class FakeClusterNode {
   }
 
   private metadata(version: number, body: MetadataRequestV3, id: number): Buffer {
-    const minRevision = version === 3 ? body.minRevision : 0;
+    const minRevision = version >= 3 ? body.minRevision : 0;
     this.metadataSeen.push({ version, topics: [...body.topics], minRevision });
     const names = body.topics.length > 0 ? [...new Set(body.topics)] : [...this.cluster.partitions.keys()];
     const topics = [];
@@ -104,8 +112,16 @@ export class FakeClusterNode {
           logStartOffset: 0,
           highWatermark: this.cluster.log.records(name, p).length,
           route: this.cluster.routeOf(name, p),
+          routeV2: this.cluster.routeV2Of(name, p),
         })),
       });
+    }
+    if (version >= 4) {
+      const v4 = topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ ...p, route: p.routeV2 })),
+      }));
+      return encodeMetadataResponseV4(id, { revision: this.cluster.revision, topics: v4 });
     }
     return encodeMetadataResponseV2(id, { revision: this.cluster.revision, topics });
   }
@@ -115,7 +131,10 @@ export class FakeClusterNode {
 export class FakeCluster {
   readonly nodes: FakeClusterNode[] = [];
   revision = 1;
+  /** Whether the nodes speak METADATA v4 and FETCH v4. */
+  v4 = true;
   private readonly routes = new Map<string, Route>();
+  private readonly routesV2 = new Map<string, RouteV2>();
   readonly partitions: Map<string, number>;
 
   readonly log: MemoryLog;
@@ -138,7 +157,54 @@ export class FakeCluster {
 
   /** Names `primary` ('' for none) as the partition's primary on every node. */
   route(topic: string, partition: number, primary: string): void {
+    this.routesV2.delete(`${topic}\u0000${partition}`);
     this.routes.set(`${topic}\u0000${partition}`, { primary, replicas: [] });
+  }
+
+  /**
+   * Gives the partition a RouteV2: `primary` first, then each of `replicas` in its zone, in sync
+   * unless `inSync` is false, live unless `live` is false. The v3 route follows from it.
+   */
+  replicas(
+    topic: string,
+    partition: number,
+    primary: { address: string; zone: string },
+    replicas: readonly { address: string; zone: string; inSync?: boolean; live?: boolean }[],
+  ): void {
+    const route: RouteV2 = {
+      epoch: 1,
+      primary: primary.address,
+      replicas: [{ ...primary, inSync: true, live: true }, ...replicas].map((r, i) => ({
+        member: `m${i}`,
+        address: r.live === false ? '' : r.address,
+        zone: r.zone,
+        flags: (r.inSync === false ? 0 : ReplicaFlag.IN_SYNC) | (r.live === false ? 0 : ReplicaFlag.LIVE),
+        lagRecords: 0,
+        lagMillis: 0,
+      })),
+    };
+    this.routesV2.set(`${topic}\u0000${partition}`, route);
+    this.routes.set(`${topic}\u0000${partition}`, inSyncRouteOf(route));
+  }
+
+  routeV2Of(topic: string, partition: number): RouteV2 {
+    const v2 = this.routesV2.get(`${topic}\u0000${partition}`);
+    if (v2 !== undefined) return v2;
+    const primary = this.routeOf(topic, partition).primary;
+    const flags = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
+    return {
+      epoch: 0,
+      primary,
+      replicas: [{ member: 'm0', address: primary, zone: '', flags, lagRecords: 0, lagMillis: 0 }],
+    };
+  }
+
+  /** Whether `address` is an in-sync live replica of the partition (it may answer FETCH v4). */
+  readableReplica(topic: string, partition: number, address: string): boolean {
+    const both = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
+    return this.routeV2Of(topic, partition).replicas.some(
+      (r) => r.address === address && (r.flags & both) === both,
+    );
   }
 
   routeOf(topic: string, partition: number): Route {

@@ -1,0 +1,72 @@
+/**
+ * What `booblik partitions move` prints while the broker copies a partition to its new member: the
+ * new replica's distance behind the primary, from METADATA v4, asked on a connection of its own while
+ * the MOVE waits. A line when the state changes, at most one a second; nothing from a broker
+ * without METADATA v4.
+ */
+
+import { Connection } from '@booblik/client';
+import { ApiKey, ReplicaFlag } from '@booblik/protocol';
+
+const POLL_MS = 250;
+const LINE_EVERY_MS = 1000;
+
+export interface CatchUpWatch {
+  stop(): Promise<void>;
+}
+
+export function watchCatchUp(
+  address: string,
+  topic: string,
+  partition: number,
+  member: string,
+  write: (line: string) => void,
+): CatchUpWatch {
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const startedAt = performance.now();
+  const running = (async () => {
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect(address);
+      const versions = await connection.apiVersions();
+      if ((versions.find((v) => v.apiKey === ApiKey.METADATA)?.maxVersion ?? 0) < 4) return;
+      let last = '';
+      let lastAt = Number.NEGATIVE_INFINITY;
+      while (!stopped) {
+        const answer = await connection.metadataWithReplicas([topic]);
+        const route = answer.topics[0]?.partitions.find((p) => p.partition === partition)?.route;
+        const replica = route?.replicas.find((r) => r.member === member);
+        const state =
+          replica === undefined
+            ? 'not a replica yet'
+            : (replica.flags & ReplicaFlag.IN_SYNC) !== 0
+              ? 'in sync'
+              : replica.lagRecords < 0
+                ? 'catching up'
+                : `catching up, ${replica.lagRecords.toLocaleString('en-US')} records behind`;
+        const now = performance.now();
+        if (state !== last && now - lastAt >= LINE_EVERY_MS) {
+          write(`${topic}-${partition}: ${member} ${state} (${((now - startedAt) / 1000).toFixed(1)} s)\n`);
+          last = state;
+          lastAt = now;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, POLL_MS).unref();
+        });
+      }
+    } catch {
+      // Progress is a courtesy: the MOVE's own answer says whether the move happened.
+    } finally {
+      connection?.destroy();
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await running;
+    },
+  };
+}
