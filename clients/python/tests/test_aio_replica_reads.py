@@ -16,7 +16,6 @@ from tests.test_replica_reads import (
     READABLE,
     ZonedCluster,
     offsets,
-    skip_unless_the_broker_serves_metadata_v4,
 )
 
 
@@ -140,7 +139,6 @@ class AioReplicaReadsSingleBrokerTest(unittest.IsolatedAsyncioTestCase):
         broker = default_broker()
         self.address = broker.__enter__()
         self.addCleanup(broker.__exit__, None, None, None)
-        skip_unless_the_broker_serves_metadata_v4(self, self.address)
 
     async def test_a_real_single_broker_with_prefer_zone_routes_to_itself_and_serves_v4(self):
         sent = []

@@ -6,7 +6,7 @@ import os
 import unittest
 from unittest import mock
 
-from booblik import Client, ProtocolError, ReplicaState, RouteV2, routing, wire
+from booblik import Client, ReplicaState, RouteV2
 from booblik.connection import Connection
 from tests.fakebroker import FakeBroker, Replica, Reply
 from tests.support import BROKER_ENTRY, NODE, default_broker
@@ -214,19 +214,6 @@ class ReplicaReadsTest(unittest.TestCase):
         self.assertEqual(topic.routes[0].primary, c.a.address)
 
 
-def skip_unless_the_broker_serves_metadata_v4(case: unittest.TestCase, address: str) -> None:
-    """A broker built before its METADATA v4 handler lists v4 (its protocol package has the codec)
-    but answers with v2's body; its replica reads are not this client's to test."""
-    with Connection.connect(address, TIMEOUT) as connection:
-        payload = routing.encode_metadata_request_v3(["default"], 0)
-        body = connection._call(wire.API_METADATA, routing.METADATA_REPLICAS_VERSION, payload, "METADATA default")
-    try:
-        routing.decode_metadata_response_v4(body)
-    except ProtocolError:
-        routing.decode_metadata_response_v2(body)  # anything else than v2's body fails the test
-        case.skipTest("the broker lists METADATA v4 but answers it with v2's body (its v4 handler is not built)")
-
-
 @unittest.skipUnless(NODE and os.path.exists(BROKER_ENTRY), "the broker is not built (npx tsc -b at the root)")
 class ReplicaReadsSingleBrokerTest(unittest.TestCase):
     def test_a_real_single_broker_with_prefer_zone_routes_to_itself_and_serves_v4(self):
@@ -242,7 +229,6 @@ class ReplicaReadsSingleBrokerTest(unittest.TestCase):
             mock.patch.object(Connection, "_send", recording),
             Client.connect(address, TIMEOUT, prefer_zone="z2") as client,
         ):
-            skip_unless_the_broker_serves_metadata_v4(self, address)
             (topic,) = client.metadata_with_routes("default").topics
             self.assertEqual(
                 topic.partitions[0].route_v2, RouteV2(0, address, (ReplicaState("", address, "", 3, 0, 0),))
