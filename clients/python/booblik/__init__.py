@@ -25,6 +25,7 @@ from .errors import (
 from .fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
 from .partitioner import fnv1a, partition_index
 from .producer import Producer
+from .route_v2 import ReplicaFlag, ReplicaState, RouteV2
 from .topics import (
     FLAG_READ_ONLY,
     REVISION_ANY,
@@ -80,8 +81,11 @@ __all__ = [
     "ProtocolError",
     "Record",
     "RecordExceedsMaxBytesError",
+    "ReplicaFlag",
+    "ReplicaState",
     "RevisionMismatchError",
     "Route",
+    "RouteV2",
     "Topic",
     "TopicListing",
     "TopicMetadata",

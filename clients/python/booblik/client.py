@@ -11,6 +11,10 @@ another known broker. At most ``route_attempts_max`` sends per call, then the la
 A PRODUCE refused NOT_PRIMARY or NO_PRIMARY was not written, so the resend is safe. One whose
 connection was lost before its answer may have been written: the resend can store it twice (at
 least once, as for any resend after a lost answer; ``expected_offset`` fences it).
+
+With ``prefer_zone`` it reads METADATA v4 where the broker has it and sends each FETCH to an
+in-sync replica in that zone (``booblik.replica_reads`` says which, and why the high watermark it
+reports never goes back); without it, nothing of that is sent.
 """
 
 from __future__ import annotations
@@ -18,16 +22,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from . import limits, wire
 from .connection import Connection, Topic
-from .errors import ConnectionClosedError
+from .errors import ConnectionClosedError, NotPrimaryError
 from .fragments import list_fragments_call
+from .replica_reads import ReplicaReads, check_zone
 from .routing import (
     AT_ONCE,
     GIVE_UP,
+    METADATA_REPLICAS_VERSION,
     METADATA_REVISION_VERSION,
     METADATA_ROUTES_VERSION,
+    REPLICA_READS_VERSION,
     ROUTED_VERSION,
     RoutedMetadata,
     RoutedPartition,
@@ -43,7 +51,7 @@ from .wire import AckPolicy, FetchResult, ProduceResult
 class _Broker:
     """A pooled connection and the versions its broker serves."""
 
-    def __init__(self, address: str, connection: Connection, versions: dict) -> None:
+    def __init__(self, address: str, connection: Any, versions: dict) -> None:  # a Connection, sync or aio
         self.address = address
         self.connection = connection
         self.versions = versions
@@ -64,9 +72,12 @@ class Client:
         route_attempts_max: int = limits.DEFAULT_ROUTE_ATTEMPTS_MAX,
         route_retry_delay: float = limits.DEFAULT_ROUTE_RETRY_DELAY,
         route_retry_delay_max: float = limits.DEFAULT_ROUTE_RETRY_DELAY_MAX,
+        prefer_zone: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.routes = RouteTable(bootstrap, route_attempts_max, route_retry_delay, route_retry_delay_max)
+        self.prefer_zone = check_zone(prefer_zone)
+        self._replica_reads = ReplicaReads(self.prefer_zone) if self.prefer_zone is not None else None
         self.timeout = timeout
         self._sleep = sleep
         self._brokers: dict = {}
@@ -155,7 +166,11 @@ class Client:
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
         min_bytes: int = limits.DEFAULT_MIN_BYTES,
     ) -> FetchResult:
-        """FETCH from the partition's primary."""
+        """FETCH from the partition's primary; with ``prefer_zone``, from an in-sync replica in that
+        zone when there is one, and never with a high watermark below one seen before."""
+        if self._replica_reads is not None:
+            result = self._fetch_in_zone(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
+            return self._replica_reads.report(topic, partition, result)
         return self._on_primary(
             topic,
             partition,
@@ -179,8 +194,9 @@ class Client:
             self.routes.applied(revision)
         return revision
 
-    def list_topics(self, selector: str = ""):
-        return self._any_broker().connection.list_topics(selector)
+    def list_topics(self, selector: str = "", replicas: bool = False):
+        """Connection.list_topics through any broker (``replicas``: LIST v2, each route's replicas too)."""
+        return self._any_broker().connection.list_topics(selector, replicas)
 
     def watch_topics(self, selector: str = "", max_wait_millis: int | None = None):
         return self._any_broker().connection.watch_topics(selector, max_wait_millis)
@@ -206,7 +222,8 @@ class Client:
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
     ):
-        """A consumer of one partition whose fetches go to its primary."""
+        """A consumer of one partition whose fetches go to its primary (with ``prefer_zone``, to an
+        in-sync replica in that zone when there is one)."""
         from .consumer import Consumer
 
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
@@ -256,31 +273,87 @@ class Client:
 
     def _read_routes(self, broker: _Broker, topics) -> RoutedMetadata:
         version = broker.max_version(wire.API_METADATA)
-        if version >= METADATA_REVISION_VERSION:
+        reads = self._replica_reads
+        if reads is not None and version >= METADATA_REPLICAS_VERSION:
+            answer = broker.connection.metadata_with_routes(
+                *topics, min_revision=self.routes.min_revision, replicas=True
+            )
+        elif version >= METADATA_REVISION_VERSION:
             answer = broker.connection.metadata_with_routes(*topics, min_revision=self.routes.min_revision)
         elif version == METADATA_ROUTES_VERSION:
             answer = broker.connection.metadata_with_routes(*topics)
         else:  # a broker without routes serves every partition itself
             answer = as_routed(broker.connection.metadata(*topics), broker.address)
         self.routes.record(answer)
+        if reads is not None:
+            reads.record(answer)  # without v4, route_v2 is None: the partition is read from its primary
         return answer
+
+    def _primary(self, topic: str, partition: int, what: str, attempt: dict, refresh: bool = False) -> str:
+        """The partition's primary, from METADATA when not known yet (or ``refresh``)."""
+        primary = self.routes.primary(topic, partition)
+        if primary is None or refresh:
+            # A partition the answer lacks is the answering broker's to refuse
+            # (UNKNOWN_TOPIC_OR_PARTITION), so the request goes there.
+            broker = self._any_broker(attempt.get("avoid"))
+            attempt["at"] = broker.address
+            self._read_routes(broker, [topic])
+            primary = self.routes.primary(topic, partition)
+            if primary is None:
+                primary = broker.address
+        if primary == "":
+            raise no_primary(what)
+        return primary
 
     def _on_primary(self, topic: str, partition: int, what: str, send):
         def step(attempt: dict):
-            primary = self.routes.primary(topic, partition)
-            if primary is None:
-                # Not known yet: METADATA names it. A partition the answer lacks is the answering
-                # broker's to refuse (UNKNOWN_TOPIC_OR_PARTITION), so the request goes there.
-                broker = self._any_broker(attempt.get("avoid"))
-                attempt["at"] = broker.address
-                self._read_routes(broker, [topic])
-                primary = self.routes.primary(topic, partition)
-                if primary is None:
-                    primary = broker.address
-            if primary == "":
-                raise no_primary(what)
+            primary = self._primary(topic, partition, what, attempt)
             attempt["at"] = primary
             return send(self._broker(primary))
+
+        return self._with_retries(step, topic, partition)
+
+    def _fetch_in_zone(
+        self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_millis: int, min_bytes: int
+    ) -> FetchResult:
+        reads = self._replica_reads
+        assert reads is not None
+        what = wire.describe(wire.API_FETCH, topic, partition)
+        left = False  # a replica (or the primary) failed this call: the primary serves the rest of it
+
+        def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
+            version = min(version_max, broker.max_version(wire.API_FETCH))
+            return broker.connection.fetch(
+                topic,
+                partition,
+                offset,
+                max_bytes,
+                max_wait_millis,
+                min_bytes,
+                follow_routes=version >= ROUTED_VERSION,
+                from_replica=version >= REPLICA_READS_VERSION,
+            )
+
+        def step(attempt: dict) -> FetchResult:
+            nonlocal left
+            try:
+                refresh = not left and reads.needs_route(topic, partition)
+                primary = self._primary(topic, partition, what, attempt, refresh)
+                replica = None if left else reads.pick(topic, partition)
+                version_max = REPLICA_READS_VERSION
+                if replica is not None and replica != primary:
+                    attempt["at"] = replica
+                    broker = self._broker(replica)
+                    if broker.max_version(wire.API_FETCH) >= REPLICA_READS_VERSION:
+                        return fetch_from(broker)
+                    version_max = ROUTED_VERSION  # a replica without v4: v3 to the primary
+                attempt["at"] = primary  # none in the zone (v4 if the primary has it), or one without v4 (v3)
+                return fetch_from(self._broker(primary), version_max)
+            except Exception as error:
+                if isinstance(error, NotPrimaryError) or is_connection_loss(error):
+                    reads.leave(topic, partition)  # its route is read again before the next pick
+                    left = True
+                raise
 
         return self._with_retries(step, topic, partition)
 

@@ -18,6 +18,7 @@ from .errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
 from .fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from .partitioner import Key, TopicRouting
 from .refusals import refusal
+from .route_v2 import LIST_REPLICAS_VERSION, decode_list_response_v2
 from .topics import (
     NO_WATCH,
     Delete,
@@ -109,10 +110,18 @@ class Connection:
             raise
         return routing.decode_api_versions_response(body)
 
-    def metadata_with_routes(self, *topics: str, min_revision: int | None = None) -> routing.RoutedMetadata:
+    def metadata_with_routes(
+        self, *topics: str, min_revision: int | None = None, replicas: bool = False
+    ) -> routing.RoutedMetadata:
         """METADATA v2: the spec store's revision and each partition's route. With ``min_revision``,
-        v3 (the broker must have it): answered once the broker's copy of the specs reached it."""
+        v3 (the broker must have it): answered once the broker's copy of the specs reached it. With
+        ``replicas``, v4 (the broker must have it): each partition's ``route_v2`` too (the epoch,
+        every replica with its zone, whether it is in sync and live, and its lag)."""
         what = wire.describe_metadata(topics)
+        if replicas:
+            payload = routing.encode_metadata_request_v3(topics, min_revision or 0)
+            body = self._call(wire.API_METADATA, routing.METADATA_REPLICAS_VERSION, payload, what)
+            return routing.decode_metadata_response_v4(body)
         if min_revision is None:
             body = self._call(
                 wire.API_METADATA, routing.METADATA_ROUTES_VERSION, wire.encode_metadata_request(topics), what
@@ -162,17 +171,22 @@ class Connection:
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
         min_bytes: int = limits.DEFAULT_MIN_BYTES,
         follow_routes: bool = False,
+        from_replica: bool = False,
     ) -> FetchResult:
         """Whole, verified records from ``offset`` on; an empty list when caught up.
 
         The broker holds the request up to ``max_wait_millis`` while nothing is there, so the wait
         must be shorter than the socket timeout: the combination is refused with a ValueError rather
         than surfacing as a timeout on a healthy long fetch. ``follow_routes`` sends FETCH v3 (see
-        ``produce``).
+        ``produce``); ``from_replica`` FETCH v4, which a live in-sync replica answers from its own copy
+        (``booblik.Client`` with ``prefer_zone`` sends it).
         """
         check_wait_fits_timeout(max_wait_millis, self.timeout)
         payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
-        version = routing.ROUTED_VERSION if follow_routes else wire.FETCH_VERSION
+        if from_replica:  # v4: an in-sync replica may answer (its high watermark can trail the primary's)
+            version = routing.REPLICA_READS_VERSION
+        else:
+            version = routing.ROUTED_VERSION if follow_routes else wire.FETCH_VERSION
         body = self._call(wire.API_FETCH, version, payload, wire.describe(wire.API_FETCH, topic, partition))
         return wire.decode_fetch_response(body, offset, max_bytes)
 
@@ -191,9 +205,15 @@ class Connection:
         body = self._call(wire.API_APPLY, wire.APPLY_VERSION, payload, describe_apply(changes))
         return decode_apply_response(body)
 
-    def list_topics(self, selector: str = "") -> TopicListing:
+    def list_topics(self, selector: str = "", replicas: bool = False) -> TopicListing:
         """The topics a label selector matches (``team=payments,env in (prod,dev)``; "" for all),
-        sorted by name, each with its spec, revision and one route per partition."""
+        sorted by name, each with its spec, revision and one route per partition. ``replicas`` asks
+        LIST v2 (the broker must have it): each topic's ``routes_v2`` too, one RouteV2 per partition
+        (lags -1: METADATA v4 carries them)."""
+        if replicas:
+            payload = encode_list_request(selector, NO_WATCH, 0)
+            body = self._call(wire.API_LIST, LIST_REPLICAS_VERSION, payload, describe_list(selector))
+            return decode_list_response_v2(body)
         return self._list(selector, NO_WATCH, 0)
 
     def watch_topics(self, selector: str = "", max_wait_millis: int | None = None) -> TopicWatch:

@@ -10,6 +10,10 @@ retry rules (which refusal is followed at once, which after a pause).
                                   [partition:int32 logStartOffset:int64 highWatermark:int64 route:Route]*]*
     PRODUCE v3, FETCH v3     => v2's bytes: "I follow routes" (a broker that is not the primary
                                 answers NOT_PRIMARY with the route instead of proxying)
+    METADATA request v4      => as v3
+    METADATA response v4     => as v2, with route:RouteV2 (booblik.route_v2)
+    FETCH v4                 => v2's bytes: "I follow routes and take reads from replicas" (a live
+                                in-sync replica may answer it from its own copy)
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from . import limits, wire
 from .address import parse_address
 from .errors import BrokerError, ConnectionClosedError, ErrorCode, NotPrimaryError, ProtocolError
+from .route_v2 import ROUTE_V2_BYTES_MIN, RouteV2, decode_route_v2
 from .topics import Route, _decode_route
 from .wire import PartitionMetadata, TopicMetadata
 
@@ -30,6 +35,8 @@ API_VERSIONS_VERSION = 1
 METADATA_ROUTES_VERSION = 2
 METADATA_REVISION_VERSION = 3
 ROUTED_VERSION = 3  # PRODUCE v3 and FETCH v3
+METADATA_REPLICAS_VERSION = 4  # METADATA v4: RouteV2 routes
+REPLICA_READS_VERSION = 4  # FETCH v4: may be answered by an in-sync replica
 
 # What a broker that predates API_VERSIONS (it refuses it UNSUPPORTED_VERSION) serves.
 VERSIONS_BEFORE_DISCOVERY = {wire.API_PRODUCE: 1, wire.API_FETCH: 2, wire.API_METADATA: 1}
@@ -40,7 +47,9 @@ class RoutedPartition:
     partition: int
     log_start_offset: int
     high_watermark: int
-    route: Route
+    route: Route  # a v4 answer's as a v1 Route: the primary and the other live in-sync replicas
+    # METADATA v4 only (None from older versions): the epoch, every replica with its zone, in-sync flag and lag
+    route_v2: RouteV2 | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,7 @@ class RoutedTopic:
 
 @dataclass(frozen=True)
 class RoutedMetadata:
-    """A METADATA v2/v3 answer: the spec store's revision and each partition's route."""
+    """A METADATA v2/v3/v4 answer: the spec store's revision and each partition's route."""
 
     revision: int
     topics: tuple
@@ -114,6 +123,40 @@ def decode_metadata_response_v2(body: bytes) -> RoutedMetadata:
         topics.append(RoutedTopic(name, tuple(partitions)))
     reader.end()
     return RoutedMetadata(revision, tuple(topics))
+
+
+def decode_metadata_response_v4(body: bytes) -> RoutedMetadata:
+    """As v2's, each route a RouteV2 (kept in ``route_v2``; ``route`` is its v1 Route)."""
+    reader = wire.BodyReader("METADATA response", body)
+    revision = reader.i64("revision")
+    topic_count = reader.i32("topicCount")
+    if not 0 <= topic_count <= (len(body) - reader.pos) // 6:
+        raise ProtocolError(f"METADATA response: topicCount {topic_count} does not fit the bytes left")
+    topics = []
+    for t in range(topic_count):
+        name = reader.string(f"topics[{t}].name")
+        count = reader.i32(f"topics[{t}].partitionCount")
+        if not 0 <= count <= (len(body) - reader.pos) // (20 + ROUTE_V2_BYTES_MIN):
+            raise ProtocolError(f"METADATA response: topics[{t}].partitionCount {count} does not fit the bytes left")
+        partitions = []
+        for p in range(count):
+            where = f"topics[{t}].partitions[{p}]"
+            partition = reader.i32(f"{where}.partition")
+            log_start_offset = _offset(reader, f"{where}.logStartOffset")
+            high_watermark = _offset(reader, f"{where}.highWatermark")
+            route = decode_route_v2(reader, f"{where}.route")
+            partitions.append(RoutedPartition(partition, log_start_offset, high_watermark, route.route(), route))
+        partitions.sort(key=lambda x: x.partition)
+        topics.append(RoutedTopic(name, tuple(partitions)))
+    reader.end()
+    return RoutedMetadata(revision, tuple(topics))
+
+
+def _offset(reader: wire.BodyReader, field: str) -> int:
+    value = reader.i64(field)
+    if value < 0:
+        raise ProtocolError(f"{reader.what}: {field} {value}, expected >= 0")
+    return value
 
 
 def decode_not_primary(request: str, body: bytes) -> Route:

@@ -103,6 +103,8 @@ class Route:
 class ListedTopic:
     spec: TopicSpec
     routes: tuple  # tuple[Route], one per partition, by id
+    # tuple[RouteV2] (booblik.route_v2), one per partition, when the listing asked for replicas (LIST v2)
+    routes_v2: tuple | None = None
 
 
 @dataclass(frozen=True)

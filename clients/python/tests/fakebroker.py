@@ -12,6 +12,13 @@ METADATA v2/v3 with the routes (a dict (topic, partition) -> primary address, ''
 by every broker of the fake cluster), and PRODUCE/FETCH v3: served only where the route names this
 broker, NOT_PRIMARY with the route (or NO_PRIMARY) otherwise. Brokers made with ``share`` keep one
 set of logs, as a cluster keeps one copy of each partition whoever serves it.
+
+Reads from replicas (unless made with ``replica_reads=False``, a broker of before them): METADATA v4
+with RouteV2 routes from ``replica_sets`` (shared: (topic, partition) -> a list of ``Replica``; by
+default the primary alone), LIST v2, and FETCH v4, which a broker listed there as in sync and live
+serves from "its copy": the shared log up to its ``commit`` offset (per broker; by default the log's
+end), that offset as the high watermark. Every FETCH served, by any broker of the cluster, is
+recorded in ``served`` (shared), in order.
 """
 
 from __future__ import annotations
@@ -63,6 +70,28 @@ class Request:
 
 
 @dataclass
+class Replica:
+    """One replica in a RouteV2, as the fake cluster's record keeps it."""
+
+    address: str
+    zone: str = ""
+    flags: int = 3  # IN_SYNC (1) | LIVE (2)
+    member: str = ""
+    lag_records: int = 0
+    lag_millis: int = 0
+
+
+@dataclass(frozen=True)
+class Served:
+    """A FETCH a broker answered with records (or none): who, which version, from where, and the high watermark."""
+
+    address: str
+    api_version: int
+    offset: int
+    high_watermark: int
+
+
+@dataclass
 class Reply:
     """What ``respond`` returns to override the answer: raw bytes, then maybe a hang-up."""
 
@@ -108,11 +137,15 @@ class FakeBroker:
         *,
         routes: dict | None = None,
         share: FakeBroker | None = None,
+        replica_reads: bool = True,
     ) -> None:
         self.respond = respond
+        self.replica_reads = replica_reads
+        self.commit: dict = {}  # (topic, partition) -> the commit offset this broker knows (default: the log's end)
         if share is not None:
             self.topics, self.logs, self.specs, self.revision = share.topics, share.logs, share.specs, share.revision
             self.routes = share.routes
+            self.replica_sets, self.epochs, self.served = share.replica_sets, share.epochs, share.served
             self._cond = share._cond
         else:
             self.topics = dict(topics if topics is not None else {"orders": 3, "single": 1})
@@ -121,6 +154,9 @@ class FakeBroker:
             self.revision = 1 if self.topics else 0
             self.specs: dict = {name: _stored_spec(name, n, {}, self.revision) for name, n in self.topics.items()}
             self.routes = routes
+            self.replica_sets: dict = {}
+            self.epochs: dict = {}
+            self.served: list = []
             self._cond = threading.Condition()
         self.requests: list = []
         self.no_primary_next = 0  # cluster mode: answer this many more v3 PRODUCE/FETCH NO_PRIMARY
@@ -247,12 +283,13 @@ class FakeBroker:
 
     def _handle(self, request: Request, payload: bytes) -> bytes | None:
         cluster = self.routes is not None
+        v4 = {4} if cluster and self.replica_reads else set()
         handlers = {
             1: (self._produce, {1, 2, 3} if cluster else {1, 2}),
-            2: (self._fetch, {1, 2, 3} if cluster else {1, 2}),
-            3: (self._metadata, {1, 2, 3} if cluster else {1}),
+            2: (self._fetch, ({1, 2, 3} | v4) if cluster else {1, 2}),
+            3: (self._metadata, ({1, 2, 3} | v4) if cluster else {1}),
             4: (self._apply, {1}),
-            5: (self._list, {1}),
+            5: (self._list, {1, 2} if v4 else {1}),
             7: (self._list_fragments, {1}),
         }
         if cluster:
@@ -312,23 +349,29 @@ class FakeBroker:
         wait = f.get("max_wait_millis", 0) / 1000
         with self._cond:
             log = self.logs[key]
-            arrived = lambda: self._closing or len(log) > f["offset"]  # noqa: E731
+
+            def committed() -> int:  # what this broker may serve: up to the commit offset it knows
+                return min(len(log), self.commit.get(key, len(log)))
+
+            arrived = lambda: self._closing or committed() > f["offset"]  # noqa: E731
             if wait > 0 and not arrived():
                 self._waiting += 1
                 self._cond.notify_all()
                 self._cond.wait_for(arrived, min(wait, 60))
                 self._waiting -= 1
-            high_watermark = len(log)
-            if f["offset"] > high_watermark:
+            high_watermark = committed()
+            if f["offset"] > high_watermark and not (request.api_version == 4 and high_watermark < len(log)):
                 return response_frame(request.correlation_id, OFFSET_OUT_OF_RANGE)
-            data = b"".join(log[f["offset"] :])[: f["max_bytes"]]
+            # A replica whose commit offset trails answers empty with it, below fetchOffset: v4 allows that.
+            data = b"".join(log[f["offset"] : high_watermark])[: f["max_bytes"]]
+            self.served.append(Served(self.address, request.api_version, f["offset"], high_watermark))
         return response_frame(request.correlation_id, 0, struct.pack(">qi", high_watermark, len(data)) + data)
 
     def _metadata(self, request: Request, d: _Decoder) -> bytes:
         count = d.take(">i")
         names = [d.string() for _ in range(count)]
         request.fields["topics"] = names
-        if request.api_version == 3:
+        if request.api_version >= 3:
             request.fields["min_revision"] = d.take(">q")
             request.fields["flags"] = d.take(">b")
         if any(n not in self.topics for n in names):
@@ -344,20 +387,26 @@ class FakeBroker:
                 body += struct.pack(">H", len(encoded)) + encoded + struct.pack(">i", self.topics[name])
                 for p in range(self.topics[name]):
                     body += struct.pack(">iqq", p, 0, len(self.logs[(name, p)]))
-                    if request.api_version >= 2:
+                    if request.api_version == 4:
+                        body += self._route_v2_bytes((name, p))
+                    elif request.api_version >= 2:
                         body += _route_bytes(self.routes.get((name, p), self.address))
         return response_frame(request.correlation_id, 0, bytes(body))
 
     # -- cluster mode --
 
     def _api_versions(self, request: Request, d: _Decoder) -> bytes:
-        ranges = [(1, 1, 3), (2, 1, 3), (3, 1, 3), (4, 1, 1), (5, 1, 1), (6, 1, 1)]
+        if self.replica_reads:
+            ranges = [(1, 1, 3), (2, 1, 4), (3, 1, 4), (4, 1, 1), (5, 1, 2), (6, 1, 1)]
+        else:
+            ranges = [(1, 1, 3), (2, 1, 3), (3, 1, 3), (4, 1, 1), (5, 1, 1), (6, 1, 1)]
         body = struct.pack(">i", len(ranges)) + b"".join(struct.pack(">hhh", *r) for r in ranges)
         return response_frame(request.correlation_id, 0, body)
 
     def _not_primary(self, request: Request, key: tuple) -> bytes | None:
-        """A v3 request for a partition this broker is not the primary of: its refusal, else None."""
-        if request.api_version != 3:
+        """A v3/v4 request for a partition this broker is not the primary of (nor, to FETCH v4, an
+        in-sync live replica): its refusal, else None."""
+        if request.api_version < 3:
             return None  # v1/v2 are proxied by a cluster broker: served here as if they were
         if self.no_primary_next > 0:
             self.no_primary_next -= 1
@@ -365,6 +414,10 @@ class FakeBroker:
         primary = self.routes.get(key, self.address)
         if primary == self.address:
             return None
+        if request.api_key == 2 and request.api_version == 4:
+            mine = [r for r in self._replicas(key) if r.address == self.address]
+            if mine and mine[0].flags & 3 == 3:
+                return None
         if primary == "":
             return response_frame(request.correlation_id, NO_PRIMARY)
         return response_frame(request.correlation_id, NOT_PRIMARY, _route_bytes(primary))
@@ -473,9 +526,29 @@ class FakeBroker:
             body = bytearray(struct.pack(">qi", self.revision, len(chosen)))
             for spec in chosen:
                 body += _spec_bytes(spec) + struct.pack(">i", spec["partitions"])
-                for _ in range(spec["partitions"]):
-                    body += _string(self.address) + struct.pack(">i", 0)
+                for p in range(spec["partitions"]):
+                    if request.api_version == 2:  # LIST never knows the lags
+                        body += self._route_v2_bytes((spec["name"], p), lags_known=False)
+                    else:
+                        body += _string(self.address) + struct.pack(">i", 0)
         return response_frame(cid, 0, bytes(body))
+
+
+    def _replicas(self, key: tuple) -> list:
+        primary = self.routes.get(key, self.address)
+        listed = self.replica_sets.get(key)
+        if listed is None:  # as on one node: the primary alone, in sync, level
+            return [Replica(primary)] if primary else []
+        return listed
+
+    def _route_v2_bytes(self, key: tuple, lags_known: bool = True) -> bytes:
+        out = bytearray(struct.pack(">i", self.epochs.get(key, 0)) + _string(self.routes.get(key, self.address)))
+        replicas = self._replicas(key)
+        out += struct.pack(">i", len(replicas))
+        for r in replicas:
+            lags = (r.lag_records, r.lag_millis) if lags_known else (-1, -1)
+            out += _string(r.member) + _string(r.address) + _string(r.zone) + struct.pack(">bqq", r.flags, *lags)
+        return bytes(out)
 
 
 def _route_bytes(primary: str) -> bytes:

@@ -20,6 +20,7 @@ from ..errors import (
     RevisionMismatchError,
 )
 from ..fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
+from ..route_v2 import ReplicaFlag, ReplicaState, RouteV2
 from ..topics import (
     FLAG_READ_ONLY,
     REVISION_ANY,
@@ -69,8 +70,11 @@ __all__ = [
     "ProtocolError",
     "Record",
     "RecordExceedsMaxBytesError",
+    "ReplicaFlag",
+    "ReplicaState",
     "RevisionMismatchError",
     "Route",
+    "RouteV2",
     "Topic",
     "TopicListing",
     "TopicMetadata",

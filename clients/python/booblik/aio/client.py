@@ -3,6 +3,8 @@ says how routes are followed, and what a resend after a lost connection means).
 
     async with Client.connect(["a:9092", "b:9092"]) as client:
         await client.produce("orders", 2, [b"x"])   # to partition 2's primary, wherever it is
+
+``prefer_zone`` reads from in-sync replicas in that zone, as ``booblik.replica_reads`` describes.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ from collections.abc import Iterable
 
 from .. import limits, wire
 from ..client import _Broker, as_routed
-from ..errors import ConnectionClosedError
+from ..errors import ConnectionClosedError, NotPrimaryError
 from ..fragments import list_fragments_call
+from ..replica_reads import ReplicaReads, check_zone
 from ..routing import (
     AT_ONCE,
     GIVE_UP,
+    METADATA_REPLICAS_VERSION,
     METADATA_REVISION_VERSION,
     METADATA_ROUTES_VERSION,
+    REPLICA_READS_VERSION,
     ROUTED_VERSION,
     RoutedMetadata,
     RouteTable,
@@ -41,8 +46,11 @@ class Client:
         route_attempts_max: int = limits.DEFAULT_ROUTE_ATTEMPTS_MAX,
         route_retry_delay: float = limits.DEFAULT_ROUTE_RETRY_DELAY,
         route_retry_delay_max: float = limits.DEFAULT_ROUTE_RETRY_DELAY_MAX,
+        prefer_zone: str | None = None,
     ) -> None:
         self.routes = RouteTable(bootstrap, route_attempts_max, route_retry_delay, route_retry_delay_max)
+        self.prefer_zone = check_zone(prefer_zone)
+        self._replica_reads = ReplicaReads(self.prefer_zone) if self.prefer_zone is not None else None
         self.timeout = timeout
         self._brokers: dict = {}  # address -> Task of a _Broker (dialing, or dialed)
         self._closed = False
@@ -123,6 +131,11 @@ class Client:
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
         min_bytes: int = limits.DEFAULT_MIN_BYTES,
     ) -> FetchResult:
+        """FETCH from the partition's primary; with ``prefer_zone``, from an in-sync replica in that
+        zone when there is one, and never with a high watermark below one seen before."""
+        if self._replica_reads is not None:
+            result = await self._fetch_in_zone(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
+            return self._replica_reads.report(topic, partition, result)
         return await self._on_primary(
             topic,
             partition,
@@ -145,8 +158,9 @@ class Client:
             self.routes.applied(revision)
         return revision
 
-    async def list_topics(self, selector: str = ""):
-        return await (await self._any_broker()).connection.list_topics(selector)
+    async def list_topics(self, selector: str = "", replicas: bool = False):
+        """Connection.list_topics through any broker (``replicas``: LIST v2, each route's replicas too)."""
+        return await (await self._any_broker()).connection.list_topics(selector, replicas)
 
     async def list_fragments(self, topic: str, partition: int | None = None) -> list:
         """Connection.list_fragments on the partition's primary; every partition (None) through any broker."""
@@ -167,6 +181,7 @@ class Client:
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
     ):
+        """As ``booblik.Client.consumer``: its fetches follow routes, and ``prefer_zone``."""
         from .consumer import Consumer
 
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
@@ -215,29 +230,86 @@ class Client:
 
     async def _read_routes(self, broker: _Broker, topics) -> RoutedMetadata:
         version = broker.max_version(wire.API_METADATA)
-        if version >= METADATA_REVISION_VERSION:
+        reads = self._replica_reads
+        if reads is not None and version >= METADATA_REPLICAS_VERSION:
+            answer = await broker.connection.metadata_with_routes(
+                *topics, min_revision=self.routes.min_revision, replicas=True
+            )
+        elif version >= METADATA_REVISION_VERSION:
             answer = await broker.connection.metadata_with_routes(*topics, min_revision=self.routes.min_revision)
         elif version == METADATA_ROUTES_VERSION:
             answer = await broker.connection.metadata_with_routes(*topics)
         else:
             answer = as_routed(await broker.connection.metadata(*topics), broker.address)
         self.routes.record(answer)
+        if reads is not None:
+            reads.record(answer)
         return answer
+
+    async def _primary(self, topic: str, partition: int, what: str, attempt: dict, refresh: bool = False) -> str:
+        """The partition's primary, from METADATA when not known yet (or ``refresh``)."""
+        primary = self.routes.primary(topic, partition)
+        if primary is None or refresh:
+            broker = await self._any_broker(attempt.get("avoid"))
+            attempt["at"] = broker.address
+            await self._read_routes(broker, [topic])
+            primary = self.routes.primary(topic, partition)
+            if primary is None:
+                primary = broker.address
+        if primary == "":
+            raise no_primary(what)
+        return primary
 
     async def _on_primary(self, topic: str, partition: int, what: str, send):
         async def step(attempt: dict):
-            primary = self.routes.primary(topic, partition)
-            if primary is None:
-                broker = await self._any_broker(attempt.get("avoid"))
-                attempt["at"] = broker.address
-                await self._read_routes(broker, [topic])
-                primary = self.routes.primary(topic, partition)
-                if primary is None:
-                    primary = broker.address
-            if primary == "":
-                raise no_primary(what)
+            primary = await self._primary(topic, partition, what, attempt)
             attempt["at"] = primary
             return await send(await self._broker(primary))
+
+        return await self._with_retries(step, topic, partition)
+
+    async def _fetch_in_zone(
+        self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_millis: int, min_bytes: int
+    ) -> FetchResult:
+        """As ``booblik.Client._fetch_in_zone``."""
+        reads = self._replica_reads
+        assert reads is not None
+        what = wire.describe(wire.API_FETCH, topic, partition)
+        left = False
+
+        async def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
+            version = min(version_max, broker.max_version(wire.API_FETCH))
+            return await broker.connection.fetch(
+                topic,
+                partition,
+                offset,
+                max_bytes,
+                max_wait_millis,
+                min_bytes,
+                follow_routes=version >= ROUTED_VERSION,
+                from_replica=version >= REPLICA_READS_VERSION,
+            )
+
+        async def step(attempt: dict) -> FetchResult:
+            nonlocal left
+            try:
+                refresh = not left and reads.needs_route(topic, partition)
+                primary = await self._primary(topic, partition, what, attempt, refresh)
+                replica = None if left else reads.pick(topic, partition)
+                version_max = REPLICA_READS_VERSION
+                if replica is not None and replica != primary:
+                    attempt["at"] = replica
+                    broker = await self._broker(replica)
+                    if broker.max_version(wire.API_FETCH) >= REPLICA_READS_VERSION:
+                        return await fetch_from(broker)
+                    version_max = ROUTED_VERSION  # a replica without v4: v3 to the primary
+                attempt["at"] = primary
+                return await fetch_from(await self._broker(primary), version_max)
+            except Exception as error:
+                if isinstance(error, NotPrimaryError) or is_connection_loss(error):
+                    reads.leave(topic, partition)
+                    left = True
+                raise
 
         return await self._with_retries(step, topic, partition)
 

@@ -21,6 +21,7 @@ from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolErro
 from ..fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from ..partitioner import Key, TopicRouting
 from ..refusals import refusal
+from ..route_v2 import LIST_REPLICAS_VERSION, decode_list_response_v2
 from ..topics import (
     NO_WATCH,
     Delete,
@@ -111,10 +112,17 @@ class Connection:
             raise
         return routing.decode_api_versions_response(body)
 
-    async def metadata_with_routes(self, *topics: str, min_revision: int | None = None) -> routing.RoutedMetadata:
+    async def metadata_with_routes(
+        self, *topics: str, min_revision: int | None = None, replicas: bool = False
+    ) -> routing.RoutedMetadata:
         """METADATA v2: the spec store's revision and each partition's route. With ``min_revision``,
-        v3 (the broker must have it): answered once the broker's copy of the specs reached it."""
+        v3 (the broker must have it): answered once the broker's copy of the specs reached it. With
+        ``replicas``, v4 (the broker must have it): each partition's ``route_v2`` too."""
         what = wire.describe_metadata(topics)
+        if replicas:
+            payload = routing.encode_metadata_request_v3(topics, min_revision or 0)
+            body = await self._call(wire.API_METADATA, routing.METADATA_REPLICAS_VERSION, payload, what)
+            return routing.decode_metadata_response_v4(body)
         if min_revision is None:
             body = await self._call(
                 wire.API_METADATA, routing.METADATA_ROUTES_VERSION, wire.encode_metadata_request(topics), what
@@ -157,12 +165,17 @@ class Connection:
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
         min_bytes: int = limits.DEFAULT_MIN_BYTES,
         follow_routes: bool = False,
+        from_replica: bool = False,
     ) -> FetchResult:
         """Whole, verified records from ``offset`` on; empty when caught up. The wait must be
-        shorter than the timeout (a ValueError otherwise)."""
+        shorter than the timeout (a ValueError otherwise). ``follow_routes`` sends FETCH v3,
+        ``from_replica`` FETCH v4 (see ``booblik.Connection.fetch``)."""
         check_wait_fits_timeout(max_wait_millis, self.timeout)
         payload = wire.encode_fetch_request(topic, partition, offset, max_bytes, max_wait_millis, min_bytes)
-        version = routing.ROUTED_VERSION if follow_routes else wire.FETCH_VERSION
+        if from_replica:  # v4: an in-sync replica may answer (its high watermark can trail the primary's)
+            version = routing.REPLICA_READS_VERSION
+        else:
+            version = routing.ROUTED_VERSION if follow_routes else wire.FETCH_VERSION
         body = await self._call(wire.API_FETCH, version, payload, wire.describe(wire.API_FETCH, topic, partition))
         return wire.decode_fetch_response(body, offset, max_bytes)
 
@@ -176,8 +189,13 @@ class Connection:
             await self._call(wire.API_APPLY, wire.APPLY_VERSION, payload, describe_apply(changes))
         )
 
-    async def list_topics(self, selector: str = "") -> TopicListing:
-        """The topics a label selector matches ("" for all), with specs, revisions and routes."""
+    async def list_topics(self, selector: str = "", replicas: bool = False) -> TopicListing:
+        """The topics a label selector matches ("" for all), with specs, revisions and routes;
+        ``replicas`` asks LIST v2 for each topic's ``routes_v2`` too (see ``booblik.Connection.list_topics``)."""
+        if replicas:
+            payload = encode_list_request(selector, NO_WATCH, 0)
+            body = await self._call(wire.API_LIST, LIST_REPLICAS_VERSION, payload, describe_list(selector))
+            return decode_list_response_v2(body)
         return await self._list(selector, NO_WATCH, 0)
 
     async def list_fragments(self, topic: str, partition: int | None = None) -> list:
