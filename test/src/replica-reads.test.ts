@@ -6,9 +6,14 @@
  * is in the final log at its offset.
  */
 import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ClusterKit, type KitBroker, replicaReads, startClusterKit } from '@booblik/broker/testing';
-import { AckPolicy, Client } from '@booblik/client';
+import { AckPolicy, Client, Connection } from '@booblik/client';
+import { ReplicaFlag } from '@booblik/protocol';
 
 const LEASE_MS = 2000;
 const TOPIC = 'zoned';
@@ -153,5 +158,120 @@ test('readers preferring each zone read from the in-sync replica there, and thro
         `zone ${r.zone} was shown ${payload} at ${offset}, later taken back`,
       );
     }
+  }
+});
+
+const PYTHON_READER = `
+import sys
+sys.path.insert(0, sys.argv[1])
+from booblik.client import Client
+client = Client.connect([sys.argv[2]], prefer_zone=sys.argv[3])
+got, offset, hw = [], 0, 0
+while True:
+    r = client.fetch("${TOPIC}", 0, offset, max_wait_millis=0)
+    got += [rec.payload.decode() for rec in r.records]
+    offset, hw = offset + len(r.records), max(hw, r.high_watermark)
+    if not r.records or offset >= r.high_watermark:
+        break
+print("read", len(got), "last", got[-1], "hw", hw)
+client.close()
+`;
+
+const GO_READER = `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	booblik "github.com/youndie/booblik/clients/go"
+)
+
+func main() {
+	ctx := context.Background()
+	client, err := booblik.NewClient(ctx, []string{os.Args[1]}, booblik.ClientConfig{PreferZone: os.Args[2]})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	var got []string
+	var offset, hw int64
+	for {
+		r, err := client.Fetch(ctx, booblik.FetchRequest{Topic: "${TOPIC}", Partition: 0, Offset: offset})
+		if err != nil {
+			panic(err)
+		}
+		for _, rec := range r.Records {
+			got = append(got, string(rec.Payload))
+		}
+		offset += int64(len(r.Records))
+		hw = max(hw, r.HighWatermark)
+		if len(r.Records) == 0 || offset >= r.HighWatermark {
+			break
+		}
+	}
+	fmt.Println("read", len(got), "last", got[len(got)-1], "hw", hw)
+}
+`;
+
+function run(command: string, args: string[]): Promise<{ code: number | null; text: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args);
+    let text = '';
+    child.stdout.on('data', (d) => {
+      text += d;
+    });
+    child.stderr.on('data', (d) => {
+      text += d;
+    });
+    child.on('close', (code) => resolve({ code, text }));
+  });
+}
+
+test('the Python and Go Clients with a preferred zone read every record from the in-sync replica of that zone', async () => {
+  // After the failover above: a replica that is not the primary, and what the primary holds.
+  const connection = await Connection.connect(kit.brokers[0]!.address);
+  let route: Awaited<ReturnType<Connection['metadataWithReplicas']>>['topics'][number]['partitions'][number];
+  try {
+    await until('every replica in sync', async () => {
+      route = (await connection.metadataWithReplicas([TOPIC])).topics[0]!.partitions[0]!;
+      const both = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
+      return (
+        route.route.replicas.length === 3 && route.route.replicas.every((r) => (r.flags & both) === both)
+      );
+    });
+  } finally {
+    await connection.close();
+  }
+  const replica = kit.brokers.find((b) => b.address !== route!.route.primary)!;
+  const expected = `read ${route!.highWatermark} `;
+
+  const pythonBefore = await replicaReads(replica.httpPort);
+  const clientDir = path.resolve(import.meta.dirname, '../../clients/python');
+  const py = await run('python3', ['-c', PYTHON_READER, clientDir, kit.brokers[0]!.address, replica.zone]);
+  assert.equal(py.code, 0, py.text);
+  assert.ok(py.text.startsWith(expected), `Python read the whole partition: ${py.text}`);
+  assert.ok(
+    (await replicaReads(replica.httpPort)) > pythonBefore,
+    'Python read from the replica of its zone',
+  );
+
+  const module = 'github.com/youndie/booblik/clients/go';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-go-reader-'));
+  try {
+    const env = { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' };
+    execFileSync('go', ['mod', 'init', 'example.com/reader'], { cwd: dir, env, stdio: 'pipe' });
+    fs.writeFileSync(path.join(dir, 'main.go'), GO_READER);
+    const goClient = path.resolve(import.meta.dirname, '../../clients/go');
+    execFileSync('go', ['mod', 'edit', `-replace=${module}=${goClient}`], { cwd: dir, env, stdio: 'pipe' });
+    execFileSync('go', ['get', module], { cwd: dir, env, stdio: 'pipe' });
+    execFileSync('go', ['build', '-o', 'reader', '.'], { cwd: dir, env, stdio: 'pipe' });
+    const goBefore = await replicaReads(replica.httpPort);
+    const go = await run(path.join(dir, 'reader'), [kit.brokers[0]!.address, replica.zone]);
+    assert.equal(go.code, 0, go.text);
+    assert.ok(go.text.startsWith(expected), `Go read the whole partition: ${go.text}`);
+    assert.ok((await replicaReads(replica.httpPort)) > goBefore, 'Go read from the replica of its zone');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
