@@ -15,10 +15,22 @@ import { ErrorCode, type ReplicateAnswer, ReplicateFlag, type ReplicateRequest }
  *   no records                       -> a heartbeat: the commit offset moves
  */
 export class ReplicaSide {
+  /**
+   * The epoch whose primary last sent this side a commit offset (-1: none since it was made). Reads
+   * are served here only in that epoch: a replica just restarted, or following a new primary it has
+   * not heard from yet, sends readers elsewhere rather than show a high watermark it has not learnt.
+   */
+  private committedBy = -1;
+
   constructor(
     readonly partition: Partition,
     private known: number,
   ) {}
+
+  /** Whether the primary of `epoch` has told this side its commit offset (reads may be served here). */
+  hasCommitFrom(epoch: number): boolean {
+    return this.committedBy === epoch;
+  }
 
   get knownEpoch(): number {
     return this.known;
@@ -50,6 +62,7 @@ export class ReplicaSide {
       return this.answer(ErrorCode.OFFSET_MISMATCH);
     if (req.count === 0) {
       p.publishCommitted(Math.min(req.commitOffset, end));
+      this.committedBy = req.epoch;
       return this.answer(ErrorCode.NONE);
     }
     if (req.recordsEpoch > p.epochs.latestEpoch) p.epochs.begin(req.recordsEpoch, req.baseOffset);
@@ -65,6 +78,7 @@ export class ReplicaSide {
       return this.answer(codeOf(error));
     }
     p.publishCommitted(Math.min(req.commitOffset, p.logEndOffset));
+    this.committedBy = req.epoch;
     // Answered once written (and on stable storage when FORCED); answers leave in request order.
     return written.then(
       () => this.answer(ErrorCode.NONE),

@@ -88,18 +88,21 @@ export class ReplicationService implements ReplicatedPartitions {
 
   /**
    * The partition when this broker may answer a read of it from its own copy (FETCH v4): it is a
-   * replica in the in-sync set of the cluster's record, and its lease is not in doubt (cut off from
-   * etcd, it may have been dropped from the set without knowing). What it serves is at most the
-   * commit offset it was sent, so committed: this only decides whether the reader should go
-   * elsewhere for fresher data.
+   * replica in the in-sync set of the cluster's record, its lease is not in doubt (cut off from
+   * etcd, it may have been dropped from the set without knowing), and the primary of the record's
+   * epoch has sent it a commit offset (not a replica just restarted with nothing readable). What it
+   * serves is at most that commit offset, so committed: this only decides whether the reader should
+   * go elsewhere for fresher data.
    */
   replicaReadable(topic: string, id: number): Partition | undefined {
     const partition = this.o.registry.localPartition(topic, id);
-    if (partition === undefined || this.roles.get(partition)?.kind !== 'replica') return undefined;
+    const role = partition === undefined ? undefined : this.roles.get(partition);
+    if (role?.kind !== 'replica') return undefined;
     const owner = this.o.copy.ownerOf(topic, id);
     if (owner === undefined || owner.member === this.o.selfId || !owner.isr.includes(this.o.selfId)) {
       return undefined;
     }
+    if (!role.side.hasCommitFrom(owner.epoch)) return undefined;
     return this.o.membership()?.leaseCertain === true ? partition : undefined;
   }
 

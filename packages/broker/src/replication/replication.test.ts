@@ -160,12 +160,14 @@ describe('replication: three brokers, R=3, a real etcd', () => {
     assert.match(text, /^booblik_partition_epoch\{topic="r1",partition="0"\} 1$/m);
   });
 
-  test(`SIGKILL of the primary under load, ${KILL_ROUNDS} rounds: nothing acknowledged is lost, writes resume within lease + 2 s`, async () => {
+  test(`SIGKILL of the primary under load, ${KILL_ROUNDS} rounds: nothing acknowledged is lost, writes resume within lease + 2 s, readers of every replica see nothing taken back`, async () => {
     await createReplicated('r2');
     const oracle = new ReplicationOracle('r2', 0, () => up().map((b) => b.address), random);
     oracle.startProducers(6);
     oracle.startConsumer('c1');
     oracle.startConsumer('c2');
+    // And one reading from each broker's own copy (FETCH v4), whichever role it has.
+    for (const b of kit.brokers) oracle.startPinnedConsumer(`on-${b.name}`, () => b.address);
     const resumedMs: number[] = [];
     try {
       for (let round = 0; round < KILL_ROUNDS; round++) {
@@ -208,6 +210,7 @@ describe('replication: three brokers, R=3, a real etcd', () => {
       );
     oracle.check(await finalLog('r2'));
     await sameLogsEverywhere('r2');
+    for (const [name, answers] of oracle.pinnedAnswers) assert.ok(answers > 0, `${name} was served records`);
   });
 
   test('a primary SIGSTOPped past its lease acknowledges nothing once replaced, and cuts its divergent tail', async () => {

@@ -9,6 +9,7 @@ import {
   decodeProduceResponse,
   ErrorCode,
   encodeFetchRequestV2,
+  encodeFetchRequestV4,
   encodeProduceRequest,
 } from '@booblik/protocol';
 import { connect, metadata } from './cluster-wire.js';
@@ -76,6 +77,20 @@ export class ReplicationOracle {
   /** A consumer reading from the primary (through any broker), checking what it is shown. */
   startConsumer(name: string): void {
     this.running.push(this.consumeLoop(name));
+  }
+
+  /** Answers with records each pinned consumer was given (from a replica, or that broker as primary). */
+  readonly pinnedAnswers = new Map<string, number>();
+
+  /**
+   * A consumer that sends FETCH v4 to one broker only (`address()`: where that broker listens now),
+   * so what a replica serves is judged as the primary's is: records never taken back, no offset
+   * showing two records, and on one connection (one process) the high watermark never going back.
+   * A refusal (NOT_PRIMARY: not in sync, not told the commit yet) is waited out on the same broker.
+   */
+  startPinnedConsumer(name: string, address: () => string): void {
+    this.pinnedAnswers.set(name, 0);
+    this.running.push(this.consumeLoop(name, address));
   }
 
   async stop(): Promise<void> {
@@ -213,13 +228,17 @@ export class ReplicationOracle {
     client?.close();
   }
 
-  private async consumeLoop(name: string): Promise<void> {
+  private async consumeLoop(name: string, pinned?: () => string): Promise<void> {
     let client: RawClient | null = null;
     let next = 0;
     let highest = 0;
+    const encode = pinned === undefined ? encodeFetchRequestV2 : encodeFetchRequestV4;
     while (!this.stopping) {
       if (client === null || client.closed) {
-        client = await this.primaryClient();
+        // A pinned consumer's new connection may reach a restarted process: its watermark starts over.
+        if (pinned !== undefined) highest = 0;
+        client =
+          pinned === undefined ? await this.primaryClient() : await connect(pinned()).catch(() => null);
         if (client === null) {
           await new Promise((resolve) => setTimeout(resolve, 50));
           continue;
@@ -227,7 +246,7 @@ export class ReplicationOracle {
       }
       const id = client.id();
       client.send(
-        encodeFetchRequestV2(id, {
+        encode(id, {
           topic: this.topic,
           partition: this.partition,
           fetchOffset: next,
@@ -244,12 +263,17 @@ export class ReplicationOracle {
           `${name}: offset ${next}, below a high watermark it was shown, is out of range now`,
         );
         if (frame.errorCode !== ErrorCode.NONE) {
-          client.close();
-          client = null;
+          if (pinned === undefined || frame.errorCode !== ErrorCode.NOT_PRIMARY) {
+            client.close();
+            client = null;
+          }
           await new Promise((resolve) => setTimeout(resolve, 20));
           continue;
         }
         const answer = fetched(frame, next);
+        if (pinned !== undefined && answer.records.length > 0) {
+          this.pinnedAnswers.set(name, (this.pinnedAnswers.get(name) ?? 0) + 1);
+        }
         assert.ok(
           answer.highWatermark >= highest,
           `${name}: the high watermark went back from ${highest} to ${answer.highWatermark}`,
