@@ -71,6 +71,8 @@ export class ReplicaStream {
   /** Whether the replica answers now (a request of this stream was answered since the last failure). */
   inContact = false;
   lastCommitSent = -1;
+  /** A heartbeat was due while requests were on their way. */
+  private heartbeatOwed = false;
   /** The replica answered a later epoch: this primary has been replaced. */
   staleEpoch = false;
   /** Records sent as copies (not live groups), for the catch-up metrics. */
@@ -150,7 +152,13 @@ export class ReplicaStream {
 
   /** The commit offset moved and nothing is on its way to carry it: a heartbeat. */
   heartbeat(): void {
-    if (this.next === null || this.inflight > 0 || this.lastCommitSent >= this.host.committed) return;
+    if (this.next === null || this.lastCommitSent >= this.host.committed) return;
+    // What is on its way left before the commit moved: the heartbeat follows its answer.
+    if (this.inflight > 0) {
+      this.heartbeatOwed = true;
+      return;
+    }
+    this.heartbeatOwed = false;
     this.send(this.request(this.next, EMPTY, 0, this.host.epoch, 0), this.next);
   }
 
@@ -242,9 +250,9 @@ export class ReplicaStream {
     if (!this.probing && !this.reading && this.held.length > 0) this.sendHeld();
     this.host.acked(this);
     this.pump();
-    // The commit may have moved while this request was on its way (the others answered first): an
-    // idle partition would otherwise leave this replica's high watermark behind until the next write.
-    this.heartbeat();
+    // The commit moved while this request was on its way (the others answered first): without this
+    // an idle partition would leave this replica's high watermark behind until the next write.
+    if (this.heartbeatOwed && this.inflight === 0) this.heartbeat();
   }
 
   /** Learns the replica's end, copies what it lacks; does nothing while a step is on its way. */
