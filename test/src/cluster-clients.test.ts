@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type ClusterKit, proxiedRequests, startClusterKit } from '@booblik/broker/testing';
 import { AckPolicy, Client } from '@booblik/client';
+import { buildGoProgram, PYTHON_CLIENT_DIR, runProgram } from './kit/client-programs.js';
 
 const LEASE_MS = 2000;
 let kit: ClusterKit;
@@ -86,21 +87,8 @@ client.close()
 `;
 
 test('the Python Client sends each partition to its primary through a real cluster', async () => {
-  const { spawn } = await import('node:child_process');
-  const path = await import('node:path');
-  const clientDir = path.resolve(import.meta.dirname, '../../clients/python');
   const before = await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort)));
-  const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
-    const child = spawn('python3', ['-c', PYTHON_CLIENT, clientDir, kit.brokers[2]!.address]);
-    let text = '';
-    child.stdout.on('data', (d) => {
-      text += d;
-    });
-    child.stderr.on('data', (d) => {
-      text += d;
-    });
-    child.on('close', (code) => resolve({ code, text }));
-  });
+  const out = await runProgram('python3', ['-c', PYTHON_CLIENT, PYTHON_CLIENT_DIR, kit.brokers[2]!.address]);
   assert.equal(out.code, 0, out.text);
   const routes = /routes (\S+)/.exec(out.text)![1]!.split(',');
   assert.deepEqual(new Set(routes).size > 1, true, `spread over brokers: ${routes}`);
@@ -158,33 +146,10 @@ func main() {
 `;
 
 test('the Go Client sends each partition to its primary through a real cluster', async () => {
-  const { execFileSync, spawn } = await import('node:child_process');
-  const fs = await import('node:fs');
-  const os = await import('node:os');
-  const path = await import('node:path');
-  const module = 'github.com/youndie/booblik/clients/go';
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-go-client-'));
+  const program = buildGoProgram(GO_CLIENT);
   try {
-    // Offline: a replace to the local client, which has no dependencies.
-    const env = { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' };
-    execFileSync('go', ['mod', 'init', 'example.com/routed'], { cwd: dir, env, stdio: 'pipe' });
-    fs.writeFileSync(path.join(dir, 'main.go'), GO_CLIENT);
-    const clientDir = path.resolve(import.meta.dirname, '../../clients/go');
-    execFileSync('go', ['mod', 'edit', `-replace=${module}=${clientDir}`], { cwd: dir, env, stdio: 'pipe' });
-    execFileSync('go', ['get', module], { cwd: dir, env, stdio: 'pipe' });
-    execFileSync('go', ['build', '-o', 'routed', '.'], { cwd: dir, env, stdio: 'pipe' });
     const before = await Promise.all(kit.brokers.map((b) => proxiedRequests(b.httpPort)));
-    const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
-      const child = spawn(path.join(dir, 'routed'), [kit.brokers[1]!.address]);
-      let text = '';
-      child.stdout.on('data', (d) => {
-        text += d;
-      });
-      child.stderr.on('data', (d) => {
-        text += d;
-      });
-      child.on('close', (code) => resolve({ code, text }));
-    });
+    const out = await runProgram(program.binary, [kit.brokers[1]!.address]);
     assert.equal(out.code, 0, out.text);
     const routes = /routes (\S+)/.exec(out.text)![1]!.split(',');
     assert.ok(new Set(routes).size > 1, `spread over brokers: ${routes}`);
@@ -194,6 +159,6 @@ test('the Go Client sends each partition to its primary through a real cluster',
       'nothing proxied',
     );
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    program.remove();
   }
 });

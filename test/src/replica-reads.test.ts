@@ -6,14 +6,11 @@
  * is in the final log at its offset.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { type ClusterKit, type KitBroker, replicaReads, startClusterKit } from '@booblik/broker/testing';
 import { AckPolicy, Client, Connection } from '@booblik/client';
 import { ReplicaFlag } from '@booblik/protocol';
+import { buildGoProgram, PYTHON_CLIENT_DIR, runProgram } from './kit/client-programs.js';
 
 const LEASE_MS = 2000;
 const TOPIC = 'zoned';
@@ -214,20 +211,6 @@ func main() {
 }
 `;
 
-function run(command: string, args: string[]): Promise<{ code: number | null; text: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args);
-    let text = '';
-    child.stdout.on('data', (d) => {
-      text += d;
-    });
-    child.stderr.on('data', (d) => {
-      text += d;
-    });
-    child.on('close', (code) => resolve({ code, text }));
-  });
-}
-
 test('the Python and Go Clients with a preferred zone read every record from the in-sync replica of that zone', async () => {
   // After the failover above: a replica that is not the primary, and what the primary holds.
   const connection = await Connection.connect(kit.brokers[0]!.address);
@@ -247,8 +230,13 @@ test('the Python and Go Clients with a preferred zone read every record from the
   const expected = `read ${route!.highWatermark} `;
 
   const pythonBefore = await replicaReads(replica.httpPort);
-  const clientDir = path.resolve(import.meta.dirname, '../../clients/python');
-  const py = await run('python3', ['-c', PYTHON_READER, clientDir, kit.brokers[0]!.address, replica.zone]);
+  const py = await runProgram('python3', [
+    '-c',
+    PYTHON_READER,
+    PYTHON_CLIENT_DIR,
+    kit.brokers[0]!.address,
+    replica.zone,
+  ]);
   assert.equal(py.code, 0, py.text);
   assert.ok(py.text.startsWith(expected), `Python read the whole partition: ${py.text}`);
   assert.ok(
@@ -256,22 +244,14 @@ test('the Python and Go Clients with a preferred zone read every record from the
     'Python read from the replica of its zone',
   );
 
-  const module = 'github.com/youndie/booblik/clients/go';
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-go-reader-'));
+  const program = buildGoProgram(GO_READER);
   try {
-    const env = { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' };
-    execFileSync('go', ['mod', 'init', 'example.com/reader'], { cwd: dir, env, stdio: 'pipe' });
-    fs.writeFileSync(path.join(dir, 'main.go'), GO_READER);
-    const goClient = path.resolve(import.meta.dirname, '../../clients/go');
-    execFileSync('go', ['mod', 'edit', `-replace=${module}=${goClient}`], { cwd: dir, env, stdio: 'pipe' });
-    execFileSync('go', ['get', module], { cwd: dir, env, stdio: 'pipe' });
-    execFileSync('go', ['build', '-o', 'reader', '.'], { cwd: dir, env, stdio: 'pipe' });
     const goBefore = await replicaReads(replica.httpPort);
-    const go = await run(path.join(dir, 'reader'), [kit.brokers[0]!.address, replica.zone]);
+    const go = await runProgram(program.binary, [kit.brokers[0]!.address, replica.zone]);
     assert.equal(go.code, 0, go.text);
     assert.ok(go.text.startsWith(expected), `Go read the whole partition: ${go.text}`);
     assert.ok((await replicaReads(replica.httpPort)) > goBefore, 'Go read from the replica of its zone');
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    program.remove();
   }
 });

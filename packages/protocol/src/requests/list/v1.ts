@@ -63,10 +63,24 @@ export function encodeListRequest(correlationId: number, req: ListRequest): Buff
 }
 
 export function encodeListResponse(correlationId: number, res: ListResponse): Buffer {
+  return encodeRoutedListing(correlationId, res, routeBytes, writeRoute);
+}
+
+export function decodeListResponse(body: Buffer): ListResponse {
+  return decodeRoutedListing(body, readRoute, 6);
+}
+
+/** v1's answer with any route codec (v2 carries RouteV2 in the same places). */
+export function encodeRoutedListing<R>(
+  correlationId: number,
+  res: { revision: number; topics: { spec: TopicSpec; routes: R[] }[] },
+  bytesOf: (route: R) => number,
+  write: (w: WireWriter, route: R) => void,
+): Buffer {
   let bodyBytes = 8 + 4;
   for (const t of res.topics) {
     bodyBytes += topicSpecBytes(t.spec) + 4;
-    for (const r of t.routes) bodyBytes += routeBytes(r);
+    for (const r of t.routes) bodyBytes += bytesOf(r);
   }
   const w = new WireWriter(lengthPrefixBytes + responseHeaderBytes + bodyBytes);
   w.int32(responseHeaderBytes + bodyBytes)
@@ -76,21 +90,26 @@ export function encodeListResponse(correlationId: number, res: ListResponse): Bu
   for (const t of res.topics) {
     writeTopicSpec(w, t.spec);
     w.int32(t.routes.length);
-    for (const r of t.routes) writeRoute(w, r);
+    for (const r of t.routes) write(w, r);
   }
   return w.done();
 }
 
-export function decodeListResponse(body: Buffer): ListResponse {
+/** `routeBytesMin`: the fewest bytes one route takes (bounds the count). */
+export function decodeRoutedListing<R>(
+  body: Buffer,
+  read: (reader: WireReader, field: string) => R,
+  routeBytesMin: number,
+): { revision: number; topics: { spec: TopicSpec; routes: R[] }[] } {
   const reader = new WireReader(body);
   const revision = reader.int64('revision');
   const topicCount = readCount(reader, 'topicCount', 40);
-  const topics: ListedTopic[] = [];
+  const topics: { spec: TopicSpec; routes: R[] }[] = [];
   for (let i = 0; i < topicCount; i++) {
     const spec = readTopicSpec(reader, `topics[${i}].spec`);
-    const routeCount = readCount(reader, `topics[${i}].routeCount`, 6);
-    const routes: Route[] = [];
-    for (let j = 0; j < routeCount; j++) routes.push(readRoute(reader, `topics[${i}].routes[${j}]`));
+    const routeCount = readCount(reader, `topics[${i}].routeCount`, routeBytesMin);
+    const routes: R[] = [];
+    for (let j = 0; j < routeCount; j++) routes.push(read(reader, `topics[${i}].routes[${j}]`));
     topics.push({ spec, routes });
   }
   return { revision, topics };

@@ -7,7 +7,7 @@
  * What differs from v1: the spec store's revision first, and each partition's route.
  */
 import { ApiKey } from '../../api.js';
-import { fieldError, readCount, readOffset, WireReader } from '../../codec/reader.js';
+import { readCount, readOffset, WireReader } from '../../codec/reader.js';
 import { stringBytes, WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
@@ -44,10 +44,24 @@ export function encodeMetadataRequestV2(correlationId: number, req: MetadataRequ
 }
 
 export function encodeMetadataResponseV2(correlationId: number, res: MetadataResponseV2): Buffer {
+  return encodeRoutedMetadata(correlationId, res, routeBytes, writeRoute);
+}
+
+export function decodeMetadataResponseV2(body: Buffer): MetadataResponseV2 {
+  return decodeRoutedMetadata(body, readRoute, 26);
+}
+
+/** v2's answer with any route codec (v4 carries RouteV2 in the same places). */
+export function encodeRoutedMetadata<R>(
+  correlationId: number,
+  res: { revision: number; topics: { name: string; partitions: (PartitionMetadata & { route: R })[] }[] },
+  bytesOf: (route: R) => number,
+  write: (w: WireWriter, route: R) => void,
+): Buffer {
   let bodyBytes = 8 + 4;
   for (const t of res.topics) {
     bodyBytes += stringBytes(t.name) + 4;
-    for (const p of t.partitions) bodyBytes += 20 + routeBytes(p.route);
+    for (const p of t.partitions) bodyBytes += 20 + bytesOf(p.route);
   }
   const w = new WireWriter(lengthPrefixBytes + responseHeaderBytes + bodyBytes);
   w.int32(responseHeaderBytes + bodyBytes)
@@ -58,28 +72,33 @@ export function encodeMetadataResponseV2(correlationId: number, res: MetadataRes
     w.string(t.name).int32(t.partitions.length);
     for (const p of t.partitions) {
       w.int32(p.partition).int64(p.logStartOffset).int64(p.highWatermark);
-      writeRoute(w, p.route);
+      write(w, p.route);
     }
   }
   return w.done();
 }
 
-export function decodeMetadataResponseV2(body: Buffer): MetadataResponseV2 {
+/** `entryBytesMin`: the fewest bytes a partition entry with its route takes (bounds the count). */
+export function decodeRoutedMetadata<R>(
+  body: Buffer,
+  read: (reader: WireReader, field: string) => R,
+  entryBytesMin: number,
+): { revision: number; topics: { name: string; partitions: (PartitionMetadata & { route: R })[] }[] } {
   const reader = new WireReader(body);
   const revision = reader.int64('revision');
   const topicCount = readCount(reader, 'topicCount', 6);
-  const topics: TopicMetadataV2[] = [];
+  const topics: { name: string; partitions: (PartitionMetadata & { route: R })[] }[] = [];
   for (let i = 0; i < topicCount; i++) {
     const name = reader.string(`topics[${i}].name`);
-    const partitionCount = readCount(reader, `topics[${i}].partitionCount`, 26);
-    const partitions: PartitionMetadataV2[] = [];
+    const partitionCount = readCount(reader, `topics[${i}].partitionCount`, entryBytesMin);
+    const partitions: (PartitionMetadata & { route: R })[] = [];
     for (let j = 0; j < partitionCount; j++) {
       const field = `topics[${i}].partitions[${j}]`;
       partitions.push({
         partition: reader.int32(`${field}.partition`),
         logStartOffset: readOffset(reader, `${field}.logStartOffset`),
         highWatermark: readOffset(reader, `${field}.highWatermark`),
-        route: readRoute(reader, `${field}.route`),
+        route: read(reader, `${field}.route`),
       });
     }
     topics.push({ name, partitions });

@@ -8,13 +8,10 @@
  * in sync, and its lag), and a LOCAL answer has the same shape (the lag is known only to the primary,
  * so one broker asks it of another this way).
  */
-import { readCount, readOffset, WireReader } from '../../codec/reader.js';
-import { stringBytes, WireWriter } from '../../codec/writer.js';
-import { ErrorCode } from '../../errors.js';
 import { setRequestVersion } from '../../frame/header.js';
-import { lengthPrefixBytes, responseHeaderBytes } from '../../limits.js';
 import { type RouteV2, readRouteV2, routeV2Bytes, writeRouteV2 } from '../../topics/route-v2.js';
 import type { PartitionMetadata } from './v1.js';
+import { decodeRoutedMetadata, encodeRoutedMetadata } from './v2.js';
 import { encodeMetadataRequestV3, type MetadataRequestV3 } from './v3.js';
 
 export { decodeMetadataRequestV3 as decodeMetadataRequestV4 } from './v3.js';
@@ -38,45 +35,9 @@ export function encodeMetadataRequestV4(correlationId: number, req: MetadataRequ
 }
 
 export function encodeMetadataResponseV4(correlationId: number, res: MetadataResponseV4): Buffer {
-  let bodyBytes = 8 + 4;
-  for (const t of res.topics) {
-    bodyBytes += stringBytes(t.name) + 4;
-    for (const p of t.partitions) bodyBytes += 20 + routeV2Bytes(p.route);
-  }
-  const w = new WireWriter(lengthPrefixBytes + responseHeaderBytes + bodyBytes);
-  w.int32(responseHeaderBytes + bodyBytes)
-    .int32(correlationId)
-    .int16(ErrorCode.NONE);
-  w.int64(res.revision).int32(res.topics.length);
-  for (const t of res.topics) {
-    w.string(t.name).int32(t.partitions.length);
-    for (const p of t.partitions) {
-      w.int32(p.partition).int64(p.logStartOffset).int64(p.highWatermark);
-      writeRouteV2(w, p.route);
-    }
-  }
-  return w.done();
+  return encodeRoutedMetadata(correlationId, res, routeV2Bytes, writeRouteV2);
 }
 
 export function decodeMetadataResponseV4(body: Buffer): MetadataResponseV4 {
-  const reader = new WireReader(body);
-  const revision = reader.int64('revision');
-  const topicCount = readCount(reader, 'topicCount', 6);
-  const topics: TopicMetadataV4[] = [];
-  for (let i = 0; i < topicCount; i++) {
-    const name = reader.string(`topics[${i}].name`);
-    const partitionCount = readCount(reader, `topics[${i}].partitionCount`, 30);
-    const partitions: PartitionMetadataV4[] = [];
-    for (let j = 0; j < partitionCount; j++) {
-      const field = `topics[${i}].partitions[${j}]`;
-      partitions.push({
-        partition: reader.int32(`${field}.partition`),
-        logStartOffset: readOffset(reader, `${field}.logStartOffset`),
-        highWatermark: readOffset(reader, `${field}.highWatermark`),
-        route: readRouteV2(reader, `${field}.route`),
-      });
-    }
-    topics.push({ name, partitions });
-  }
-  return { revision, topics };
+  return decodeRoutedMetadata(body, readRouteV2, 30);
 }
