@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import limits, wire
@@ -97,36 +98,25 @@ def encode_metadata_request_v3(topics, min_revision: int) -> bytes:
 
 
 def decode_metadata_response_v2(body: bytes) -> RoutedMetadata:
-    reader = wire.BodyReader("METADATA response", body)
-    revision = reader.i64("revision")
-    topic_count = reader.i32("topicCount")
-    if not 0 <= topic_count <= (len(body) - reader.pos) // 6:
-        raise ProtocolError(f"METADATA response: topicCount {topic_count} does not fit the bytes left")
-    topics = []
-    for t in range(topic_count):
-        name = reader.string(f"topics[{t}].name")
-        count = reader.i32(f"topics[{t}].partitionCount")
-        if not 0 <= count <= (len(body) - reader.pos) // 26:
-            raise ProtocolError(f"METADATA response: topics[{t}].partitionCount {count} does not fit the bytes left")
-        partitions = []
-        for p in range(count):
-            where = f"topics[{t}].partitions[{p}]"
-            partitions.append(
-                RoutedPartition(
-                    reader.i32(f"{where}.partition"),
-                    reader.i64(f"{where}.logStartOffset"),
-                    reader.i64(f"{where}.highWatermark"),
-                    _decode_route(reader, f"{where}.route"),
-                )
-            )
-        partitions.sort(key=lambda x: x.partition)
-        topics.append(RoutedTopic(name, tuple(partitions)))
-    reader.end()
-    return RoutedMetadata(revision, tuple(topics))
+    return _decode_routed_metadata(body, 26, lambda reader, where: (_decode_route(reader, where), None))
 
 
 def decode_metadata_response_v4(body: bytes) -> RoutedMetadata:
     """As v2's, each route a RouteV2 (kept in ``route_v2``; ``route`` is its v1 Route)."""
+
+    def routes(reader: wire.BodyReader, where: str) -> tuple[Route, RouteV2 | None]:
+        route = decode_route_v2(reader, where)
+        return route.route(), route
+
+    return _decode_routed_metadata(body, 20 + ROUTE_V2_BYTES_MIN, routes)
+
+
+def _decode_routed_metadata(
+    body: bytes,
+    entry_bytes_min: int,
+    read_route: Callable[[wire.BodyReader, str], tuple[Route, RouteV2 | None]],
+) -> RoutedMetadata:
+    """v2's answer and v4's: the same layout, each with its route codec."""
     reader = wire.BodyReader("METADATA response", body)
     revision = reader.i64("revision")
     topic_count = reader.i32("topicCount")
@@ -136,7 +126,7 @@ def decode_metadata_response_v4(body: bytes) -> RoutedMetadata:
     for t in range(topic_count):
         name = reader.string(f"topics[{t}].name")
         count = reader.i32(f"topics[{t}].partitionCount")
-        if not 0 <= count <= (len(body) - reader.pos) // (20 + ROUTE_V2_BYTES_MIN):
+        if not 0 <= count <= (len(body) - reader.pos) // entry_bytes_min:
             raise ProtocolError(f"METADATA response: topics[{t}].partitionCount {count} does not fit the bytes left")
         partitions = []
         for p in range(count):
@@ -144,8 +134,8 @@ def decode_metadata_response_v4(body: bytes) -> RoutedMetadata:
             partition = reader.i32(f"{where}.partition")
             log_start_offset = _offset(reader, f"{where}.logStartOffset")
             high_watermark = _offset(reader, f"{where}.highWatermark")
-            route = decode_route_v2(reader, f"{where}.route")
-            partitions.append(RoutedPartition(partition, log_start_offset, high_watermark, route.route(), route))
+            route, route_v2 = read_route(reader, f"{where}.route")
+            partitions.append(RoutedPartition(partition, log_start_offset, high_watermark, route, route_v2))
         partitions.sort(key=lambda x: x.partition)
         topics.append(RoutedTopic(name, tuple(partitions)))
     reader.end()
