@@ -26,6 +26,12 @@ export const CONNECT_TIMEOUT_MS = 5_000;
  * which would hang a caller on a store that accepted the connection and stopped answering.
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Bytes read from a file per chunk of a streamed put. Measured on the 2-core machine against the
+ * loopback gateway, one 512 MiB PutObject cost this process 954 ms of CPU with the stream's default
+ * 64 KiB, 630 ms with 1 MiB and 493 ms with 4 MiB (fewer chunks through the stream and the socket).
+ */
+export const PUT_FILE_CHUNK_BYTES = 4 << 20;
 
 export interface S3StoreOptions {
   /** Credentials or a provider of them; default: the SDK's default chain (environment, profile, role). */
@@ -39,7 +45,8 @@ export interface S3StoreOptions {
 /**
  * Objects in an S3 bucket (or an S3-compatible server) under the URL's prefix, through the AWS SDK.
  * A put is one PutObject, atomic by S3's contract (readers see the old or the new object whole) and
- * checked in transit by the SDK's default checksum; objects are limited to PutObject's 5 GiB.
+ * checked on arrival by the server: against the caller's SHA-256 when one is given, else against the
+ * CRC-32 the SDK computes over the body as it sends it. Objects are limited to PutObject's 5 GiB.
  */
 export class S3Store implements ObjectStore {
   readonly url: string;
@@ -87,29 +94,37 @@ export class S3Store implements ObjectStore {
     checkKey(key);
     const size = await readableSource(this.url, key, file);
     // Streamed from the file in one PutObject: memory stays flat whatever the object's size.
-    return this.putObject(key, fs.createReadStream(file), size, options);
+    return this.putObject(
+      key,
+      fs.createReadStream(file, { highWaterMark: PUT_FILE_CHUNK_BYTES }),
+      size,
+      options,
+    );
   }
 
   private async putObject(key: string, body: Uint8Array | Readable, size: number, options: PutOptions) {
-    checkKey(key);
-    if (options.ifAbsent && (await this.exists(key))) {
-      if (body instanceof Readable) body.destroy();
-      throw new ObjectExistsError(this.url, 'put', key, 'an object already has this key (ifAbsent)');
-    }
     try {
-      const answer = await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: this.prefix + key,
-          Body: body,
-          ContentLength: size,
-          ...(options.ifAbsent ? { IfNoneMatch: '*' } : {}),
-        }),
-      );
+      checkKey(key);
+      const checksum = options.sha256 === undefined ? {} : { ChecksumSHA256: sha256Base64(options.sha256) };
+      if (options.ifAbsent && (await this.exists(key))) {
+        throw new ObjectExistsError(this.url, 'put', key, 'an object already has this key (ifAbsent)');
+      }
+      const command = new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: this.prefix + key,
+        Body: body,
+        ContentLength: size,
+        ...(options.ifAbsent ? { IfNoneMatch: '*' } : {}),
+        // The server checks the body against it, and the SDK then adds no checksum of its own (its
+        // default CRC-32 over a streamed body cost this process as much CPU as the rest of the PUT).
+        ...checksum,
+      });
+      const answer = await this.client.send(command).catch((error: unknown) => {
+        throw classifyS3Error(error, this.url, 'put', key);
+      });
       return { etag: answer.ETag ?? '' };
-    } catch (error) {
-      throw classifyS3Error(error, this.url, 'put', key);
     } finally {
+      // A stream not read to its end (a refusal before sending, a failed PUT) still holds the file open.
       if (body instanceof Readable) body.destroy();
     }
   }
@@ -230,4 +245,12 @@ export class S3Store implements ObjectStore {
   close(): void {
     this.client.destroy();
   }
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** S3 takes a SHA-256 in base64; a malformed one is the caller's bug, refused before any I/O. */
+function sha256Base64(hex: string): string {
+  if (!SHA256_HEX.test(hex)) throw new RangeError(`sha256: "${hex}" is not 64 lowercase hex digits`);
+  return Buffer.from(hex, 'hex').toString('base64');
 }
