@@ -27,9 +27,11 @@ export const CONNECT_TIMEOUT_MS = 5_000;
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
 /**
- * Bytes read from a file per chunk of a streamed put. Measured on the 2-core machine against the
- * loopback gateway, one 512 MiB PutObject cost this process 954 ms of CPU with the stream's default
- * 64 KiB, 630 ms with 1 MiB and 493 ms with 4 MiB (fewer chunks through the stream and the socket).
+ * Bytes read from a file per chunk of a streamed put. A streamed body moves about one chunk per turn
+ * of the event loop, and a busy broker's turns are long: with the loop kept busy in 10 ms turns (as
+ * under W1), one 512 MiB PutObject to the loopback gateway took 87 s with the stream's default
+ * 64 KiB, 5.8 s with 1 MiB, 3.3 s with 4 MiB and 3.4 s with 8 MiB. On an idle loop 4 MiB also cost
+ * this process half the CPU of 64 KiB (493 against 954 ms).
  */
 export const PUT_FILE_CHUNK_BYTES = 4 << 20;
 
