@@ -281,6 +281,15 @@ async function sustainedBacklog(
     const most = Math.max(0, ...samples.map((s) => s.backlog));
     const mostLater = Math.max(0, ...samples.filter((s) => s.ms > writeMs / 2).map((s) => s.backlog));
     const mibs = (gib * 1024) / (writeMs / 1000);
+    // The most in each tenth of the writing: flat for a bounded backlog, rising for one that is not.
+    const tenths = Array.from({ length: 10 }, (_, i) =>
+      Math.max(
+        0,
+        ...samples
+          .filter((s) => s.ms >= (i * writeMs) / 10 && s.ms < ((i + 1) * writeMs) / 10)
+          .map((s) => s.backlog),
+      ),
+    );
     row('max closed segments not yet persisted', 'segments', most);
     row('max in the second half of the run', 'segments', mostLater);
     row('not yet persisted when writing stopped', 'segments', atEnd.backlog);
@@ -292,11 +301,12 @@ async function sustainedBacklog(
     if (storePid !== undefined) {
       row('gateway CPU per GiB written', 's/GiB', (processCpuSeconds(storePid) - storeCpu0) / gib);
     }
+    row('broker peak RSS', 'MiB', broker.memory().peakMiB);
     row('load average (1 min) at the start', 'load', loadAtStart);
     ctx.log(
       `F2 ${kind} sustained: ${gib.toFixed(1)} GiB in ${(writeMs / 1000).toFixed(1)} s (${mibs.toFixed(0)} MiB/s), ` +
         `${segmentMiB} MiB segments; backlog max ${most} (second half ${mostLater}), ${atEnd.backlog} of ${atEnd.closed} ` +
-        `closed when writing stopped, drained ${drainS.toFixed(1)} s later; load average ${os
+        `closed when writing stopped, drained ${drainS.toFixed(1)} s later; most per tenth of the run ${tenths.join(' ')}; load average ${os
           .loadavg()
           .map((l) => l.toFixed(2))
           .join(' ')}`,
