@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ObjectNotFoundError, StoreRefusedError, StoreUnavailableError, StoreUrlError } from './errors.js';
@@ -91,6 +93,30 @@ describe('s3:// against a real S3-compatible server (versitygw)', { skip }, () =
       await store.put('small', bytes, { sha256 });
       assert.ok((await store.get('seg')).equals(bytes));
       assert.ok((await store.get('small')).equals(bytes));
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a server that accepts the connection and never answers: the call fails retriable, it does not hang', async (t) => {
+    const silent = net.createServer(() => {}); // reads nothing, answers nothing
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const held: net.Socket[] = [];
+    silent.on('connection', (socket) => held.push(socket));
+    t.after(() => {
+      for (const s of held) s.destroy();
+      silent.close();
+    });
+    const endpoint = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    const store = await openStore(server().url(freshPrefix(), endpoint), {
+      s3: { credentials: TEST_CREDENTIALS, maxAttempts: 1, socketSilenceTimeoutMs: 200 },
+    });
+    try {
+      const hung = new Promise((_, reject) => {
+        setTimeout(() => reject(new Error('still waiting after 5 s: the call hangs')), 5000).unref();
+      });
+      await assert.rejects(Promise.race([store.get('k'), hung]), StoreUnavailableError);
     } finally {
       store.close();
     }

@@ -23,9 +23,11 @@ export const DEFAULT_LIST_PAGE_SIZE = 1000;
 export const CONNECT_TIMEOUT_MS = 5_000;
 /**
  * Longest silence on a socket before the request is abandoned. The SDK waits forever by default,
- * which would hang a caller on a store that accepted the connection and stopped answering.
+ * which would hang a caller on a store that accepted the connection and stopped answering. It is the
+ * SDK's `socketTimeout`: its `requestTimeout` bounds a whole request, and only logs a warning when
+ * passed (a large upload to a slow store may rightly take longer).
  */
-export const REQUEST_TIMEOUT_MS = 30_000;
+export const SOCKET_SILENCE_TIMEOUT_MS = 30_000;
 /**
  * Bytes read from a file per chunk of a streamed put. A streamed body moves about one chunk per turn
  * of the event loop, and a busy broker's turns are long: with the loop kept busy in 10 ms turns (as
@@ -42,6 +44,8 @@ export interface S3StoreOptions {
   maxAttempts?: number;
   /** Keys per ListObjectsV2 request. */
   listPageSize?: number;
+  /** Default SOCKET_SILENCE_TIMEOUT_MS. */
+  socketSilenceTimeoutMs?: number;
 }
 
 /**
@@ -77,7 +81,10 @@ export class S3Store implements ObjectStore {
       ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
       // S3-compatible servers on an endpoint of their own rarely have per-bucket host names.
       forcePathStyle: location.forcePathStyle ?? (location.endpoint ?? envEndpoint) !== undefined,
-      requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+      requestHandler: {
+        connectionTimeout: CONNECT_TIMEOUT_MS,
+        socketTimeout: options.socketSilenceTimeoutMs ?? SOCKET_SILENCE_TIMEOUT_MS,
+      },
     });
     try {
       await client.config.region();
