@@ -1,21 +1,67 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import type { ChecksumReply } from './checksum-worker.js';
 
 /**
- * Bytes hashed per read. About one read is hashed per turn of the event loop, and a busy broker's
- * turns are long: with the loop kept busy in 10 ms turns (as under W1), a 512 MiB segment took 5.9 s
- * with 1 MiB reads, 1.8 s with 4 MiB and 1.1 s with 8 MiB (0.4 to 0.5 s on an idle loop). 4 MiB
- * keeps four segments hashed at once under 40 MiB of buffers.
+ * Hashes files in one worker thread (checksum-worker.ts), one after another, started on first use.
+ * It keeps the process alive only while a hash is pending.
  */
-export const CHECKSUM_READ_BYTES = 4 << 20;
+class ChecksumWorker {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<
+    number,
+    { resolve: (hex: string) => void; reject: (e: Error) => void }
+  >();
 
-/** SHA-256 of a file's bytes, as hex, read as a stream (a segment need not fit in memory). */
-export async function fileChecksum(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of fs.createReadStream(file, { highWaterMark: CHECKSUM_READ_BYTES })) {
-    hash.update(chunk);
+  sha256(file: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const worker = this.start();
+      const id = this.nextId++;
+      this.pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, file });
+    });
   }
-  return hash.digest('hex');
+
+  private start(): Worker {
+    if (this.worker !== null) return this.worker;
+    const worker = new Worker(new URL('./checksum-worker.js', import.meta.url));
+    worker.on('message', (reply: ChecksumReply) => this.settle(reply));
+    worker.on('error', (error) => this.failAll(error));
+    worker.on('exit', () => {
+      this.worker = null;
+      this.failAll(new Error('the checksum worker exited'));
+    });
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+
+  private settle(reply: ChecksumReply): void {
+    const p = this.pending.get(reply.id);
+    if (p === undefined) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker?.unref();
+    if (reply.sha256 !== undefined) {
+      p.resolve(reply.sha256);
+      return;
+    }
+    const error = new Error(reply.error ?? 'checksum failed');
+    p.reject(reply.code === undefined ? error : Object.assign(error, { code: reply.code }));
+  }
+
+  private failAll(error: Error): void {
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+}
+
+const worker = new ChecksumWorker();
+
+/** SHA-256 of a file's bytes, as hex, hashed in a worker thread (a segment need not fit in memory). */
+export function fileChecksum(file: string): Promise<string> {
+  return worker.sha256(file);
 }
 
 export function bytesChecksum(bytes: Uint8Array): string {
