@@ -26,19 +26,19 @@ export class GzipStore implements ObjectStore {
     this.url = `${inner.url} (gzip)`;
   }
 
-  async put(key: string, body: Uint8Array, options?: PutOptions): Promise<PutResult> {
-    return this.inner.put(key + GZIP_SUFFIX, await gzipAsync(body), options);
+  async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<PutResult> {
+    return this.inner.put(key + GZIP_SUFFIX, await gzipAsync(body), storedOptions(options));
   }
 
   /** Compressed through a stream into memory (the object's compressed size), then stored whole. */
-  async putFile(key: string, file: string, options?: PutOptions): Promise<PutResult> {
+  async putFile(key: string, file: string, options: PutOptions = {}): Promise<PutResult> {
     checkKey(key);
     await readableSource(this.url, key, file);
     const chunks: Buffer[] = [];
     await pipeline(fs.createReadStream(file), createGzip(), async (source: AsyncIterable<Buffer>) => {
       for await (const chunk of source) chunks.push(chunk);
     });
-    return this.inner.put(key + GZIP_SUFFIX, Buffer.concat(chunks), options);
+    return this.inner.put(key + GZIP_SUFFIX, Buffer.concat(chunks), storedOptions(options));
   }
 
   async get(key: string, start?: number, end?: number): Promise<Buffer> {
@@ -65,4 +65,13 @@ export class GzipStore implements ObjectStore {
   close(): void {
     this.inner.close();
   }
+}
+
+/**
+ * The options for the compressed object: a SHA-256 of the original bytes does not match it, so it is
+ * left out and the store checks the compressed bytes its own way (on S3, the SDK's CRC-32 over the
+ * body); gzip's own CRC-32 of the original bytes is checked again by every read.
+ */
+function storedOptions({ sha256: _plain, ...options }: PutOptions): PutOptions {
+  return options;
 }

@@ -22,6 +22,14 @@ export interface PutOptions {
    * such as a manifest version written once under a new name.
    */
   ifAbsent?: boolean;
+  /**
+   * The SHA-256 of the bytes being stored, as 64 hex digits, when the caller has it already. A store
+   * that sends the bytes over a network has them checked against it on arrival (S3: sent as
+   * `x-amz-checksum-sha256`, a body that differs is refused and nothing is stored), in place of a
+   * checksum of its own computed over the body as it is sent. file:// copies within the machine and
+   * does not read the bytes to check them.
+   */
+  sha256?: string;
 }
 
 export interface PutResult {

@@ -29,6 +29,7 @@ const cases: [string, Error, new (...args: never[]) => StoreError][] = [
   ['429 from a throttling proxy', sdkError('TooManyRequests', 429), StoreUnavailableError],
   ['400 RequestTimeout', sdkError('RequestTimeout', 400), StoreUnavailableError],
   ['409 ConditionalRequestConflict', sdkError('ConditionalRequestConflict', 409), StoreUnavailableError],
+  ['400 BadDigest (the body differs from its checksum)', sdkError('BadDigest', 400), StoreUnavailableError],
   ['403 AccessDenied', sdkError('AccessDenied', 403), StoreRefusedError],
   ['403 SignatureDoesNotMatch', sdkError('SignatureDoesNotMatch', 403), StoreRefusedError],
   ['404 NoSuchBucket', sdkError('NoSuchBucket', 404), StoreRefusedError],

@@ -16,6 +16,8 @@ const RETRIABLE_NAMES = new Set([
   'TooManyRequestsException',
   // A concurrent conditional write on the same key; S3 asks for a retry.
   'ConditionalRequestConflict',
+  // The body that arrived does not match the checksum sent with it: changed in transit, sent again.
+  'BadDigest',
 ]);
 
 interface SdkError {

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
 import { describe, it } from 'node:test';
-import { StoreRefusedError, StoreUrlError } from './errors.js';
+import { ObjectNotFoundError, StoreRefusedError, StoreUnavailableError, StoreUrlError } from './errors.js';
 import { openStore } from './open-store.js';
 import { storeContract } from './test-support/contract.js';
 import { s3ServerForSuite, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
+import { tempDir } from './test-support/temp-dir.js';
 
 const skip = s3TestsSkipped() ?? false;
 
@@ -45,6 +50,73 @@ describe('s3:// against a real S3-compatible server (versitygw)', { skip }, () =
     try {
       await assert.rejects(store.put('k', Buffer.from('x')), /no-such-bucket.*NoSuchBucket/s);
       await assert.rejects(store.get('k'), StoreRefusedError);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('putFile with a SHA-256 the bytes do not have: the server refuses it (retriable), nothing is stored', async (t) => {
+    const store = await openStore(server().url(freshPrefix()), {
+      s3: { credentials: TEST_CREDENTIALS, maxAttempts: 1 },
+    });
+    try {
+      const file = path.join(tempDir(t, 's3-sha'), 'segment');
+      const bytes = randomBytes(3 << 20);
+      fs.writeFileSync(file, bytes);
+      const other = createHash('sha256').update(bytes.subarray(1)).digest('hex');
+      await assert.rejects(store.putFile('seg', file, { sha256: other }), (error: unknown) => {
+        assert.ok(error instanceof StoreUnavailableError, `got ${error}`);
+        assert.match(error.message, /BadDigest/);
+        return true;
+      });
+      await assert.rejects(store.head('seg'), ObjectNotFoundError);
+      await assert.rejects(store.putFile('seg', file, { sha256: 'not-hex' }), RangeError);
+      const own = createHash('sha256').update(bytes).digest('hex');
+      await store.putFile('seg', file, { sha256: own });
+      assert.ok((await store.get('seg')).equals(bytes));
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a gzip view leaves the SHA-256 of the original bytes off the compressed object', async (t) => {
+    const store = await openStore(server().url(freshPrefix()), {
+      compression: 'gzip',
+      s3: { credentials: TEST_CREDENTIALS, maxAttempts: 1 },
+    });
+    try {
+      const file = path.join(tempDir(t, 's3-gzip-sha'), 'segment');
+      const bytes = Buffer.from('record\n'.repeat(100_000));
+      fs.writeFileSync(file, bytes);
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      await store.putFile('seg', file, { sha256 });
+      await store.put('small', bytes, { sha256 });
+      assert.ok((await store.get('seg')).equals(bytes));
+      assert.ok((await store.get('small')).equals(bytes));
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a server that accepts the connection and never answers: the call fails retriable, it does not hang', async (t) => {
+    const silent = net.createServer(() => {}); // reads nothing, answers nothing
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const held: net.Socket[] = [];
+    silent.on('connection', (socket) => held.push(socket));
+    t.after(() => {
+      for (const s of held) s.destroy();
+      silent.close();
+    });
+    const endpoint = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    const store = await openStore(server().url(freshPrefix(), endpoint), {
+      s3: { credentials: TEST_CREDENTIALS, maxAttempts: 1, socketSilenceTimeoutMs: 200 },
+    });
+    try {
+      const hung = new Promise((_, reject) => {
+        setTimeout(() => reject(new Error('still waiting after 5 s: the call hangs')), 5000).unref();
+      });
+      await assert.rejects(Promise.race([store.get('k'), hung]), StoreUnavailableError);
     } finally {
       store.close();
     }

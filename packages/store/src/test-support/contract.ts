@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,6 +74,20 @@ export function storeContract(name: string, open: StoreFactory): void {
           return true;
         });
         await assert.rejects(store.head('seg/2'), ObjectNotFoundError);
+      }));
+
+    it("put and putFile with the bytes' SHA-256 store the same bytes", (t) =>
+      withStore(t, {}, async (store) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-putsha-'));
+        t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+        const file = path.join(dir, 'segment');
+        const bytes = binary(5 << 20);
+        fs.writeFileSync(file, bytes);
+        const sha256 = createHash('sha256').update(bytes).digest('hex');
+        await store.putFile('seg/1', file, { sha256 });
+        await store.put('seg/2', bytes, { sha256 });
+        assert.ok((await store.get('seg/1')).equals(bytes));
+        assert.ok((await store.get('seg/2')).equals(bytes));
       }));
 
     it('ranged get: first byte, last byte, a middle slice; past the end is cut, at or after it empty', (t) =>

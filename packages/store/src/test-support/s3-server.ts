@@ -130,6 +130,11 @@ export class S3TestServer {
     return server;
   }
 
+  /** The gateway's process id while it runs (to read its CPU time from /proc). */
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
   get endpoint(): string {
     return `http://127.0.0.1:${this.port}`;
   }
