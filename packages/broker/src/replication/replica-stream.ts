@@ -152,7 +152,11 @@ export class ReplicaStream {
 
   /** The commit offset moved and nothing is on its way to carry it: a heartbeat. */
   heartbeat(): void {
-    if (this.next === null || this.lastCommitSent >= this.host.committed) return;
+    if (this.next === null) return;
+    if (this.lastCommitSent >= this.host.committed) {
+      this.heartbeatOwed = false;
+      return;
+    }
     // What is on its way left before the commit moved: the heartbeat follows its answer.
     if (this.inflight > 0) {
       this.heartbeatOwed = true;
@@ -248,11 +252,12 @@ export class ReplicaStream {
     this.retryMs = RETRY_MS_MIN;
     if (end > this.ackedEnd) this.ackedEnd = end;
     if (!this.probing && !this.reading && this.held.length > 0) this.sendHeld();
+    // The commit moved while this request was on its way (the others answered first): without this
+    // an idle partition would leave this replica's high watermark behind until the next write. Before
+    // this answer counts: a commit it moves itself is told by the pipeline's heartbeat, batched.
+    if (this.heartbeatOwed && this.inflight === 0) this.heartbeat();
     this.host.acked(this);
     this.pump();
-    // The commit moved while this request was on its way (the others answered first): without this
-    // an idle partition would leave this replica's high watermark behind until the next write.
-    if (this.heartbeatOwed && this.inflight === 0) this.heartbeat();
   }
 
   /** Learns the replica's end, copies what it lacks; does nothing while a step is on its way. */
