@@ -29,7 +29,43 @@ interface PhysicalSpec {
 const REPLY_BYTES = 16;
 const REQUEST_BYTES = 128;
 
-if (process.env.PHYSICAL_PEER) {
+if (process.env.PHYSICAL_PEER === 'relay') {
+  // A primary's shape with nothing of its work: each 128-byte request goes on to two echo processes
+  // (PHYSICAL_RELAY_TO: their ports), and is answered once both have answered.
+  const reply = Buffer.alloc(REPLY_BYTES, 1);
+  const onward = (process.env.PHYSICAL_RELAY_TO ?? '')
+    .split(',')
+    .map((port) => net.connect({ port: Number(port), host: '127.0.0.1', noDelay: true }));
+  const srv = net.createServer((sock) => {
+    sock.setNoDelay(true);
+    let pending = 0;
+    let waiting = 0;
+    const answered: number[] = onward.map(() => 0);
+    onward.forEach((o, i) =>
+      o.on('data', (d: Buffer) => {
+        answered[i]! += d.length;
+        while (answered.every((n) => n >= REPLY_BYTES)) {
+          for (let j = 0; j < answered.length; j++) answered[j]! -= REPLY_BYTES;
+          waiting--;
+          sock.write(reply);
+        }
+      }),
+    );
+    const forward = Buffer.alloc(REQUEST_BYTES, 5);
+    sock.on('data', (d: Buffer) => {
+      pending += d.length;
+      while (pending >= REQUEST_BYTES) {
+        pending -= REQUEST_BYTES;
+        waiting++;
+        for (const o of onward) o.write(forward);
+      }
+    });
+    sock.on('end', () => sock.end());
+  });
+  srv.listen(0, '127.0.0.1', () => process.send!({ port: (srv.address() as net.AddressInfo).port }));
+  process.on('message', (m) => m === 'exit' && process.exit(0));
+  setTimeout(() => process.exit(3), 120_000).unref();
+} else if (process.env.PHYSICAL_PEER) {
   // The server side: counts a stream, or answers every 128-byte request with 16 bytes.
   const reply = Buffer.alloc(REPLY_BYTES, 1);
   const srv = net.createServer((sock) => {
@@ -64,16 +100,19 @@ if (process.env.PHYSICAL_PEER) {
 
   const withPeer = async <T>(
     mode: string,
-    run: (sock: net.Socket, peer: ReturnType<typeof fork>) => Promise<T>,
+    run: (sock: net.Socket, peer: ReturnType<typeof fork>, port: number) => Promise<T>,
+    env: Record<string, string> = {},
   ) => {
-    const peer = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, PHYSICAL_PEER: mode } });
+    const peer = fork(fileURLToPath(import.meta.url), [], {
+      env: { ...process.env, ...env, PHYSICAL_PEER: mode },
+    });
     try {
       const port = await new Promise<number>((resolve) =>
         peer.once('message', (m) => resolve((m as { port: number }).port)),
       );
       const sock = net.connect({ port, host: '127.0.0.1', noDelay: true });
       await new Promise((r) => sock.once('connect', r));
-      return await run(sock, peer);
+      return await run(sock, peer, port);
     } finally {
       peer.send('exit');
       await new Promise((r) => {
@@ -112,8 +151,8 @@ if (process.env.PHYSICAL_PEER) {
     emit('loopback TCP, one stream', 'MiB/s', Math.round(bytes / 1048576 / seconds));
   });
 
-  // 2. Round trips with one request in flight (the ceiling of any one-at-a-time workload).
-  await withPeer('pingpong', async (sock) => {
+  /** Round trips with one request in flight for spec.seconds: the sorted latencies and the rate. */
+  const pingPong = async (sock: net.Socket) => {
     const request = Buffer.alloc(REQUEST_BYTES, 3);
     const lat: number[] = [];
     const t0 = nowNs();
@@ -134,10 +173,37 @@ if (process.env.PHYSICAL_PEER) {
     });
     const seconds = (nowNs() - t0) / 1e9;
     lat.sort((a, b) => a - b);
-    emit('loopback round trips, one in flight', 'round trips/s', Math.round(lat.length / seconds));
-    emit('loopback round trip p50', 'µs', Math.round(quantile(lat, 0.5) / 1e3));
     sock.end();
+    return { lat, perSecond: Math.round(lat.length / seconds) };
+  };
+
+  // 2. Round trips with one request in flight (the ceiling of any one-at-a-time workload).
+  await withPeer('pingpong', async (sock) => {
+    const { lat, perSecond } = await pingPong(sock);
+    emit('loopback round trips, one in flight', 'round trips/s', perSecond);
+    emit('loopback round trip p50', 'µs', Math.round(quantile(lat, 0.5) / 1e3));
   });
+
+  // 2a. The same through a relay that waits for two echo processes: four processes, the shape of a
+  //     replicated acknowledgement (client, primary, two replicas) with none of a broker's work, so
+  //     an R=3 acknowledgement can be read against it.
+  await withPeer('pingpong', (_a, _peerA, first) =>
+    withPeer('pingpong', async (_b, _peerB, second) => {
+      const ports = [first, second];
+      return withPeer(
+        'relay',
+        async (sock) => {
+          const { lat } = await pingPong(sock);
+          emit(
+            'loopback relay to two echoes, one in flight, p50',
+            'µs',
+            Math.round(quantile(lat, 0.5) / 1e3),
+          );
+        },
+        { PHYSICAL_RELAY_TO: ports.join(',') },
+      );
+    }),
+  );
 
   // 2b. The open loop of W5 against the echo process: what the measuring itself costs at 5,000/s
   //     (busy polling, scheduling on a shared 2-core machine), so W5 figures can be read against it.
