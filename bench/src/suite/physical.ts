@@ -39,24 +39,21 @@ if (process.env.PHYSICAL_PEER === 'relay') {
   const srv = net.createServer((sock) => {
     sock.setNoDelay(true);
     let pending = 0;
-    let waiting = 0;
     const answered: number[] = onward.map(() => 0);
-    onward.forEach((o, i) =>
+    for (const [i, o] of onward.entries()) {
       o.on('data', (d: Buffer) => {
         answered[i]! += d.length;
         while (answered.every((n) => n >= REPLY_BYTES)) {
           for (let j = 0; j < answered.length; j++) answered[j]! -= REPLY_BYTES;
-          waiting--;
           sock.write(reply);
         }
-      }),
-    );
+      });
+    }
     const forward = Buffer.alloc(REQUEST_BYTES, 5);
     sock.on('data', (d: Buffer) => {
       pending += d.length;
       while (pending >= REQUEST_BYTES) {
         pending -= REQUEST_BYTES;
-        waiting++;
         for (const o of onward) o.write(forward);
       }
     });

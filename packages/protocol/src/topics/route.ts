@@ -4,7 +4,7 @@
  * Who serves a partition: the primary's endpoint (`host:port`; empty when it has none) and the
  * endpoints of its other replicas. On one node: this broker, no replicas.
  */
-import { DecodeError, fieldError, readCount, type WireReader } from '../codec/reader.js';
+import { DecodeError, readCount, type WireReader } from '../codec/reader.js';
 import { stringBytes, type WireWriter } from '../codec/writer.js';
 
 export interface Route {

@@ -6,7 +6,7 @@
  * it speaks PRODUCE v1, FETCH v1..2 and METADATA v1 (`apiVersionsBeforeDiscovery`).
  */
 import { ApiKey, type ApiVersionRange } from '../../api.js';
-import { fieldError, readCount, WireReader } from '../../codec/reader.js';
+import { readCount, WireReader } from '../../codec/reader.js';
 import { WireWriter } from '../../codec/writer.js';
 import { ErrorCode } from '../../errors.js';
 import { lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';

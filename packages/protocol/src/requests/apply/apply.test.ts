@@ -53,10 +53,7 @@ describe('APPLY v1', () => {
 
   it('golden bytes: an upsert carries the whole spec, labels sorted, dry run set', () => {
     const frame = encodeApplyRequest(7, { dryRun: true, changes: [{ op: 'upsert', spec }] });
-    assert.equal(
-      frame.toString('hex'),
-      '00000046' + '0004' + '0001' + '00000007' + '01' + '00000001' + '01' + specHex,
-    );
+    assert.equal(frame.toString('hex'), `000000460004000100000007010000000101${specHex}`);
   });
 
   it('round trip: upserts and deletes arrive as sent, in order', () => {
