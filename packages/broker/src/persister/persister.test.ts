@@ -294,11 +294,14 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       );
       await kit.breakIt(); // while segments roll and upload
       await producing; // every batch answered while the store is down
+      // Segments that close while the store is away (uploads follow each other at once, so those of
+      // the batches before may all have landed already): their passes fail until it is back.
+      await produce(b.client, 400, 100);
       await waitFor(() => stats.failures >= 3, 'three failed passes, retried with backoff', UPLOAD_WAIT_MS);
       assert.equal(b.broker.persister.health.failingCount, 1);
       assert.match(b.broker.persister.detail().join('\n'), /failing since/);
       assert.equal(b.lines.filter((l) => /store .*: failing/.test(l)).length, 1, 'one line for the change');
-      await produce(b.client, 400, 100);
+      await produce(b.client, 500, 100);
       await kit.restore();
       await persisted(b);
       await waitFor(
