@@ -23,7 +23,7 @@ const brokers = [
 
 fs.mkdirSync(path.join(dataRoot, 'etcd'), { recursive: true });
 process.stdout.write(`starting etcd (data in ${path.join(dataRoot, 'etcd')})\n`);
-const etcd = await startEtcd({ dataDir: path.join(dataRoot, 'etcd') });
+const etcd = await startEtcd({ dataDir: path.join(dataRoot, 'etcd'), ownProcessGroup: true });
 process.stdout.write(`etcd on ${etcd.endpoint}\n`);
 
 const children = [];
@@ -31,17 +31,16 @@ let stopping = false;
 async function stopAll(code) {
   if (stopping) return;
   stopping = true;
-  process.stdout.write('stopping the brokers, then etcd\n');
-  await Promise.all(
-    children.map(
-      (c) =>
-        new Promise((resolve) => {
-          if (c.exitCode !== null || c.signalCode !== null) return resolve();
-          c.once('exit', resolve);
-          process.kill(c.pid, 'SIGTERM');
-        }),
-    ),
-  );
+  process.stdout.write('stopping the brokers one at a time, then etcd\n');
+  // One at a time, as a rolling restart does: each hands its partitions to brokers still running,
+  // rather than all three handing them to each other while every one of them is stopping.
+  for (const c of children) {
+    await new Promise((resolve) => {
+      if (c.exitCode !== null || c.signalCode !== null) return resolve();
+      c.once('exit', resolve);
+      process.kill(c.pid, 'SIGTERM');
+    });
+  }
   await etcd.stop('SIGTERM');
   process.exit(code);
 }

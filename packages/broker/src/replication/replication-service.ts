@@ -232,7 +232,11 @@ export class ReplicationService implements ReplicatedPartitions {
       return;
     }
     if (role?.kind === 'primary') {
-      this.demote(partition, role.pipeline, `${owner.member} is primary in epoch ${owner.epoch}`);
+      const why =
+        owner.member === self
+          ? 'its assignment here is gone (this broker is leaving, or its lease lapsed)'
+          : `${owner.member} is primary in epoch ${owner.epoch}`;
+      this.demote(partition, role.pipeline, why);
       return;
     }
     if (role?.kind === 'replica') role.side.learnEpoch(owner.epoch);

@@ -46,6 +46,12 @@ export interface EtcdServer {
 export interface StartEtcdOptions {
   /** Defaults to a new temporary directory, removed by cleanup(). */
   dataDir?: string;
+  /**
+   * A process group of its own, so a terminal's Ctrl-C reaches only the process that started it,
+   * which stops etcd last (`npm run cluster`: the brokers leave the cluster first). Tests leave it
+   * in theirs: a Ctrl-C of the test run stops etcd with it.
+   */
+  ownProcessGroup?: boolean;
 }
 
 const running = new Set<ChildProcess>();
@@ -91,7 +97,10 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
     const [command, commandArgs] = existsSync(SETPRIV)
       ? [SETPRIV, ['--pdeathsig', 'KILL', '--', binary, ...args]]
       : [binary, args];
-    const proc = spawn(command, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(command, commandArgs, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: options.ownProcessGroup ?? false,
+    });
     child = proc;
     running.add(proc);
     exited = new Promise((resolve) =>
