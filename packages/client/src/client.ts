@@ -17,6 +17,7 @@ import {
   ErrorCode,
   inSyncRouteOf,
   type MetadataResponseV2,
+  type MetadataResponseV4,
   type ProduceResult,
   type RouteV2,
   type TopicMetadata,
@@ -156,6 +157,22 @@ export class Client {
       const broker = await this.anyBroker(attempt.avoid);
       attempt.at = broker.address;
       return this.readRoutes(broker, topics);
+    });
+  }
+
+  /**
+   * METADATA v4 through any broker that speaks it: every partition's epoch and replicas, each with
+   * its zone, whether it is in sync and live, and its lag behind the primary.
+   */
+  async metadataWithReplicas(...topics: string[]): Promise<MetadataResponseV4> {
+    return this.withRetries('METADATA', async (attempt) => {
+      const broker = await this.anyBroker(attempt.avoid);
+      attempt.at = broker.address;
+      if (broker.maxVersion(ApiKey.METADATA) < 4) {
+        // A broker that predates it: as if it had answered UNSUPPORTED_VERSION (not retried).
+        throw new BrokerError(ErrorCode.UNSUPPORTED_VERSION, `METADATA v4 to ${broker.address}`, { topics });
+      }
+      return broker.connection.metadataWithReplicas(topics, this.minRevision);
     });
   }
 

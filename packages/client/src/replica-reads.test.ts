@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ApiKey, encodeFetchResponseHeader, encodeNotPrimaryResponse, type Request } from '@booblik/protocol';
+import {
+  ApiKey,
+  ErrorCode,
+  encodeFetchResponseHeader,
+  encodeNotPrimaryResponse,
+  ReplicaFlag,
+  type Request,
+} from '@booblik/protocol';
 import { Client } from './client.js';
-import { InvalidArgumentError } from './errors.js';
+import { BrokerError, InvalidArgumentError } from './errors.js';
 import { startBrokerProcess } from './test-support/broker-process.js';
 import { FakeCluster, type FakeClusterNode } from './test-support/fake-cluster.js';
 
@@ -137,6 +144,28 @@ describe('client: reads from replicas (preferZone)', () => {
     await fetchFrom0(client);
     assert.deepEqual([fetches(a), fetches(b)], [[3], []]);
     assert.ok(a.metadataSeen.every((m) => m.version <= 3));
+  });
+
+  it('metadataWithReplicas shows every replica with its zone and in-sync flag; a broker without v4 refuses it', async () => {
+    const { c, a, b, z } = await zoned({ bInSync: false });
+    const client = await reader(a.address);
+    const [topic] = (await client.metadataWithReplicas('t')).topics;
+    const route = topic!.partitions[0]!.route;
+    assert.equal(route.primary, a.address);
+    assert.deepEqual(
+      route.replicas.map((r) => [r.address, r.zone, r.flags]),
+      [
+        [a.address, 'a', ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE],
+        [b.address, 'b', ReplicaFlag.LIVE],
+        [z.address, 'c', ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE],
+      ],
+    );
+    c.v4 = false;
+    const older = await reader(a.address);
+    await assert.rejects(
+      older.metadataWithReplicas('t'),
+      (e: unknown) => e instanceof BrokerError && e.code === ErrorCode.UNSUPPORTED_VERSION,
+    );
   });
 
   it('an empty preferZone is refused before anything is sent', async () => {
