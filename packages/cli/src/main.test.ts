@@ -321,6 +321,7 @@ describe('booblik usage errors', () => {
       /booblik: unknown option --frm \(this command takes .*--from <value>.*\)\n/,
     ],
     ['a malformed --broker', ['metadata', '--broker', 'host:99999'], /--broker: address: "host:99999"/],
+    ['an empty --prefer-zone', ['consume', 't', '--prefer-zone', ''], /--prefer-zone: expected a zone name/],
   ];
   for (const [what, args, message] of cases) {
     it(`${what} is exit 2 with a message saying what is wrong`, async () => {
