@@ -111,23 +111,10 @@ async function oneStore(ctx: FragmentBenchContext, kind: string, url: string): P
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();
-  // W1's shape: 4 connections, 4 batches of 100 in flight on each.
-  const producers = await Promise.all(
-    Array.from({ length: 4 }, () => Connection.connect(`127.0.0.1:${writer.port}`)),
-  );
-  let next = 0;
-  await Promise.all(
-    producers.flatMap((p) =>
-      Array.from({ length: 4 }, async () => {
-        while (next < batches) {
-          next++;
-          await p.produce('stored', 0, batch);
-          await p.produce('bench', 0, batch); // the same bytes, local only: the comparison read
-        }
-      }),
-    ),
-  );
-  for (const p of producers) await p.close();
+  await writeW1Shape(writer.port, batches, async (p) => {
+    await p.produce('stored', 0, batch);
+    await p.produce('bench', 0, batch); // the same bytes, local only: the comparison read
+  });
   sampling = false;
   await sampler;
   row(
@@ -193,6 +180,25 @@ async function oneStore(ctx: FragmentBenchContext, kind: string, url: string): P
 }
 
 /** Closed segments of the partition and how many of them are not yet in the store. */
+/** W1's shape: 4 connections, 4 sends in flight on each, until `batches` have been sent. */
+async function writeW1Shape(port: number, batches: number, send: (c: Connection) => Promise<unknown>) {
+  const producers = await Promise.all(
+    Array.from({ length: 4 }, () => Connection.connect(`127.0.0.1:${port}`)),
+  );
+  let next = 0;
+  await Promise.all(
+    producers.flatMap((p) =>
+      Array.from({ length: 4 }, async () => {
+        while (next < batches) {
+          next++;
+          await send(p);
+        }
+      }),
+    ),
+  );
+  for (const p of producers) await p.close();
+}
+
 async function closedAndBacklog(c: Connection): Promise<{ closed: number; backlog: number }> {
   const [p] = await c.listFragments('stored', 0);
   const closed = p!.fragments.slice(0, -1); // the last one is the active segment
@@ -248,22 +254,8 @@ async function sustainedBacklog(
         await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS));
       }
     })();
-    const producers = await Promise.all(
-      Array.from({ length: 4 }, () => Connection.connect(`127.0.0.1:${broker.port}`)),
-    );
-    let next = 0;
-    await Promise.all(
-      producers.flatMap((p) =>
-        Array.from({ length: 4 }, async () => {
-          while (next < batches) {
-            next++;
-            await p.produce('stored', 0, batch);
-          }
-        }),
-      ),
-    );
+    await writeW1Shape(broker.port, batches, (p) => p.produce('stored', 0, batch));
     const writeMs = performance.now() - t0;
-    for (const p of producers) await p.close();
     sampling = false;
     await sampler;
     const atEnd = await closedAndBacklog(c);

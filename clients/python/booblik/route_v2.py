@@ -18,7 +18,7 @@ import enum
 from dataclasses import dataclass
 
 from .errors import ProtocolError
-from .topics import _LISTED_TOPIC_BYTES_MIN, ListedTopic, Route, TopicListing, decode_spec
+from .topics import Route, TopicListing, decode_routed_listing
 from .wire import BodyReader
 
 LIST_REPLICAS_VERSION = 2
@@ -104,18 +104,6 @@ def _lag(reader: BodyReader, field: str) -> int:
 
 def decode_list_response_v2(body: bytes) -> TopicListing:
     """A LIST v2 answer: each topic's ``routes`` as v1 Routes (``RouteV2.route()``), and ``routes_v2``."""
-    reader = BodyReader("LIST response", body)
-    revision = reader.i64("revision")
-    topic_count = reader.i32("topicCount")
-    if not 0 <= topic_count <= (len(body) - reader.pos) // _LISTED_TOPIC_BYTES_MIN:
-        raise ProtocolError(f"LIST response: topicCount {topic_count} does not fit the bytes left")
-    topics = []
-    for index in range(topic_count):
-        spec = decode_spec(reader, f"topics[{index}].spec")
-        route_count = reader.i32(f"topics[{index}].routeCount")
-        if not 0 <= route_count <= (len(body) - reader.pos) // ROUTE_V2_BYTES_MIN:
-            raise ProtocolError(f"LIST response: topics[{index}].routeCount {route_count} does not fit the bytes left")
-        routes = tuple(decode_route_v2(reader, f"topics[{index}].routes[{r}]") for r in range(route_count))
-        topics.append(ListedTopic(spec, tuple(r.route() for r in routes), routes))
-    reader.end()
-    return TopicListing(revision, topics)
+    return decode_routed_listing(
+        body, ROUTE_V2_BYTES_MIN, decode_route_v2, lambda routes: (tuple(r.route() for r in routes), routes)
+    )

@@ -244,6 +244,12 @@ def encode_list_request(selector: str, watch_revision: int = NO_WATCH, max_wait_
 
 
 def decode_list_response(body: bytes) -> TopicListing:
+    return decode_routed_listing(body, _ROUTE_BYTES_MIN, _decode_route, lambda routes: (routes, None))
+
+
+def decode_routed_listing(body: bytes, route_bytes_min: int, decode_route, split) -> TopicListing:
+    """LIST v1's answer and v2's: the same layout, each with its route codec; ``split`` turns the
+    decoded routes into ListedTopic's ``routes`` and ``routes_v2``."""
     reader = BodyReader("LIST response", body)
     revision = reader.i64("revision")
     topic_count = reader.i32("topicCount")
@@ -253,10 +259,10 @@ def decode_list_response(body: bytes) -> TopicListing:
     for index in range(topic_count):
         spec = decode_spec(reader, f"topics[{index}].spec")
         route_count = reader.i32(f"topics[{index}].routeCount")
-        if not 0 <= route_count <= (len(body) - reader.pos) // _ROUTE_BYTES_MIN:
+        if not 0 <= route_count <= (len(body) - reader.pos) // route_bytes_min:
             raise ProtocolError(f"LIST response: topics[{index}].routeCount {route_count} does not fit the bytes left")
-        routes = tuple(_decode_route(reader, f"topics[{index}].routes[{r}]") for r in range(route_count))
-        topics.append(ListedTopic(spec, routes))
+        routes = tuple(decode_route(reader, f"topics[{index}].routes[{r}]") for r in range(route_count))
+        topics.append(ListedTopic(spec, *split(routes)))
     reader.end()
     return TopicListing(revision, topics)
 

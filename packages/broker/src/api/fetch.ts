@@ -232,10 +232,9 @@ function answerNowOrLater(
     answer.deliver(refuse(ctx, correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
     return;
   }
-  const hw = partition.highWatermark.value;
-  if (fromReplica && req.fetchOffset > hw) {
+  if (fromReplica && req.fetchOffset > partition.highWatermark.value) {
     // Committed on the primary, not yet known committed here: nothing to show yet, and no refusal.
-    answer.deliver(encodeFetchResponseHeader(correlationId, hw, 0));
+    answer.deliver(encodeFetchResponseHeader(correlationId, partition.highWatermark.value, 0));
     return;
   }
   let now: ReadResult | null;

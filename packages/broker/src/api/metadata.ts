@@ -75,8 +75,6 @@ function describe(
     for (let id = 0; id < spec.partitions; id++) {
       const where = ctx.routing.resolve(name, id);
       if (localOnly && where.kind !== 'local') continue;
-      // The lag is known only where the primary is: a remote one is asked below.
-      const routeV2 = v4 ? ctx.routing.routeV2Of(name, id, endpoint, where.kind === 'local') : NO_ROUTE_V2;
       if (where.kind === 'local') {
         const p = where.partition;
         partitions.push({
@@ -84,11 +82,18 @@ function describe(
           logStartOffset: p.logStartOffset,
           highWatermark: p.highWatermark.value,
           route: apiVersion === 1 ? NO_ROUTE : ctx.routing.routeOf(name, id, endpoint),
-          routeV2,
+          routeV2: v4 ? ctx.routing.routeV2Of(name, id, endpoint, true) : NO_ROUTE_V2,
         });
         continue;
       }
-      const entry: Entry = { partition: id, logStartOffset: 0, highWatermark: 0, route: NO_ROUTE, routeV2 };
+      // A remote primary's RouteV2 (with the lags only it knows) comes with its answer below.
+      const entry: Entry = {
+        partition: id,
+        logStartOffset: 0,
+        highWatermark: 0,
+        route: NO_ROUTE,
+        routeV2: NO_ROUTE_V2,
+      };
       partitions.push(entry);
       if (where.kind === 'remote' && ctx.proxy !== null) {
         entry.route = where.route;
@@ -104,7 +109,7 @@ function describe(
           byTopic.set(name, entries);
         }
         entries[id] = entry;
-      } else if (v4) entry.routeV2 = withoutPrimary(routeV2);
+      } else if (v4) entry.routeV2 = withoutPrimary(ctx.routing.routeV2Of(name, id, endpoint, false));
     }
     topics.push({ name, partitions });
   }
@@ -123,7 +128,7 @@ function describe(
       : encodeMetadataResponseV2(correlationId, { revision, topics });
   };
   if (remote.size === 0) return encode();
-  return fillFromPeers(ctx, remote, v4).then(encode);
+  return fillFromPeers(ctx, remote, v4, endpoint).then(encode);
 }
 
 /** A route as shown when its primary does not answer: no primary, no lag known. */
@@ -143,6 +148,7 @@ async function fillFromPeers(
   ctx: ApiContext,
   remote: ReadonlyMap<string, Map<string, Entry[]>>,
   v4: boolean,
+  endpoint: string,
 ): Promise<void> {
   await Promise.all(
     [...remote].map(async ([address, byTopic]) => {
@@ -170,11 +176,12 @@ async function fillFromPeers(
         ctx.noisyLog.warn(`METADATA: offsets from ${address} unavailable: ${String(error)}`);
       }
       // What the peer did not answer for (it no longer serves it, or failed): shown without a primary.
-      for (const entries of byTopic.values()) {
+      for (const [name, entries] of byTopic) {
         for (const entry of entries) {
           if (entry === undefined || answered.has(entry)) continue;
           entry.route = NO_ROUTE;
-          entry.routeV2 = withoutPrimary(entry.routeV2);
+          if (v4)
+            entry.routeV2 = withoutPrimary(ctx.routing.routeV2Of(name, entry.partition, endpoint, false));
         }
       }
     }),

@@ -4,9 +4,9 @@
  * the MOVE waits. A line when the state changes, at most one a second; nothing from a broker
  * without METADATA v4.
  */
-
 import { Connection } from '@booblik/client';
-import { ApiKey, ReplicaFlag } from '@booblik/protocol';
+import { ReplicaFlag } from '@booblik/protocol';
+import { speaksMetadataV4 } from '../versions.js';
 
 const POLL_MS = 250;
 const LINE_EVERY_MS = 1000;
@@ -29,8 +29,7 @@ export function watchCatchUp(
     let connection: Connection | undefined;
     try {
       connection = await Connection.connect(address);
-      const versions = await connection.apiVersions();
-      if ((versions.find((v) => v.apiKey === ApiKey.METADATA)?.maxVersion ?? 0) < 4) return;
+      if (!(await speaksMetadataV4(connection))) return;
       let last = '';
       let lastAt = Number.NEGATIVE_INFINITY;
       while (!stopped) {

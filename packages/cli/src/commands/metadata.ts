@@ -1,10 +1,11 @@
 import { Connection } from '@booblik/client';
-import { ApiKey, ReplicaFlag, type RouteV2 } from '@booblik/protocol';
+import { ReplicaFlag, type RouteV2 } from '@booblik/protocol';
 import { brokerAddress, parse } from '../args.js';
 import { ExitCode } from '../constants.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
+import { speaksMetadataV4 } from '../versions.js';
 
 const BOTH = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
 
@@ -23,9 +24,9 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     signal: io.signal,
   });
   try {
-    const versions = await connection.apiVersions();
-    const v4 = (versions.find((v) => v.apiKey === ApiKey.METADATA)?.maxVersion ?? 0) >= 4;
-    const answer = v4 ? await connection.metadataWithReplicas(parsed.positionals) : undefined;
+    const answer = (await speaksMetadataV4(connection))
+      ? await connection.metadataWithReplicas(parsed.positionals)
+      : undefined;
     // One node has one replica without a member id: its table stays the four columns it always had.
     const cluster = answer?.topics.some((t) =>
       t.partitions.some((p) => p.route.replicas.some((r) => r.member !== '')),

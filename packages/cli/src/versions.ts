@@ -1,0 +1,8 @@
+import type { Connection } from '@booblik/client';
+import { ApiKey } from '@booblik/protocol';
+
+/** Whether the broker answers METADATA v4: each partition's epoch and replicas with zones and lag. */
+export async function speaksMetadataV4(connection: Connection): Promise<boolean> {
+  const versions = await connection.apiVersions();
+  return (versions.find((v) => v.apiKey === ApiKey.METADATA)?.maxVersion ?? 0) >= 4;
+}
