@@ -527,11 +527,13 @@ export function natsDriver(o: DriverOptions): Driver {
   };
 }
 
-export type SystemName = 'booblik' | 'booblik-client' | 'redis' | 'nats';
+/** `node-floor`: the least a Node server does to serve these workloads on booblik's wire (node-floor.ts). */
+export type SystemName = 'booblik' | 'booblik-client' | 'redis' | 'nats' | 'node-floor';
 
 export function makeDriver(system: SystemName, o: DriverOptions): Driver {
   switch (system) {
     case 'booblik':
+    case 'node-floor':
       return booblikDriver(o);
     case 'booblik-client':
       return booblikClientDriver(o);

@@ -33,6 +33,7 @@ import {
   scrapeMetrics,
   startBooblik,
   startNats,
+  startNodeFloor,
   startRedis,
 } from './servers.js';
 
@@ -49,7 +50,9 @@ const profile = flag('profile');
 const keep = flag('keep');
 const reps = Number(option('reps') ?? (quick ? 1 : 3));
 const only = option('only')?.split(',');
-const wantedSystems = (option('systems') ?? 'booblik,redis,nats').split(',');
+/** `node-floor`: what a Node server reaches with nothing of a broker's work (node-floor.ts), in the same run. */
+const NODE_FLOOR = 'node-floor';
+const wantedSystems = (option('systems') ?? `booblik,redis,nats,${NODE_FLOOR}`).split(',');
 const withClient = flag('client') || (!quick && !flag('no-client'));
 /** Wait for the shared machine to be quiet before each case (not in a quick run). */
 const settle = !quick && !flag('no-settle');
@@ -189,7 +192,7 @@ const peers =
     ? ensurePeers(log)
     : { redis: false, nats: false };
 const systems = wantedSystems.filter(
-  (s) => s === OURS || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
+  (s) => s === OURS || s === NODE_FLOOR || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
 );
 const peerNames = systems.filter((s) => s !== OURS);
 const natsSyncAlways = systems.includes('nats') && natsCanSyncAlways(dataRoot);
@@ -260,6 +263,7 @@ async function startServer(system: SystemName, durable: boolean, name: string): 
   let server: Server;
   if (system === 'redis') server = await startRedis(dir, logFile, durable);
   else if (system === 'nats') server = await startNats(dir, logFile, durable && natsSyncAlways);
+  else if (system === NODE_FLOOR) server = await startNodeFloor(here, dir, logFile);
   else {
     const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
     server = await startBooblik({ repoRoot, dataDir: dir, logFile, cpuProfileDir });
@@ -394,7 +398,8 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
         rep,
       });
     }
-    if (kase.readBack) {
+    // The floor reads only from the start or the end of its log: W4 is the brokers' own.
+    if (kase.readBack && system !== NODE_FLOOR) {
       const then = kase.readBack;
       const readCpu0 = server.cpuSeconds();
       const readT0 = performance.now();

@@ -214,6 +214,20 @@ export function startBooblik(o: BooblikOptions): Promise<Server> {
   });
 }
 
+/** The floor of a broker on Node's socket streams (node-floor.ts), from the built suite. */
+export function startNodeFloor(suiteDir: string, dataDir: string, logFile: string): Promise<Server> {
+  return launch({
+    system: 'node-floor',
+    command: process.execPath,
+    args: [path.join(suiteDir, 'node-floor.js'), `--data.dir=${dataDir}`],
+    logFile,
+    ready: (line) => {
+      const m = /node-floor listening on [\d.]+:(\d+)/.exec(line);
+      return m ? Number(m[1]) : undefined;
+    },
+  });
+}
+
 /** Redis with the append-only file as its durable log (RDB snapshots off: no fork mid-run). */
 export async function startRedis(dataDir: string, logFile: string, fsyncAlways: boolean): Promise<Server> {
   const port = await freePort();

@@ -1,0 +1,241 @@
+/**
+ * The floor of a broker on Node's socket streams, run by the suite beside the brokers (system
+ * `node-floor`) so that a figure behind Redis can be told apart from what Node itself costs here.
+ *
+ * It does the least a Node server must do to serve the suite's workloads through booblik's wire: per
+ * request it splits the frame and reads its header; a PRODUCE's records get their CRC-32C and go to
+ * the log file in one `pwrite` at its end, then the answer; FORCED answers follow one `fdatasync` per
+ * turn of the event loop, on the loop's own thread, for every FORCED request of that turn (what Redis
+ * does for `appendfsync always`); a FETCH at the log's end waits for the next write, which answers
+ * it. Nothing else: no name validation, one partition, no index (a FETCH reads from the start or
+ * waits at the end), no metrics, no tail cache, no recovery. It is not a broker and nothing outside
+ * the suite uses it.
+ *
+ *   node bench/dist/suite/node-floor.js --data.dir=DIR       prints "node-floor listening on 127.0.0.1:PORT"
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { AckPolicy, ApiKey, crc32c, ErrorCode, recordHeaderBytes } from '@booblik/protocol';
+
+const dataDir = process.argv.find((a) => a.startsWith('--data.dir='))?.slice('--data.dir='.length);
+if (!dataDir) throw new Error('usage: node-floor.js --data.dir=DIR');
+const fd = fs.openSync(path.join(dataDir, 'log'), 'w+');
+let fileEnd = 0;
+let logEnd = 0;
+
+/** Answers of one connection, written in request order: a held answer holds back those after it. */
+class Connection {
+  private readonly queue: { answer: Buffer | null }[] = [];
+  private pending: Buffer | null = null;
+  constructor(readonly socket: net.Socket) {}
+
+  /** Writes `answer` now when nothing before it is held; otherwise queues it. */
+  answer(answer: Buffer): void {
+    if (this.queue.length === 0) this.socket.write(answer);
+    else this.queue.push({ answer });
+  }
+
+  /** Keeps the next answer's place; the function returned fills it, and writes what became ready. */
+  reserve(): (answer: Buffer) => void {
+    const slot: { answer: Buffer | null } = { answer: null };
+    this.queue.push(slot);
+    return (answer) => {
+      slot.answer = answer;
+      while (this.queue.length > 0 && this.queue[0]!.answer !== null)
+        this.socket.write(this.queue.shift()!.answer!);
+    };
+  }
+
+  /** Whole frames out of what arrived; the rest waits for the next chunk. */
+  frames(chunk: Buffer, each: (frame: Buffer) => void): void {
+    let buf = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
+    let pos = 0;
+    while (buf.length - pos >= 4) {
+      const length = buf.readInt32BE(pos);
+      if (length < 8 || length > 8 * 2 ** 20) {
+        this.socket.destroy();
+        return;
+      }
+      if (buf.length - pos - 4 < length) break;
+      each(buf.subarray(pos, pos + 4 + length));
+      pos += 4 + length;
+    }
+    buf = buf.subarray(pos);
+    this.pending = buf.length > 0 ? Buffer.from(buf) : null;
+  }
+}
+
+function errorAnswer(correlationId: number, code: number): Buffer {
+  const b = Buffer.allocUnsafe(10);
+  b.writeInt32BE(6, 0);
+  b.writeInt32BE(correlationId, 4);
+  b.writeInt16BE(code, 8);
+  return b;
+}
+
+function produceAnswer(correlationId: number, base: number, end: number): Buffer {
+  const b = Buffer.allocUnsafe(26);
+  b.writeInt32BE(22, 0);
+  b.writeInt32BE(correlationId, 4);
+  b.writeInt16BE(0, 8);
+  b.writeBigInt64BE(BigInt(base), 10);
+  b.writeBigInt64BE(BigInt(end), 18);
+  return b;
+}
+
+function fetchAnswer(correlationId: number, payload: Buffer): Buffer {
+  const b = Buffer.allocUnsafe(22 + payload.length);
+  b.writeInt32BE(18 + payload.length, 0);
+  b.writeInt32BE(correlationId, 4);
+  b.writeInt16BE(0, 8);
+  b.writeBigInt64BE(BigInt(logEnd), 10);
+  b.writeInt32BE(payload.length, 18);
+  payload.copy(b, 22);
+  return b;
+}
+
+// ------------------------------------------------------------------------------- FORCED, per turn
+
+let forcedDue: { fill: (b: Buffer) => void; answer: Buffer }[] = [];
+let syncScheduled = false;
+/** After this turn's reads: one fdatasync for all of them, then their answers. */
+function syncThisTurn(): void {
+  syncScheduled = false;
+  const due = forcedDue;
+  forcedDue = [];
+  let failed = false;
+  try {
+    fs.fdatasyncSync(fd);
+  } catch {
+    failed = true;
+  }
+  for (const d of due)
+    d.fill(failed ? errorAnswer(d.answer.readInt32BE(4), ErrorCode.STORAGE_ERROR) : d.answer);
+}
+
+// ---------------------------------------------------------------------------------- held FETCHes
+
+interface Held {
+  fill: (b: Buffer) => void;
+  correlationId: number;
+  offset: number;
+  maxBytes: number;
+  timer: NodeJS.Timeout;
+}
+let held: Held[] = [];
+
+function wakeHeld(base: number, stored: Buffer): void {
+  const waiting = held;
+  held = [];
+  for (const h of waiting) {
+    clearTimeout(h.timer);
+    const payload = h.offset === base ? stored.subarray(0, h.maxBytes) : Buffer.alloc(0);
+    h.fill(fetchAnswer(h.correlationId, payload));
+  }
+}
+
+// ------------------------------------------------------------------------------------- requests
+
+function topicEnd(frame: Buffer): number {
+  return 14 + frame.readUInt16BE(12);
+}
+
+function produce(c: Connection, frame: Buffer, correlationId: number): void {
+  let pos = topicEnd(frame) + 4; // partition
+  const ack = frame.readInt8(pos);
+  const count = frame.readInt32BE(pos + 1);
+  pos += 5;
+  const payloadStart = pos;
+  let bytes = 0;
+  for (let i = 0; i < count; i++) {
+    const size = frame.readInt32BE(pos);
+    bytes += size;
+    pos += 4 + size;
+  }
+  if (count <= 0 || pos > frame.length) {
+    if (ack !== AckPolicy.NONE) c.answer(errorAnswer(correlationId, ErrorCode.CORRUPT_REQUEST));
+    return;
+  }
+  const stored = Buffer.allocUnsafe(bytes + count * recordHeaderBytes);
+  pos = payloadStart;
+  let out = 0;
+  for (let i = 0; i < count; i++) {
+    const size = frame.readInt32BE(pos);
+    stored.writeInt32BE(size, out);
+    stored.writeUInt32BE(crc32c(frame, pos + 4, pos + 4 + size), out + 4);
+    frame.copy(stored, out + 8, pos + 4, pos + 4 + size);
+    pos += 4 + size;
+    out += 8 + size;
+  }
+  fs.writeSync(fd, stored, 0, stored.length, fileEnd);
+  fileEnd += stored.length;
+  const base = logEnd;
+  logEnd += count;
+  if (held.length > 0) wakeHeld(base, stored);
+  if (ack === AckPolicy.NONE) return;
+  const answer = produceAnswer(correlationId, base, logEnd);
+  if (ack !== AckPolicy.FORCED) {
+    c.answer(answer);
+    return;
+  }
+  forcedDue.push({ fill: c.reserve(), answer });
+  if (!syncScheduled) {
+    syncScheduled = true;
+    setImmediate(syncThisTurn);
+  }
+}
+
+function fetch(c: Connection, frame: Buffer, correlationId: number, version: number): void {
+  const pos = topicEnd(frame) + 4;
+  const offset = Number(frame.readBigInt64BE(pos));
+  const maxBytes = frame.readInt32BE(pos + 8);
+  const waitMs = version >= 2 ? frame.readInt32BE(pos + 12) : 0;
+  if (offset === 0 && logEnd > 0) {
+    const payload = Buffer.allocUnsafe(Math.min(maxBytes, fileEnd));
+    fs.readSync(fd, payload, 0, payload.length, 0);
+    c.answer(fetchAnswer(correlationId, payload));
+  } else if (offset !== logEnd) c.answer(errorAnswer(correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
+  else if (waitMs <= 0) c.answer(fetchAnswer(correlationId, Buffer.alloc(0)));
+  else hold(c, correlationId, offset, maxBytes, waitMs);
+}
+
+function hold(c: Connection, correlationId: number, offset: number, maxBytes: number, waitMs: number): void {
+  const fill = c.reserve();
+  const h: Held = {
+    fill,
+    correlationId,
+    offset,
+    maxBytes,
+    timer: setTimeout(() => {
+      held = held.filter((x) => x !== h);
+      fill(fetchAnswer(correlationId, Buffer.alloc(0)));
+    }, waitMs),
+  };
+  held.push(h);
+}
+
+const server = net.createServer((socket) => {
+  socket.setNoDelay(true);
+  const c = new Connection(socket);
+  socket.on('data', (chunk: Buffer) =>
+    c.frames(chunk, (frame) => {
+      const apiKey = frame.readInt16BE(4);
+      const version = frame.readInt16BE(6);
+      const correlationId = frame.readInt32BE(8);
+      try {
+        if (apiKey === ApiKey.PRODUCE) produce(c, frame, correlationId);
+        else if (apiKey === ApiKey.FETCH) fetch(c, frame, correlationId, version);
+        else c.answer(errorAnswer(correlationId, ErrorCode.UNSUPPORTED_VERSION));
+      } catch {
+        c.answer(errorAnswer(correlationId, ErrorCode.CORRUPT_REQUEST));
+      }
+    }),
+  );
+  socket.on('error', () => socket.destroy());
+});
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as net.AddressInfo;
+  process.stdout.write(`node-floor listening on 127.0.0.1:${port}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));
