@@ -66,6 +66,12 @@ class Connection {
   }
 }
 
+/** An int64 without a BigInt (offsets stay far below 2^53). */
+function writeInt64(b: Buffer, value: number, at: number): void {
+  b.writeUInt32BE(Math.floor(value / 2 ** 32), at);
+  b.writeUInt32BE(value >>> 0, at + 4);
+}
+
 function errorAnswer(correlationId: number, code: number): Buffer {
   const b = Buffer.allocUnsafe(10);
   b.writeInt32BE(6, 0);
@@ -79,8 +85,8 @@ function produceAnswer(correlationId: number, base: number, end: number): Buffer
   b.writeInt32BE(22, 0);
   b.writeInt32BE(correlationId, 4);
   b.writeInt16BE(0, 8);
-  b.writeBigInt64BE(BigInt(base), 10);
-  b.writeBigInt64BE(BigInt(end), 18);
+  writeInt64(b, base, 10);
+  writeInt64(b, end, 18);
   return b;
 }
 
@@ -89,7 +95,7 @@ function fetchAnswer(correlationId: number, payload: Buffer): Buffer {
   b.writeInt32BE(18 + payload.length, 0);
   b.writeInt32BE(correlationId, 4);
   b.writeInt16BE(0, 8);
-  b.writeBigInt64BE(BigInt(logEnd), 10);
+  writeInt64(b, logEnd, 10);
   b.writeInt32BE(payload.length, 18);
   payload.copy(b, 22);
   return b;
@@ -188,7 +194,7 @@ function produce(c: Connection, frame: Buffer, correlationId: number): void {
 
 function fetch(c: Connection, frame: Buffer, correlationId: number, version: number): void {
   const pos = topicEnd(frame) + 4;
-  const offset = Number(frame.readBigInt64BE(pos));
+  const offset = frame.readUInt32BE(pos) * 2 ** 32 + frame.readUInt32BE(pos + 4);
   const maxBytes = frame.readInt32BE(pos + 8);
   const waitMs = version >= 2 ? frame.readInt32BE(pos + 12) : 0;
   if (offset === 0 && logEnd > 0) {

@@ -18,6 +18,14 @@ export const systemClock: Clock = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
+/**
+ * Lets a timer not keep the process alive by itself (a no-op for clocks whose timers are not Node's).
+ * For deadlines of requests in flight: their socket already keeps the process alive while they wait.
+ */
+export function unrefTimer(handle: TimerHandle): void {
+  (handle as { unref?: () => void } | undefined)?.unref?.();
+}
+
 /** Resolves after `delayMs` on `clock`; rejects with the signal's reason if it fires first. */
 export function delay(clock: Clock, delayMs: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

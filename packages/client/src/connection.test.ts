@@ -33,6 +33,15 @@ after(async () => {
   for (const b of brokers) await b.close();
 });
 
+/** `p`, or a failure if it is still pending after 2 s: a deadline that never fires fails the test. */
+function soon<T>(p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('still pending 2 s after its deadline')), 2000);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 async function fake(): Promise<FakeBroker> {
   const broker = await FakeBroker.start();
   brokers.push(broker);
@@ -249,6 +258,40 @@ describe('connection: produce and metadata', () => {
     assert.equal(conn.state, 'open', 'the broker may hold the fetch for its whole wait');
     clock.advance(1);
     await assert.rejects(pending, TimeoutError);
+  });
+
+  it('a request sent after a longer-waiting one times out at its own deadline, not the earlier one', async () => {
+    const broker = await fake();
+    const clock = new ManualClock();
+    const conn = await Connection.connect(broker.address, { requestTimeoutMs: 1000, clock });
+    const long = conn.fetch({ topic: 't', partition: 0, offset: 0, maxBytes: 100, maxWaitMs: 5000 });
+    await broker.nextRequest();
+    const short = conn.metadata();
+    await broker.nextRequest();
+    clock.advance(999);
+    assert.equal(conn.state, 'open');
+    clock.advance(1);
+    await assert.rejects(soon(short), (e: unknown) => e instanceof TimeoutError && e.timeoutMs === 1000);
+    await assert.rejects(long, ConnectionClosedError);
+  });
+
+  it('a request sent after answered ones gets its whole timeout', async () => {
+    const broker = await fake();
+    const clock = new ManualClock();
+    const conn = await Connection.connect(broker.address, { requestTimeoutMs: 1000, clock });
+    const first = conn.produce('t', 0, [Buffer.from('x')]);
+    const got = await broker.nextRequest();
+    clock.advance(500);
+    got.reply(encodeProduceResponse(got.request.correlationId, { baseOffset: 0, logEndOffset: 1 }));
+    await first;
+    clock.advance(400);
+    const second = conn.metadata();
+    await broker.nextRequest();
+    clock.advance(100); // the first request's deadline passes: nothing is due then
+    clock.advance(899);
+    assert.equal(conn.state, 'open', 'the second request has had 999 of its 1000 ms');
+    clock.advance(1);
+    await assert.rejects(soon(second), TimeoutError);
   });
 
   it('close() waits for the answers still due, refuses new requests, then closes', async () => {
