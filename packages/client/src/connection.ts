@@ -643,7 +643,8 @@ export class Connection {
         abandoned: false,
         detachSignal: undefined,
       };
-      if (this.deadlineTimer === undefined || entry.deadline < this.deadlineTimerAt) this.armDeadline(entry.deadline);
+      if (this.deadlineTimer === undefined || entry.deadline < this.deadlineTimerAt)
+        this.armDeadline(entry.deadline);
       if (signal) {
         const onAbort = () => {
           if (entry.abandoned) return;
