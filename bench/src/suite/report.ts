@@ -336,7 +336,10 @@ export function chartSvg(
   notes: Record<string, string> = {},
 ): string {
   const panels = HEADLINES.filter((h) => !['MiB/s', 'records'].includes(h.unit) || h.metric === 'read')
-    .filter((h) => !/service|p999|idle|server peak|start to|from cold/.test(h.metric) || h.metric === 'server peak RSS')
+    .filter(
+      (h) =>
+        !/service|p999|idle|server peak|start to|from cold/.test(h.metric) || h.metric === 'server peak RSS',
+    )
     .map((h) => ({ h, values: systems.map((sys) => median(s, h.case, sys, h.metric)) }))
     .filter((p) => p.values.some((v) => v !== undefined));
   const cols = 4;
