@@ -103,7 +103,7 @@ function fetchAnswer(correlationId: number, payload: Buffer): Buffer {
 
 // ------------------------------------------------------------------------------- FORCED, per turn
 
-let forcedDue: { fill: (b: Buffer) => void; answer: Buffer }[] = [];
+let forcedDue: { fill: (b: Buffer) => void; correlationId: number; answer: Buffer }[] = [];
 let syncScheduled = false;
 /** After this turn's reads: one fdatasync for all of them, then their answers. */
 function syncThisTurn(): void {
@@ -116,8 +116,7 @@ function syncThisTurn(): void {
   } catch {
     failed = true;
   }
-  for (const d of due)
-    d.fill(failed ? errorAnswer(d.answer.readInt32BE(4), ErrorCode.STORAGE_ERROR) : d.answer);
+  for (const d of due) d.fill(failed ? errorAnswer(d.correlationId, ErrorCode.STORAGE_ERROR) : d.answer);
 }
 
 // ---------------------------------------------------------------------------------- held FETCHes
@@ -173,7 +172,7 @@ function produce(c: Connection, frame: Buffer, correlationId: number): void {
     c.answer(answer);
     return;
   }
-  forcedDue.push({ fill: c.reserve(), answer });
+  forcedDue.push({ fill: c.reserve(), correlationId, answer });
   if (!syncScheduled) {
     syncScheduled = true;
     setImmediate(syncThisTurn);

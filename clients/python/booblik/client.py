@@ -175,15 +175,7 @@ class Client:
             topic,
             partition,
             wire.describe(wire.API_FETCH, topic, partition),
-            lambda b: b.connection.fetch(
-                topic,
-                partition,
-                offset,
-                max_bytes,
-                max_wait_millis,
-                min_bytes,
-                follow_routes=b.max_version(wire.API_FETCH) >= ROUTED_VERSION,
-            ),
+            lambda b: fetch_call(b, topic, partition, offset, max_bytes, max_wait_millis, min_bytes),
         )
 
     def apply_topics(self, changes, dry_run: bool = False) -> int:
@@ -322,16 +314,8 @@ class Client:
         left = False  # a replica (or the primary) failed this call: the primary serves the rest of it
 
         def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
-            version = min(version_max, broker.max_version(wire.API_FETCH))
-            return broker.connection.fetch(
-                topic,
-                partition,
-                offset,
-                max_bytes,
-                max_wait_millis,
-                min_bytes,
-                follow_routes=version >= ROUTED_VERSION,
-                from_replica=version >= REPLICA_READS_VERSION,
+            return fetch_call(
+                broker, topic, partition, offset, max_bytes, max_wait_millis, min_bytes, version_max
             )
 
         def step(attempt: dict) -> FetchResult:
@@ -378,6 +362,31 @@ class Client:
                 if verdict != AT_ONCE or lost:
                     self._sleep(self.routes.pause(pauses))
                     pauses += 1
+
+
+def fetch_call(
+    broker: _Broker,
+    topic: str,
+    partition: int,
+    offset: int,
+    max_bytes: int,
+    max_wait_millis: int,
+    min_bytes: int,
+    version_max: int = ROUTED_VERSION,
+):
+    """The FETCH ``broker`` is sent, at the highest version it and ``version_max`` allow (v4 asks for
+    a replica's own copy). Returns what its connection returns: the result, or the coroutine of it."""
+    version = min(version_max, broker.max_version(wire.API_FETCH))
+    return broker.connection.fetch(
+        topic,
+        partition,
+        offset,
+        max_bytes,
+        max_wait_millis,
+        min_bytes,
+        follow_routes=version >= ROUTED_VERSION,
+        from_replica=version >= REPLICA_READS_VERSION,
+    )
 
 
 def as_routed(topics: list, address: str) -> RoutedMetadata:

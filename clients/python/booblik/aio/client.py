@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Iterable
 
 from .. import limits, wire
-from ..client import _Broker, as_routed
+from ..client import _Broker, as_routed, fetch_call
 from ..errors import ConnectionClosedError, NotPrimaryError
 from ..fragments import list_fragments_call
 from ..replica_reads import ReplicaReads, check_zone
@@ -140,15 +140,7 @@ class Client:
             topic,
             partition,
             wire.describe(wire.API_FETCH, topic, partition),
-            lambda b: b.connection.fetch(
-                topic,
-                partition,
-                offset,
-                max_bytes,
-                max_wait_millis,
-                min_bytes,
-                follow_routes=b.max_version(wire.API_FETCH) >= ROUTED_VERSION,
-            ),
+            lambda b: fetch_call(b, topic, partition, offset, max_bytes, max_wait_millis, min_bytes),
         )
 
     async def apply_topics(self, changes, dry_run: bool = False) -> int:
@@ -278,16 +270,8 @@ class Client:
         left = False
 
         async def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
-            version = min(version_max, broker.max_version(wire.API_FETCH))
-            return await broker.connection.fetch(
-                topic,
-                partition,
-                offset,
-                max_bytes,
-                max_wait_millis,
-                min_bytes,
-                follow_routes=version >= ROUTED_VERSION,
-                from_replica=version >= REPLICA_READS_VERSION,
+            return await fetch_call(
+                broker, topic, partition, offset, max_bytes, max_wait_millis, min_bytes, version_max
             )
 
         async def step(attempt: dict) -> FetchResult:
