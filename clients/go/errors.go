@@ -33,6 +33,9 @@ const (
 	CodeNotEnoughReplicas ErrorCode = 14
 	// CodeStaleEpoch: broker to broker only (a write from a replaced primary).
 	CodeStaleEpoch ErrorCode = 15
+	// CodeOutcomeUnknown: the request was taken but its outcome is not known (a batch written but
+	// not acknowledged, an APPLY whose answer from etcd was lost): sending it again may apply it twice.
+	CodeOutcomeUnknown ErrorCode = 16
 )
 
 // codeInfo is one row of the error table, the same in every booblik client (the TypeScript
@@ -68,6 +71,8 @@ var codeTable = [...]codeInfo{
 		"fewer replicas are in sync than the topic's minInSync; the batch was not acknowledged (it may still appear once they are back)"},
 	CodeStaleEpoch: {"STALE_EPOCH", false,
 		"broker to broker: a write from a primary that has been replaced by a later epoch"},
+	CodeOutcomeUnknown: {"OUTCOME_UNKNOWN", false,
+		"the request may or may not have taken effect (a batch written but not acknowledged, an APPLY whose answer from etcd was lost); sending it again may apply it twice"},
 }
 
 func (c ErrorCode) info() (codeInfo, bool) {

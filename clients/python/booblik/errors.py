@@ -30,6 +30,7 @@ class ErrorCode(enum.IntEnum):
     CLUSTER_UNAVAILABLE = 13  # the cluster: etcd unreachable, or a minimum revision not reached
     NOT_ENOUGH_REPLICAS = 14  # the cluster: fewer in-sync replicas than the topic's minimum
     STALE_EPOCH = 15  # broker to broker: a write from a replaced primary
+    OUTCOME_UNKNOWN = 16  # taken, outcome not known: it may have been stored; a resend may store it twice
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,13 @@ ERROR_TABLE = (
         "STALE_EPOCH",
         False,
         "broker to broker: a write from a primary that has been replaced by a later epoch",
+    ),
+    ErrorInfo(
+        16,
+        "OUTCOME_UNKNOWN",
+        False,
+        "the request may or may not have taken effect (a batch written but not acknowledged, an APPLY"
+        " whose answer from etcd was lost); sending it again may apply it twice",
     ),
 )
 

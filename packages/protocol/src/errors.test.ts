@@ -23,6 +23,7 @@ describe('error codes', () => {
         [13, 'CLUSTER_UNAVAILABLE'],
         [14, 'NOT_ENOUGH_REPLICAS'],
         [15, 'STALE_EPOCH'],
+        [16, 'OUTCOME_UNKNOWN'],
       ],
     );
     for (const e of errorTable) assert.equal(ErrorCode[e.name], e.code);

@@ -31,6 +31,12 @@ export const ErrorCode = {
   NOT_ENOUGH_REPLICAS: 14,
   /** Broker to broker: a REPLICATE from a primary of an older epoch (it was replaced). */
   STALE_EPOCH: 15,
+  /**
+   * The request was taken but its outcome is not known: a PRODUCE batch already written may still
+   * be acknowledged by a later primary, an APPLY sent to etcd may have been applied. Not a refusal:
+   * sending it again may store it twice.
+   */
+  OUTCOME_UNKNOWN: 16,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -132,6 +138,13 @@ export const errorTable: readonly ErrorInfo[] = [
     name: 'STALE_EPOCH',
     retriable: false,
     description: 'broker to broker: a write from a primary that has been replaced by a later epoch',
+  },
+  {
+    code: 16,
+    name: 'OUTCOME_UNKNOWN',
+    retriable: false,
+    description:
+      'the request may or may not have taken effect (a batch written but not acknowledged, an APPLY whose answer from etcd was lost); sending it again may apply it twice',
   },
 ];
 
