@@ -67,7 +67,7 @@ describe('partition: replication surface', () => {
     assert.equal(partition.logEndOffset, 2);
     assert.throws(() => partition.truncateTo(0), /still wait for an answer/);
     assert.equal(partition.logEndOffset, 2, 'nothing cut');
-    partition.failUncommitted(new Error('no longer primary'));
+    partition.failUncommitted(new Error('no longer primary'), new Error('no longer primary'));
     await assert.rejects(pending, /no longer primary/);
     partition.truncateTo(0);
     assert.equal(partition.logEndOffset, 0);
@@ -88,7 +88,7 @@ describe('partition: replication surface', () => {
     demoted.setReplicationGate({ groupWritten: () => {} });
     const pending = demoted.append(batchOf([rec(0), rec(1)]), AckPolicy.WRITTEN);
     await new Promise((resolve) => setImmediate(resolve));
-    demoted.failUncommitted(new Error('no longer primary'));
+    demoted.failUncommitted(new Error('no longer primary'), new Error('no longer primary'));
     await assert.rejects(pending);
     demoted.setReplicationGate(null);
     await demoted.writeReplicated(2, encodeStoredRecords([rec(2)]), 1, false);
@@ -101,7 +101,7 @@ describe('partition: replication surface', () => {
     again.setReplicationGate({ groupWritten: () => {} });
     const failed = again.append(batchOf([rec(3)]), AckPolicy.WRITTEN);
     await new Promise((resolve) => setImmediate(resolve));
-    again.failUncommitted(new Error('lease lost'));
+    again.failUncommitted(new Error('lease lost'), new Error('lease lost'));
     await assert.rejects(failed);
     let timer: NodeJS.Timeout | undefined;
     const closed = await Promise.race([

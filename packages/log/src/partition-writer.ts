@@ -188,24 +188,25 @@ export class PartitionWriter {
   }
 
   /**
-   * Tells every waiter not yet answered that its batch failed with `error`, now: those of groups
-   * written but not acknowledged (their records stay in the log, published by a later `commitTo`
-   * that covers them) and those of batches queued or blocked, which are never written.
+   * Tells every waiter not yet answered, now, that its batch was not acknowledged: those of batches
+   * queued or blocked, which are never written, get `unwritten` (a refusal: nothing was stored);
+   * those of groups written but not acknowledged get `written`, since their records stay in the
+   * log and a later `commitTo` that covers them publishes them (an outcome the caller cannot know).
    */
-  failUncommitted(error: Error): void {
-    const waiters: AppendWaiter[] = [];
+  failUncommitted(unwritten: Error, written: Error): void {
+    const told: [AppendWaiter, Error][] = [];
     for (const group of this.groups) {
-      for (const p of group.members) waiters.push(p.waiter);
+      for (const p of group.members) told.push([p.waiter, written]);
       group.members = [];
       group.bases = [];
     }
-    for (const p of this.queue) waiters.push(p.waiter);
-    for (const p of this.blocked) waiters.push(p.waiter);
+    for (const p of this.queue) told.push([p.waiter, unwritten]);
+    for (const p of this.blocked) told.push([p.waiter, unwritten]);
     this.queue = [];
     this.queuedBytes = 0;
     this.queuedForced = 0;
     this.blocked = [];
-    for (const waiter of waiters) waiter.failed(error);
+    for (const [waiter, error] of told) waiter.failed(error);
   }
 
   /**

@@ -176,9 +176,12 @@ export class Partition {
     this.writer.commitTo(offset);
   }
 
-  /** Fails every waiter not yet answered; written records stay (see PartitionWriter.failUncommitted). */
-  failUncommitted(error: Error): void {
-    this.writer.failUncommitted(error);
+  /**
+   * Fails every waiter not yet answered: `unwritten` for batches never written, `written` for those
+   * whose records stay in the log (see PartitionWriter.failUncommitted).
+   */
+  failUncommitted(unwritten: Error, written: Error): void {
+    this.writer.failUncommitted(unwritten, written);
   }
 
   /**

@@ -138,7 +138,7 @@ describe('replication gate', () => {
     assert.equal(log.highWatermark.value, 6);
   });
 
-  it('failUncommitted fails every waiter now, written or queued; a later commitTo publishes what was written', async (t) => {
+  it('failUncommitted tells a written batch its outcome is unknown and a queued one it was refused; a later commitTo publishes what was written', async (t) => {
     const { log, writer, gate } = gatedWriter(t);
     const told: string[] = [];
     writer.appendTo(batchOf([rec(0), rec(1)]), AckPolicy.WRITTEN, {
@@ -148,18 +148,19 @@ describe('replication gate', () => {
     const written = track(writer, [rec('x')], AckPolicy.WRITTEN); // written with it, one turn later
     await gate.until(2);
     const queued = track(writer, [rec('never')], AckPolicy.WRITTEN); // queued for the next turn's group
-    const lost = new Error('lease lost');
-    writer.failUncommitted(lost);
+    const refused = new Error('refused');
+    const unknown = new Error('outcome unknown');
+    writer.failUncommitted(refused, unknown);
     await Promise.all([written.done, queued.done]);
-    assert.equal(written.state.error, lost);
-    assert.equal(queued.state.error, lost);
+    assert.equal(written.state.error, unknown, 'written: its records stay, so its outcome is not known');
+    assert.equal(queued.state.error, refused, 'queued: never written, so refused');
     await turn();
     assert.equal(log.logEndOffset, 3, 'the queued batch was never written');
     assert.equal(gate.handed.length, 2);
     writer.commitTo(3);
     assert.equal(log.highWatermark.value, 3, 'the records written stay, and are published once committed');
     assert.deepEqual(await readAll(log, 0), [rec(0), rec(1), rec('x')]);
-    assert.deepEqual(told, ['failed: lease lost'], 'told once, and not told appended later');
+    assert.deepEqual(told, ['failed: outcome unknown'], 'told once, and not told appended later');
     const after = track(writer, [rec(3)], AckPolicy.WRITTEN);
     await gate.until(3);
     writer.commitTo(4);

@@ -1,8 +1,12 @@
 import net from 'node:net';
 import { type FrameSink, FrameSplitter, lengthPrefixBytes, responseFrameLimits } from '@booblik/protocol';
 
-/** The peer's answer: the frame after its length prefix (a view), or null when none will come. */
-export type PeerAnswer = (frame: Buffer | null, failure?: string) => void;
+/**
+ * The peer's answer: the frame after its length prefix (a view), or null when none will come; then
+ * `failure` says why, and `mayHaveArrived` whether the request could have reached the peer (it was
+ * written to a connection that had connected), so its effect there is not known.
+ */
+export type PeerAnswer = (frame: Buffer | null, failure?: string, mayHaveArrived?: boolean) => void;
 
 interface Pending {
   answer: PeerAnswer;
@@ -20,6 +24,8 @@ export class PeerConnection implements FrameSink {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private dead: string | null = null;
+  /** Whether the socket ever connected: bytes written before then never reached the peer. */
+  private connected = false;
 
   constructor(
     /** The peer's advertised address: its name in the pool and in failures. */
@@ -29,7 +35,9 @@ export class PeerConnection implements FrameSink {
     dialAddress = address,
   ) {
     const { host, port } = splitAddress(dialAddress);
-    this.socket = net.connect({ host, port, noDelay: true });
+    this.socket = net.connect({ host, port, noDelay: true }, () => {
+      this.connected = true;
+    });
     this.socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     this.socket.on('error', (error) => this.fail(`${address}: ${error.message}`));
     this.socket.on('close', () => this.fail(`${address}: connection closed`));
@@ -50,7 +58,7 @@ export class PeerConnection implements FrameSink {
    */
   send(pieces: readonly Buffer[], timeoutMs: number, answer: PeerAnswer): void {
     if (this.dead !== null) {
-      answer(null, this.dead);
+      answer(null, this.dead, false);
       return;
     }
     const id = this.nextId;
@@ -110,7 +118,7 @@ export class PeerConnection implements FrameSink {
     this.pending.clear();
     for (const p of pending) {
       clearTimeout(p.timer);
-      p.answer(null, reason);
+      p.answer(null, reason, this.connected);
     }
   }
 }

@@ -6,6 +6,7 @@ import {
   ErrorCode,
   encodeErrorResponse,
   encodeFetchRequestV3,
+  encodeFetchRequestV4,
   encodeMetadataRequestV3,
   encodeMetadataRequestV4,
   type FetchRequest,
@@ -24,7 +25,7 @@ import type { AnswerSink, Reply } from '../api/context.js';
 import type { PeerAnswer, PeerConnection } from './peer-connection.js';
 import { PeerPool } from './peer-pool.js';
 
-/** A peer that answers nothing in this long is treated as gone (its requests answered NO_PRIMARY). */
+/** A peer that answers nothing in this long is treated as gone (see `forward` for what its requests get). */
 const PEER_ANSWER_TIMEOUT_MS = 10_000;
 /** A NOT_PRIMARY from the peer (routes moved meanwhile) is followed this many times. */
 const HOPS_MAX = 2;
@@ -57,8 +58,14 @@ export class PeerProxy {
   produce(req: ProduceRequest, correlationId: number, route: Route, answer: AnswerSink): void {
     this.stats.produce++;
     const pieces = () => produceFrame(req);
-    this.forward(route, correlationId, answer, HOPS_MAX, (address, onAnswer) =>
-      this.pool.quick(address).send(pieces(), PEER_ANSWER_TIMEOUT_MS, onAnswer),
+    this.forward(
+      route,
+      correlationId,
+      answer,
+      HOPS_MAX,
+      (address, onAnswer) => this.pool.quick(address).send(pieces(), PEER_ANSWER_TIMEOUT_MS, onAnswer),
+      // The primary may have written the batch: the client must not believe nothing was stored.
+      ErrorCode.OUTCOME_UNKNOWN,
     );
   }
 
@@ -68,19 +75,30 @@ export class PeerProxy {
     this.pool.quick(route.primary).sendUnanswered(produceFrame(req));
   }
 
-  fetch(req: FetchRequest, correlationId: number, route: Route, answer: AnswerSink): void {
+  /**
+   * A FETCH sent on to the route's primary as v3; with `fromReplica`, to the in-sync replica the
+   * route names as v4 instead (the partition has no primary: a replica serves what is committed).
+   */
+  fetch(
+    req: FetchRequest,
+    correlationId: number,
+    route: Route,
+    answer: AnswerSink,
+    fromReplica = false,
+  ): void {
     this.stats.fetch++;
     const timeoutMs = req.maxWaitMs + PEER_ANSWER_TIMEOUT_MS;
+    const encode = fromReplica ? encodeFetchRequestV4 : encodeFetchRequestV3;
     this.forward(route, correlationId, answer, HOPS_MAX, (address, onAnswer) => {
-      const frame = encodeFetchRequestV3(0, req);
+      const frame = encode(0, req);
       if (req.maxWaitMs === 0) {
         this.pool.quick(address).send([frame], timeoutMs, onAnswer);
         return;
       }
       const connection: PeerConnection = this.pool.borrow(address);
-      connection.send([frame], timeoutMs, (answerFrame, failure) => {
+      connection.send([frame], timeoutMs, (answerFrame, failure, mayHaveArrived) => {
         this.pool.release(connection);
-        onAnswer(answerFrame, failure);
+        onAnswer(answerFrame, failure, mayHaveArrived);
       });
     });
   }
@@ -136,23 +154,30 @@ export class PeerProxy {
     this.pool.closeTo(address);
   }
 
-  /** Sends to the route's primary and relays the answer; follows a NOT_PRIMARY up to `hops` times. */
+  /**
+   * Sends to the route's primary and relays the answer; follows a NOT_PRIMARY up to `hops` times. A
+   * peer that fails before answering is NO_PRIMARY, unless the request may have reached it: then
+   * `lostAnswerCode` (a PRODUCE's outcome there is unknown; a FETCH changed nothing).
+   */
   private forward(
     route: Route,
     correlationId: number,
     answer: AnswerSink,
     hops: number,
     send: (address: string, onAnswer: PeerAnswer) => void,
+    lostAnswerCode: number = ErrorCode.NO_PRIMARY,
   ): void {
     if (route.primary === '') {
       this.stats.failed++;
       answer.deliver(encodeErrorResponse(correlationId, ErrorCode.NO_PRIMARY));
       return;
     }
-    send(route.primary, (frame) => {
+    send(route.primary, (frame, _failure, mayHaveArrived) => {
       if (frame === null) {
         this.stats.failed++;
-        answer.deliver(encodeErrorResponse(correlationId, ErrorCode.NO_PRIMARY));
+        answer.deliver(
+          encodeErrorResponse(correlationId, mayHaveArrived ? lostAnswerCode : ErrorCode.NO_PRIMARY),
+        );
         return;
       }
       if (frame.readInt16BE(4) === ErrorCode.NOT_PRIMARY) {
@@ -163,7 +188,7 @@ export class PeerProxy {
           next = { primary: '', replicas: [] };
         }
         if (hops > 0 && next.primary !== route.primary) {
-          this.forward(next, correlationId, answer, hops - 1, send);
+          this.forward(next, correlationId, answer, hops - 1, send, lostAnswerCode);
           return;
         }
         this.stats.failed++;

@@ -1,7 +1,7 @@
 import type { OwnerEntry } from '@booblik/cluster';
 import type { Partition, ReplicationGate } from '@booblik/log';
 import type { PeerConnection } from '../cluster/peer-connection.js';
-import { noLongerPrimary, notEnoughReplicas } from './refusal.js';
+import { noLongerPrimary, notEnoughReplicas, outcomeUnknown } from './refusal.js';
 import { ReplicaStream, type StreamHost } from './replica-stream.js';
 
 /** After the commit offset moves, replicas with nothing on its way to them hear of it this soon. */
@@ -149,7 +149,10 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     clearInterval(this.lagTimer);
     clearTimeout(this.heartbeatTimer);
     for (const stream of this.streams.values()) stream.stop();
-    this.partition.failUncommitted(noLongerPrimary(this.partition.name, why));
+    this.partition.failUncommitted(
+      noLongerPrimary(this.partition.name, why),
+      outcomeUnknown(this.partition.name, `no longer primary: ${why}`),
+    );
     this.partition.setReplicationGate(null);
     if (this.isReady) {
       this.isReady = false;
@@ -193,7 +196,13 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     const short = owner.isr.length < this.deps.minInSync;
     if (short && this.shortOf === null) {
       this.shortOf = notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync);
-      this.partition.failUncommitted(this.shortOf);
+      this.partition.failUncommitted(
+        this.shortOf,
+        outcomeUnknown(
+          this.partition.name,
+          `the in-sync set shrank below its minInSync ${this.deps.minInSync}`,
+        ),
+      );
     } else if (!short) this.shortOf = null;
     if (!this.leaseStillHeld() || short) return;
     let commit = this.partition.logEndOffset;
@@ -224,7 +233,10 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     if (held === this.leaseHeld) return held;
     this.leaseHeld = held;
     if (!held) {
-      this.partition.failUncommitted(noLongerPrimary(this.partition.name, 'its lease may have lapsed'));
+      this.partition.failUncommitted(
+        noLongerPrimary(this.partition.name, 'its lease may have lapsed'),
+        outcomeUnknown(this.partition.name, 'its lease may have lapsed'),
+      );
       this.deps.log(`${this.partition.name}: the lease may have lapsed: serving nothing until it is certain`);
     }
     if (this.isReady) this.deps.servingChanged();

@@ -18,6 +18,19 @@ export function notEnoughReplicas(name: string, inSync: number, minInSync: numbe
   );
 }
 
+/** Refuses a batch never written: nothing of it was stored, so it may be sent again. */
 export function noLongerPrimary(name: string, why: string): ReplicationRefusal {
-  return new ReplicationRefusal(ErrorCode.NO_PRIMARY, `${name}: not acknowledged (${why})`);
+  return new ReplicationRefusal(ErrorCode.NO_PRIMARY, `${name}: not written (${why})`);
+}
+
+/**
+ * A batch written here but not acknowledged: its records stay in this log and on whichever replicas
+ * took them, so a later primary may still commit them. Not a refusal: the producer is told the
+ * outcome is unknown, so nobody resends it believing nothing was stored.
+ */
+export function outcomeUnknown(name: string, why: string): ReplicationRefusal {
+  return new ReplicationRefusal(
+    ErrorCode.OUTCOME_UNKNOWN,
+    `${name}: written but not acknowledged (${why}); it may still appear`,
+  );
 }

@@ -58,6 +58,10 @@ export class ReplicationOracle {
   /** offset -> the record a reader was shown there. */
   readonly seen = new Map<number, string>();
   readonly refusals = new Map<string, number>();
+  /** Payloads a broker refused (any code but OUTCOME_UNKNOWN): none may be in the final log. */
+  readonly refused = new Map<string, number>();
+  /** Payloads whose outcome was not known (OUTCOME_UNKNOWN, a lost answer): either is right. */
+  readonly unknown = new Set<string>();
   private stopping = false;
   private readonly running: Promise<void>[] = [];
 
@@ -77,6 +81,21 @@ export class ReplicationOracle {
   /** A consumer reading from the primary (through any broker), checking what it is shown. */
   startConsumer(name: string): void {
     this.running.push(this.consumeLoop(name));
+  }
+
+  /** performance.now() of each FETCH a consumer had answered without an error, by consumer. */
+  readonly readsAnswered = new Map<string, number[]>();
+
+  /** The longest time `name` went without an answered FETCH between `from` and `to` (performance.now()). */
+  longestReadGap(name: string, from: number, to: number): number {
+    let last = from;
+    let longest = 0;
+    for (const at of this.readsAnswered.get(name) ?? []) {
+      if (at < from || at > to) continue;
+      longest = Math.max(longest, at - last);
+      last = at;
+    }
+    return Math.max(longest, to - last);
   }
 
   /** Answers with records each pinned consumer was given (from a replica, or that broker as primary). */
@@ -137,9 +156,14 @@ export class ReplicationOracle {
 
   /**
    * The final log (read from the primary once every fault is over) holds every acknowledged record at
-   * its acknowledged offset, and every record a reader was shown is the one at that offset.
+   * its acknowledged offset, no record a broker refused is in it, and every record a reader was
+   * shown is the one at that offset.
    */
   check(finalLog: readonly string[]): void {
+    const stored = new Set(finalLog);
+    for (const [payload, code] of this.refused) {
+      assert.ok(!stored.has(payload), `record ${payload} was refused (code ${code}) but is stored`);
+    }
     const offsets = new Map<number, string>();
     for (const a of this.acknowledged) {
       const other = offsets.get(a.offset);
@@ -204,6 +228,10 @@ export class ReplicationOracle {
         const frame = await withTimeout(client.expect(id), REQUEST_TIMEOUT_MS, 'PRODUCE');
         if (frame.errorCode !== ErrorCode.NONE) {
           this.note(`code ${frame.errorCode}`);
+          if (frame.errorCode === ErrorCode.OUTCOME_UNKNOWN) this.unknown.add(payload);
+          else this.refused.set(payload, frame.errorCode);
+          // The next send carries a new payload: a refused one must never appear.
+          seq++;
           client.close();
           client = null;
           await new Promise((resolve) => setTimeout(resolve, 20));
@@ -221,6 +249,8 @@ export class ReplicationOracle {
         seq++;
       } catch (error) {
         this.note(String((error as Error).message).slice(0, 40));
+        this.unknown.add(payload);
+        seq++;
         client?.close();
         client = null;
       }
@@ -271,6 +301,9 @@ export class ReplicationOracle {
           continue;
         }
         const answer = fetched(frame, next);
+        const answered = this.readsAnswered.get(name) ?? [];
+        if (answered.length === 0) this.readsAnswered.set(name, answered);
+        answered.push(performance.now());
         if (pinned !== undefined && answer.records.length > 0) {
           this.pinnedAnswers.set(name, (this.pinnedAnswers.get(name) ?? 0) + 1);
         }
