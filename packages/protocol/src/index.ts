@@ -26,6 +26,7 @@ export * from './requests/metadata/v1.js';
 export * from './requests/metadata/v2.js';
 export * from './requests/metadata/v3.js';
 export * from './requests/metadata/v4.js';
+export * from './requests/metadata/v5.js';
 export * from './requests/move/v1.js';
 export * from './requests/produce/v1.js';
 export * from './requests/produce/v2.js';

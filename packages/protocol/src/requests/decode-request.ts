@@ -89,8 +89,8 @@ export function decodeRequest(frame: Buffer): Request {
         }
         break;
       case ApiKey.METADATA:
-        // v4 asks v3's question; its answer carries RouteV2.
-        if (apiVersion === 3 || apiVersion === 4) {
+        // v4 and v5 ask v3's question; their answers carry RouteV2 (v5 also where offsets come from).
+        if (apiVersion >= 3 && apiVersion <= 5) {
           return {
             apiKey,
             apiVersion,
