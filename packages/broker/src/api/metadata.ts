@@ -4,8 +4,11 @@ import {
   encodeMetadataResponseLocal,
   encodeMetadataResponseV2,
   encodeMetadataResponseV4,
+  encodeMetadataResponseV5,
   LAG_UNKNOWN,
   MetadataFlag,
+  MetadataOffsets,
+  type MetadataOffsetsValue,
   type MetadataRequest,
   type MetadataRequestV3,
   type PartitionMetadata,
@@ -21,16 +24,18 @@ const NO_ROUTE: Route = { primary: '', replicas: [] };
 const NO_ROUTE_V2: RouteV2 = { epoch: 0, primary: '', replicas: [] };
 
 /**
- * METADATA v1 to v4: every topic when none is named; otherwise the named ones, duplicates
+ * METADATA v1 to v5: every topic when none is named; otherwise the named ones, duplicates
  * collapsed. A named topic that does not exist fails the whole request, so "missing" never looks
  * like "empty". Sorted by name, partitions by id: the same state always gives the same bytes.
  * v2 adds the spec revision and a route per partition; v3 waits for a minimum revision first, and
  * with the LOCAL flag answers only the partitions served here (what one broker asks another); v4
- * answers RouteV2 (epoch, every replica with its zone, in-sync flag and lag).
+ * answers RouteV2 (epoch, every replica with its zone, in-sync flag and lag); v5 also says where
+ * each partition's offsets come from.
  *
  * In a cluster the offsets of a partition served elsewhere are asked of its primary (one request
- * per peer, never etcd); a partition without a primary, or whose primary does not answer, shows
- * offsets 0 and an empty route.
+ * per peer, never etcd). Without a primary, or when it does not answer, a copy of the partition
+ * open here gives the range it holds committed (COPY); with none, the offsets are not known
+ * (UNKNOWN: 0 and 0, which only v5 can say) and the route is empty.
  */
 export function handleMetadata(
   req: MetadataRequest | MetadataRequestV3,
@@ -49,9 +54,10 @@ export function handleMetadata(
   return describe(req, apiVersion, correlationId, ctx, endpoint);
 }
 
-/** A partition's entry while the answer is built: the v2 route, and the RouteV2 for v4. */
+/** A partition's entry while the answer is built: the v2 route, the RouteV2 for v4, and where its offsets come from. */
 interface Entry extends PartitionMetadataV2 {
   routeV2: RouteV2;
+  offsets: MetadataOffsetsValue;
 }
 
 function describe(
@@ -62,6 +68,7 @@ function describe(
   endpoint: string,
 ): Reply | Promise<Reply> {
   const localOnly = 'flags' in req && (req.flags & MetadataFlag.LOCAL) !== 0;
+  /** v4 and v5 answer RouteV2. */
   const v4 = apiVersion >= 4;
   const names =
     req.topics.length === 0 ? ctx.topics.list().map((s) => s.name) : [...new Set(req.topics)].sort();
@@ -83,17 +90,21 @@ function describe(
           highWatermark: p.highWatermark.value,
           route: apiVersion === 1 ? NO_ROUTE : ctx.routing.routeOf(name, id, endpoint),
           routeV2: v4 ? ctx.routing.routeV2Of(name, id, endpoint, true) : NO_ROUTE_V2,
+          offsets: MetadataOffsets.PRIMARY,
         });
         continue;
       }
-      // A remote primary's RouteV2 (with the lags only it knows) comes with its answer below.
+      // A remote primary's RouteV2 (with the lags only it knows) comes with its answer below; until
+      // then (and if it does not answer) the offsets are what a copy here holds committed, if any.
       const entry: Entry = {
         partition: id,
         logStartOffset: 0,
         highWatermark: 0,
         route: NO_ROUTE,
         routeV2: NO_ROUTE_V2,
+        offsets: MetadataOffsets.UNKNOWN,
       };
+      fromCopyHere(ctx, name, entry);
       partitions.push(entry);
       if (where.kind === 'remote' && ctx.proxy !== null) {
         entry.route = where.route;
@@ -116,6 +127,13 @@ function describe(
   const encode = (): Reply => {
     if (apiVersion === 1) return encodeMetadataResponse(correlationId, topics);
     const revision = ctx.topics.revision;
+    if (apiVersion >= 5) {
+      const v5Topics = topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ ...p, route: p.routeV2 })),
+      }));
+      return encodeMetadataResponseV5(correlationId, { revision, topics: v5Topics });
+    }
     if (v4) {
       const v4Topics = topics.map((t) => ({
         name: t.name,
@@ -129,6 +147,20 @@ function describe(
   };
   if (remote.size === 0) return encode();
   return fillFromPeers(ctx, remote, v4, endpoint).then(encode);
+}
+
+/**
+ * The committed range of a copy of the partition open here (a replica, or a primary stepping down
+ * or not yet serving): everything in it is committed, so it is a range the partition has.
+ */
+function fromCopyHere(ctx: ApiContext, topic: string, entry: Entry): void {
+  const copy = ctx.registry.localPartition(topic, entry.partition);
+  if (copy === undefined) return;
+  const highWatermark = copy.highWatermark.value;
+  if (highWatermark < copy.logStartOffset) return;
+  entry.logStartOffset = copy.logStartOffset;
+  entry.highWatermark = highWatermark;
+  entry.offsets = MetadataOffsets.COPY;
 }
 
 /** A route as shown when its primary does not answer: no primary, no lag known. */
@@ -168,6 +200,7 @@ async function fillFromPeers(
             if (entry === undefined) continue;
             entry.logStartOffset = p.logStartOffset;
             entry.highWatermark = p.highWatermark;
+            entry.offsets = MetadataOffsets.PRIMARY;
             if (p.route !== undefined) entry.routeV2 = p.route;
             answered.add(entry);
           }
