@@ -5,6 +5,7 @@ import {
   encodeNotPrimaryResponse,
   type FetchRequest,
   fetchWaitMsMax,
+  ReplicaFlag,
 } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
@@ -37,9 +38,10 @@ export function handleFetch(
   answer: AnswerSink,
 ): void {
   const where = ctx.routing.resolve(req.topic, req.partition);
-  if (apiVersion >= 4 && (where.kind === 'remote' || where.kind === 'none')) {
-    // v4 takes reads from an in-sync replica (during a failover too): served here, up to the commit
-    // offset this copy knows.
+  // v4 takes reads from an in-sync replica; any version does while the partition has no primary (a
+  // failover, an etcd outage's end): committed data stays readable. Served here, up to the commit
+  // offset this copy knows.
+  if ((apiVersion >= 4 && where.kind === 'remote') || where.kind === 'none') {
     const replica = ctx.replication?.replicaReadable(req.topic, req.partition);
     if (replica !== undefined && req.fetchOffset <= replica.logEndOffset) {
       ctx.metrics.replicaReads++;
@@ -55,12 +57,29 @@ export function handleFetch(
     } else ctx.proxy.fetch(req, correlationId, where.route, answer);
     return;
   }
+  if (where.kind === 'none' && apiVersion < 3 && ctx.proxy !== null) {
+    // An original client, through a broker that holds no readable copy: a live in-sync replica may.
+    const replica = inSyncReplicaAddress(ctx, req.topic, req.partition);
+    if (replica !== undefined) {
+      ctx.proxy.fetch(req, correlationId, { primary: replica, replicas: [] }, answer, true);
+      return;
+    }
+  }
   if (where.kind !== 'local') {
     const code = where.kind === 'none' ? ErrorCode.NO_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     answer.deliver(refuse(ctx, correlationId, code));
     return;
   }
   serveHere(where.partition, req, correlationId, ctx, scope, answer, false);
+}
+
+/** Another broker's address that is a live in-sync replica, as the cluster's record shows the partition. */
+function inSyncReplicaAddress(ctx: ApiContext, topic: string, partition: number): string | undefined {
+  const route = ctx.routing.routeV2Of(topic, partition, '', false);
+  const both = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
+  const self = ctx.cluster?.memberId;
+  return route.replicas.find((r) => (r.flags & both) === both && r.address !== '' && r.member !== self)
+    ?.address;
 }
 
 /**

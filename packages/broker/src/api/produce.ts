@@ -35,10 +35,8 @@ function target(req: ProduceRequest, ctx: ApiContext): Target {
   if (ctx.registry.isReadOnly(req.topic)) {
     return { code: ErrorCode.TOPIC_READ_ONLY, what: `${req.topic}: read-only` };
   }
-  const short = ctx.replication?.writeRefusal(where.partition);
-  if (short !== undefined && short !== null) {
-    return { code: ErrorCode.NOT_ENOUGH_REPLICAS, what: short.message };
-  }
+  const refused = ctx.replication?.writeRefusal(where.partition);
+  if (refused !== undefined && refused !== null) return { code: refused.code, what: refused.message };
   return where.partition;
 }
 

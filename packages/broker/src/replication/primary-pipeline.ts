@@ -1,7 +1,13 @@
 import type { OwnerEntry } from '@booblik/cluster';
 import type { Partition, ReplicationGate } from '@booblik/log';
 import type { PeerConnection } from '../cluster/peer-connection.js';
-import { noLongerPrimary, notEnoughReplicas, outcomeUnknown } from './refusal.js';
+import {
+  inSyncChangeOwed,
+  noLongerPrimary,
+  notEnoughReplicas,
+  outcomeUnknown,
+  type ReplicationRefusal,
+} from './refusal.js';
 import { ReplicaStream, type StreamHost } from './replica-stream.js';
 
 /** After the commit offset moves, replicas with nothing on its way to them hear of it this soon. */
@@ -23,7 +29,7 @@ export interface PipelineDeps {
   /** A member's address, if it is live. */
   addressOf(member: string): string | undefined;
   connect(address: string): PeerConnection;
-  /** Whether this broker's lease certainly has not expired: nothing is acknowledged otherwise. */
+  /** Whether this broker's lease certainly has not expired (logged when it changes; see `advance`). */
   leaseCertain(): boolean;
   /** Writes a new in-sync set (a transaction on the owner record); resolves false if it did not hold. */
   writeInSync(owner: OwnerEntry, isr: readonly string[]): Promise<boolean>;
@@ -34,6 +40,11 @@ export interface PipelineDeps {
   inSyncChanged(): void;
   /** Told when the partition starts or stops being servable here. */
   servingChanged(): void;
+  /**
+   * A replica knows a later epoch: another broker is primary, though the copy (cut off from etcd,
+   * perhaps) does not show it. This pipeline must step down.
+   */
+  replaced(epoch: number): void;
 }
 
 /**
@@ -53,14 +64,16 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   private readonly takeoverEnd: number;
   private forcedUntil = 0;
   private isReady = false;
-  /** Whether this broker's lease was certain at the last look: while it is not, nothing is served. */
+  /** Whether this broker's lease was certain at the last look (only logged: see `advance`). */
   private leaseHeld = true;
   private stopped = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly lagTimer: NodeJS.Timeout;
   private inSyncWrite: Promise<void> | null = null;
   /** Set while the in-sync set is smaller than minInSync: what a PRODUCE is told (kept, not built per request). */
-  private shortOf: Error | null = null;
+  private shortOf: ReplicationRefusal | null = null;
+  /** Set while a replica behind past the lag bound could not be taken out of the set (etcd unreachable). */
+  private changeOwed: ReplicationRefusal | null = null;
 
   constructor(
     readonly partition: Partition,
@@ -89,16 +102,19 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   }
 
   /**
-   * Servable: the commit offset covers everything earlier primaries left in this log, and this
-   * broker's lease is certain (past it another may be primary: clients are sent to look elsewhere).
+   * Servable: the commit offset covers everything earlier primaries left in this log. An uncertain
+   * lease does not stop it (see `advance`): it serves on through an etcd outage.
    */
   get ready(): boolean {
-    return this.isReady && this.leaseHeld;
+    return this.isReady;
   }
 
-  /** Why a PRODUCE is refused now (too few in sync), or null. */
-  get refusal(): Error | null {
-    return this.shortOf;
+  /**
+   * Why a PRODUCE is refused now, before it is written: too few in sync, or a replica that must
+   * leave the set cannot (etcd unreachable); else null.
+   */
+  get refusal(): ReplicationRefusal | null {
+    return this.shortOf ?? this.changeOwed;
   }
 
   /** Lag and catch-up of each replica, for /metrics. */
@@ -128,6 +144,10 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
 
   connect(address: string): PeerConnection {
     return this.deps.connect(address);
+  }
+
+  replacedBy(epoch: number): void {
+    if (!this.stopped) this.deps.replaced(epoch);
   }
 
   log(line: string): void {
@@ -185,14 +205,22 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   }
 
   /**
-   * Moves the commit offset to what every in-sync replica holds. Nothing moves while this broker's
-   * lease is uncertain (another may be promoted by now), nor while fewer than minInSync are in sync:
-   * what waits then is refused, retriably, and its records wait unreadable until the set is whole.
+   * Moves the commit offset to what every in-sync replica holds; nothing moves while fewer than
+   * minInSync are in sync: what waits then is answered at once (OUTCOME_UNKNOWN, its records stay
+   * and may be committed once the set is whole again) and new batches are refused before they are
+   * written.
+   *
+   * An uncertain lease (etcd unreachable) stops nothing. What a primary acknowledges is held by
+   * every replica of the in-sync set, and only etcd can change that set: a promotion picks a member
+   * of it, which holds every record acknowledged here, and once promoted it refuses this epoch's
+   * groups (STALE_EPOCH), so nothing more can be acknowledged here. Kafka's leaders work the same
+   * way while cut off from their controller.
    */
   private advance(): void {
     if (this.stopped) return;
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || owner.epoch !== this.epoch) return;
+    this.noteLease();
     const short = owner.isr.length < this.deps.minInSync;
     if (short && this.shortOf === null) {
       this.shortOf = notEnoughReplicas(this.partition.name, owner.isr.length, this.deps.minInSync);
@@ -204,7 +232,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
         ),
       );
     } else if (!short) this.shortOf = null;
-    if (!this.leaseStillHeld() || short) return;
+    if (short) return;
     let commit = this.partition.logEndOffset;
     for (const member of owner.isr) {
       if (member === this.deps.selfId) continue;
@@ -223,24 +251,16 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     this.scheduleHeartbeat();
   }
 
-  /**
-   * Looks at the lease (on every group, acknowledgement and lag check): once it may have lapsed, what
-   * waits is refused and the routes stop naming this broker, so producers go and find the primary
-   * instead of waiting here; when it is certain again (a keepalive got through in time), it serves.
-   */
-  private leaseStillHeld(): boolean {
+  /** Says once when the lease falls in doubt (etcd unreachable) and once when it is certain again. */
+  private noteLease(): void {
     const held = this.deps.leaseCertain();
-    if (held === this.leaseHeld) return held;
+    if (held === this.leaseHeld) return;
     this.leaseHeld = held;
-    if (!held) {
-      this.partition.failUncommitted(
-        noLongerPrimary(this.partition.name, 'its lease may have lapsed'),
-        outcomeUnknown(this.partition.name, 'its lease may have lapsed'),
-      );
-      this.deps.log(`${this.partition.name}: the lease may have lapsed: serving nothing until it is certain`);
-    }
-    if (this.isReady) this.deps.servingChanged();
-    return held;
+    this.deps.log(
+      held
+        ? `${this.partition.name}: the lease is certain again`
+        : `${this.partition.name}: the lease is in doubt (etcd unreachable): serving on; the in-sync set cannot change until etcd is back`,
+    );
   }
 
   private becomeReadyIfCovered(): void {
@@ -271,11 +291,15 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       if (stream === undefined || this.deps.addressOf(m) === undefined) return true;
       return stream.behindMs(now) > this.deps.lagMaxMs;
     });
-    if (lagging.length === 0) return;
+    if (lagging.length === 0) {
+      this.changeOwed = null;
+      return;
+    }
     this.changeInSync(
       owner,
       owner.isr.filter((m) => !lagging.includes(m)),
       `${lagging.map((m) => this.streams.get(m)?.describe(now) ?? `${m} gone`).join('; ')}: behind for more than ${this.deps.lagMaxMs} ms or gone, out of the in-sync set`,
+      lagging,
     );
   }
 
@@ -304,17 +328,39 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     );
   }
 
-  private changeInSync(owner: OwnerEntry, isr: readonly string[], why: string): void {
+  /**
+   * Writes a new in-sync set. A shrink (`leaving` named) that etcd does not take leaves new batches
+   * refused before they are written until it is taken or the laggards catch up: they could not be
+   * acknowledged meanwhile. Batches already written wait, and are acknowledged once either happens.
+   */
+  private changeInSync(
+    owner: OwnerEntry,
+    isr: readonly string[],
+    why: string,
+    leaving: readonly string[] = [],
+  ): void {
+    const owe = () => {
+      if (leaving.length > 0 && this.changeOwed === null && !this.stopped) {
+        this.changeOwed = inSyncChangeOwed(this.partition.name, leaving);
+        this.deps.log(`${this.changeOwed.message}: refusing new batches until it is`);
+      }
+    };
     this.inSyncWrite = this.deps
       .writeInSync(owner, isr)
       .then(
         (held) => {
-          if (!held) return;
+          if (!held) {
+            owe();
+            return;
+          }
+          this.changeOwed = null;
           this.deps.inSyncChanged();
           this.deps.log(`${this.partition.name}: ${why} (in sync: ${isr.join(', ')})`);
         },
-        (error: unknown) =>
-          this.deps.log(`${this.partition.name}: in-sync change not written: ${String(error)}`),
+        (error: unknown) => {
+          owe();
+          this.deps.log(`${this.partition.name}: in-sync change not written: ${String(error)}`);
+        },
       )
       .finally(() => {
         this.inSyncWrite = null;

@@ -34,3 +34,15 @@ export function outcomeUnknown(name: string, why: string): ReplicationRefusal {
     `${name}: written but not acknowledged (${why}); it may still appear`,
   );
 }
+
+/**
+ * A replica of the in-sync set fell behind past the lag bound and etcd, the only place the set can
+ * shrink, did not take the change: a new batch could not be acknowledged until one of the two
+ * heals, so it is refused before it is written.
+ */
+export function inSyncChangeOwed(name: string, lagging: readonly string[]): ReplicationRefusal {
+  return new ReplicationRefusal(
+    ErrorCode.CLUSTER_UNAVAILABLE,
+    `${name}: ${lagging.join(', ')} fell behind and etcd cannot be reached to take it out of the in-sync set; not written`,
+  );
+}

@@ -25,7 +25,14 @@ export class ReplicaSide {
   constructor(
     readonly partition: Partition,
     private known: number,
-  ) {}
+    /**
+     * A primary stepping down knows its own commit offset in its epoch: it may serve what it
+     * published until a later primary's record shows up.
+     */
+    committedIn = -1,
+  ) {
+    this.committedBy = committedIn;
+  }
 
   /** Whether the primary of `epoch` has told this side its commit offset (reads may be served here). */
   hasCommitFrom(epoch: number): boolean {

@@ -34,6 +34,8 @@ export interface StreamHost {
   readonly forcedEnd: number;
   /** The replica confirmed it holds everything below `ackedEnd`. */
   acked(stream: ReplicaStream): void;
+  /** The replica knows a later epoch than the host's: a later primary exists. */
+  replacedBy(epoch: number): void;
   connect(address: string): PeerConnection;
   log(line: string): void;
 }
@@ -237,6 +239,7 @@ export class ReplicaStream {
       if (answer.code === ErrorCode.STALE_EPOCH) {
         this.staleEpoch = true;
         this.fail(`it knows epoch ${answer.knownEpoch}, later than ours (${this.host.epoch})`);
+        this.host.replacedBy(answer.knownEpoch);
         return;
       }
       if (answer.code === ErrorCode.OFFSET_MISMATCH) {
@@ -284,8 +287,11 @@ export class ReplicaStream {
         this.diverged(end, lastEpoch);
         return;
       }
-      if (code === ErrorCode.STALE_EPOCH) this.staleEpoch = true;
       this.fail(`probe refused with ${errorName(code)}`);
+      if (code === ErrorCode.STALE_EPOCH) {
+        this.staleEpoch = true;
+        this.host.replacedBy(this.host.epoch + 1);
+      }
     });
     if (this.inflight === 0) this.probing = false; // no connection: retried later
   }

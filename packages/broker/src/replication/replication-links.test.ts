@@ -12,7 +12,7 @@ const LEASE_MS = 2000;
 const LAG_MAX_MS = 1000;
 /** A lease lapses at etcd within its TTL and etcd's 500 ms expiry tick; the allocator then promotes. */
 const PROMOTED_WITHIN_MS = LEASE_MS + 5000;
-/** A primary whose lease may have lapsed stops routing to itself by its next lag check (a quarter of the lag bound). */
+/** A primary stops routing to itself as soon as it steps down; a second covers a loaded machine. */
 const LEASE_LAPSE_SEEN_MS = 1000;
 /** The slow replica's link: every byte each way this late, well past the lag bound. */
 const SLOW_MS = 3 * LAG_MAX_MS;
@@ -80,7 +80,7 @@ describe('replication over cut links: three brokers, R=3, every link through a f
     );
   }
 
-  test('the primary cut from etcd alone: an in-sync replica takes over, the old one acknowledges nothing once its lease may have lapsed, names no primary and refuses writes; after heal it rejoins as a replica and catches up', async (t) => {
+  test('the primary cut from etcd alone serves on until a replica tells it of the later epoch, then steps down and refuses writes; every acknowledgement it gave is kept; after heal it rejoins as a replica and catches up', async (t) => {
     const topic = new ReplicatedTopic(kit, 'etcd-cut', random);
     await topic.create();
     const oracle = new ReplicationOracle(topic.name, 0, running, random);
@@ -111,28 +111,6 @@ describe('replication over cut links: three brokers, R=3, every link through a f
         await watcher.cancel();
         etcd.close();
       }
-      // Past its lease it names itself primary to nobody, so a client that asks it looks elsewhere,
-      // and a PRODUCE sent to it is refused at once, retriably, with nothing written.
-      await until(
-        () => topic.routeVia(old),
-        (r) => r.primary !== old.address,
-        'the old primary no longer names itself primary once its lease expired',
-        LEASE_LAPSE_SEEN_MS,
-      );
-      const fenced = await connect(old.address);
-      try {
-        assert.equal(
-          await withTimeout(
-            sendProduce(fenced, topic.name, 'fenced'),
-            LEASE_LAPSE_SEEN_MS,
-            'PRODUCE to the old primary',
-          ),
-          ErrorCode.NO_PRIMARY,
-          'a PRODUCE to the primary whose lease expired',
-        );
-      } finally {
-        fenced.close();
-      }
       await topic.untilEvery(
         others,
         (r) => r.primary !== '' && r.primary !== old.address,
@@ -145,21 +123,33 @@ describe('replication over cut links: three brokers, R=3, every link through a f
         'writes resumed through the new primary',
         10_000,
       );
+      // Its copy of etcd is stale, but the replicas refuse its groups (a later epoch): it steps down,
+      // names itself primary to nobody, and refuses a PRODUCE at once with nothing written.
+      await until(
+        () => topic.routeVia(old),
+        (r) => r.primary !== old.address,
+        'the old primary no longer names itself primary once a replica refused it',
+        LEASE_LAPSE_SEEN_MS + LEASE_MS,
+      );
+      const fenced = await connect(old.address);
+      try {
+        assert.equal(
+          await withTimeout(
+            sendProduce(fenced, topic.name, 'fenced'),
+            LEASE_LAPSE_SEEN_MS,
+            'PRODUCE to the old primary',
+          ),
+          ErrorCode.NO_PRIMARY,
+          'a PRODUCE to the primary that stepped down',
+        );
+      } finally {
+        fenced.close();
+      }
       await oracle.acknowledgedMore(30, 30_000);
-      // Its last keepalive reached etcd before the cut: its lease may lapse from cut + lease on, and
-      // certainly has once etcd deleted its key. It must have stopped acknowledging before either.
-      const fence = Math.min(cutAt + LEASE_MS, expiredAt!);
       const byOld = oracle.acknowledged.filter((a) => a.via === old.address && a.sentAt > cutAt);
       const lastByOld = Math.max(cutAt, ...byOld.map((a) => a.at));
       t.diagnostic(
-        `after the cut: old primary's last acknowledgement +${(lastByOld - cutAt).toFixed(0)} ms, lease expired at etcd +${(expiredAt! - cutAt).toFixed(0)} ms`,
-      );
-      assert.deepEqual(
-        byOld
-          .filter((a) => a.at > fence)
-          .map((a) => `${a.payload}@${a.offset} +${(a.at - cutAt).toFixed(0)} ms`),
-        [],
-        `the old primary acknowledged records after its lease may have lapsed (+${(fence - cutAt).toFixed(0)} ms)`,
+        `after the cut: the old primary acknowledged ${byOld.length} more, the last +${(lastByOld - cutAt).toFixed(0)} ms; lease expired at etcd +${(expiredAt! - cutAt).toFixed(0)} ms`,
       );
 
       kit.etcdLink(topic.indexOf(old)).heal();
@@ -177,6 +167,7 @@ describe('replication over cut links: three brokers, R=3, every link through a f
       healAll();
       await oracle.stop();
     }
+    // Every acknowledgement, the old primary's after the cut too, is in the new primary's log.
     const log = await topic.finalLog();
     oracle.check(log);
     assert.ok(!log.includes('fenced'), 'the PRODUCE refused by the old primary was not written');

@@ -6,6 +6,7 @@ import type { ReplicatedPartitions } from '../cluster/cluster-routing.js';
 import { PeerPool } from '../cluster/peer-pool.js';
 import type { PartitionRegistry, ServedPartition } from '../partitions.js';
 import { PrimaryPipeline } from './primary-pipeline.js';
+import type { ReplicationRefusal } from './refusal.js';
 import { ReplicaSide } from './replica-side.js';
 
 export interface ReplicationOptions {
@@ -87,27 +88,32 @@ export class ReplicationService implements ReplicatedPartitions {
   }
 
   /**
-   * The partition when this broker may answer a read of it from its own copy (FETCH v4): it is a
-   * replica in the in-sync set of the cluster's record, its lease is not in doubt (cut off from
-   * etcd, it may have been dropped from the set without knowing), and the primary of the record's
-   * epoch has sent it a commit offset (not a replica just restarted with nothing readable). What it
-   * serves is at most that commit offset, so committed: this only decides whether the reader should
-   * go elsewhere for fresher data.
+   * The partition when this broker may answer a read of it from its own copy: it is a replica in
+   * the in-sync set of the cluster's record, and the primary of the record's epoch has sent it a
+   * commit offset (not a replica just restarted with nothing readable); and either its lease is not
+   * in doubt, or no live primary is known (a failover, or etcd lost every lease at once): cut off
+   * from etcd with a primary still named, it may have been dropped from the set without knowing,
+   * and the primary has fresher data. What it serves is at most that commit offset, so committed:
+   * this only decides whether the reader should go elsewhere for fresher data.
    */
   replicaReadable(topic: string, id: number): Partition | undefined {
     const partition = this.o.registry.localPartition(topic, id);
     const role = partition === undefined ? undefined : this.roles.get(partition);
     if (role?.kind !== 'replica') return undefined;
     const owner = this.o.copy.ownerOf(topic, id);
-    if (owner === undefined || owner.member === this.o.selfId || !owner.isr.includes(this.o.selfId)) {
-      return undefined;
-    }
+    // Named primary while a replica here: it stepped down (its assignment went with its lease), and
+    // what it published in that epoch is committed.
+    if (owner === undefined || !owner.isr.includes(this.o.selfId)) return undefined;
     if (!role.side.hasCommitFrom(owner.epoch)) return undefined;
-    return this.o.membership()?.leaseCertain === true ? partition : undefined;
+    if (this.o.membership()?.leaseCertain === true) return partition;
+    const primaryLive = this.o.copy
+      .assignmentsOf(topic, id)
+      .some((a) => a.slot === 0 && this.o.copy.members.has(a.member));
+    return primaryLive ? undefined : partition;
   }
 
-  /** Why a PRODUCE for a partition primary here is refused now, or null. */
-  writeRefusal(partition: ServedPartition): Error | null {
+  /** Why a PRODUCE for a partition primary here is refused now, before it is written, or null. */
+  writeRefusal(partition: ServedPartition): ReplicationRefusal | null {
     const role = this.roles.get(partition as Partition);
     return role?.kind === 'primary' ? role.pipeline.refusal : null;
   }
@@ -247,7 +253,10 @@ export class ReplicationService implements ReplicatedPartitions {
     pipeline.stop(why);
     this.stats.demotions++;
     this.o.logger.warn(`${pipeline.partition.name}: no longer primary in epoch ${pipeline.epoch}: ${why}`);
-    this.roles.set(partition, { kind: 'replica', side: new ReplicaSide(partition, pipeline.epoch + 1) });
+    this.roles.set(partition, {
+      kind: 'replica',
+      side: new ReplicaSide(partition, pipeline.epoch + 1, pipeline.epoch),
+    });
     this.o.servingChanged();
   }
 
@@ -283,6 +292,14 @@ export class ReplicationService implements ReplicatedPartitions {
         this.stats.inSyncChanges++;
       },
       servingChanged: () => o.servingChanged(),
+      // Out of the stream's answer first: stepping down stops that stream.
+      replaced: (epoch) =>
+        queueMicrotask(() => {
+          const role = this.roles.get(partition);
+          if (role?.kind === 'primary' && role.pipeline.epoch < epoch) {
+            this.demote(partition, role.pipeline, `a replica knows epoch ${epoch}`);
+          }
+        }),
     });
   }
 }
