@@ -10,6 +10,15 @@ export class ClusterUnavailableError extends Error {
   readonly retriable = true;
 }
 
+/**
+ * A write to etcd was sent and no answer came (a deadline passed, the connection dropped): it may
+ * or may not have been applied. Not a refusal: whoever asked must be told the outcome is unknown.
+ */
+export class ClusterOutcomeUnknownError extends Error {
+  override name = 'ClusterOutcomeUnknownError';
+  readonly retriable = false;
+}
+
 /** One change of an APPLY expected a revision the topic no longer has; nothing was applied. */
 export class SpecRevisionMismatchError extends Error {
   override name = 'SpecRevisionMismatchError';

@@ -1,6 +1,6 @@
 import { ExponentialBackoff, type IBackoff, noop } from 'cockatiel';
 import { Etcd3, GRPCCancelledError, GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
-import { ClusterUnavailableError } from './errors.js';
+import { ClusterOutcomeUnknownError, ClusterUnavailableError } from './errors.js';
 
 /** One etcd round trip longer than this is etcd down or partitioned, not slow: fail and say so. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 3000;
@@ -67,4 +67,25 @@ export function clusterError(error: unknown, doing: string): Error {
     });
   }
   return error instanceof Error ? error : new Error(`${doing}: ${String(error)}`);
+}
+
+/**
+ * gRPC fails a call at once, without sending it, while it has no connection to any endpoint (the
+ * call does not wait for one): only then is a failed write known not to have reached etcd.
+ */
+const notSentPattern = /No connection established/;
+
+/**
+ * The error to give a caller for a failed etcd write: not sent (no connection) is
+ * ClusterUnavailableError, a refusal; sent without an answer (a deadline, a connection lost on the
+ * way) is ClusterOutcomeUnknownError, since etcd may have applied it.
+ */
+export function clusterWriteError(error: unknown, doing: string): Error {
+  const mapped = clusterError(error, doing);
+  if (!(mapped instanceof ClusterUnavailableError)) return mapped;
+  if (error instanceof GRPCUnavailableError && notSentPattern.test(error.message)) return mapped;
+  return new ClusterOutcomeUnknownError(
+    `${doing}: etcd did not answer (${(error as Error).message}); it may have been applied`,
+    { cause: error },
+  );
 }

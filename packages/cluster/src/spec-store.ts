@@ -1,7 +1,7 @@
 import { Revision, type TopicChange, type TopicSpec, topicNameProblem } from '@booblik/protocol';
 import type { Etcd3, IKeyValue, ITxnResponse } from 'etcd3';
 import { SpecChangeInvalidError, SpecRevisionMismatchError } from './errors.js';
-import { clusterError } from './etcd-client.js';
+import { clusterError, clusterWriteError } from './etcd-client.js';
 import { Keyspace } from './keyspace.js';
 import { decodeSpec, encodeSpec } from './values.js';
 
@@ -117,7 +117,7 @@ export class EtcdSpecStore implements ClusterSpecStore {
         .else(...reads)
         .commit();
     } catch (error) {
-      throw clusterError(error, 'applying topic changes');
+      throw clusterWriteError(error, 'applying topic changes');
     }
     if (result.succeeded) return Number(result.header.revision);
 

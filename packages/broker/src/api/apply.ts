@@ -25,6 +25,8 @@ export async function handleApply(req: ApplyRequest, correlationId: number, ctx:
       return encodeRevisionMismatchResponse(correlationId, { ...outcome, changeIndex: outcome.index });
     case ErrorCode.STORAGE_ERROR:
     case ErrorCode.CLUSTER_UNAVAILABLE:
+    // Sent to etcd, no answer: it may have been applied (the broker's copy shows it if so).
+    case ErrorCode.OUTCOME_UNKNOWN:
       return refuse(ctx, correlationId, outcome.code);
   }
 }

@@ -1,4 +1,5 @@
 import {
+  ClusterOutcomeUnknownError,
   ClusterUnavailableError,
   type EtcdSpecStore,
   type KeyspaceCopy,
@@ -112,6 +113,10 @@ export class ClusterTopics implements TopicTable {
       if (error instanceof ClusterUnavailableError) {
         this.logger.warn(`topics: APPLY not applied: ${error.message}`);
         return { code: ErrorCode.CLUSTER_UNAVAILABLE, message: error.message };
+      }
+      if (error instanceof ClusterOutcomeUnknownError) {
+        this.logger.warn(`topics: APPLY outcome unknown: ${error.message}`);
+        return { code: ErrorCode.OUTCOME_UNKNOWN, message: error.message };
       }
       throw error;
     }

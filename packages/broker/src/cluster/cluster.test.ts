@@ -362,6 +362,39 @@ describe('a three-broker cluster on a real etcd', () => {
     client.close();
   });
 
+  test('an APPLY sent while etcd is paused is answered OUTCOME_UNKNOWN, not refused, and is applied once etcd resumes', async () => {
+    const client = await connect(broker('b1').address);
+    const pid = kit.etcd.pid!;
+    process.kill(pid, 'SIGSTOP');
+    let answer: string;
+    try {
+      const id = client.id();
+      client.send(
+        encodeApplyRequest(id, {
+          dryRun: false,
+          changes: [
+            {
+              op: 'upsert',
+              spec: topicSpecWithDefaults({ name: 'while-paused', partitions: 1, revision: 0 }),
+            },
+          ],
+        }),
+      );
+      // etcd holds the transaction in its socket; the broker's deadline passes without an answer.
+      answer = errorName((await client.expect(id)).errorCode);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    assert.equal(answer, 'OUTCOME_UNKNOWN', 'the transaction reached etcd: its outcome is not known');
+    await untilListed(
+      client,
+      (l) => l.topics.some((t) => t.spec.name === 'while-paused'),
+      'the APPLY etcd took while paused is applied',
+      20_000,
+    );
+    client.close();
+  });
+
   test('a broker whose lease lapsed while etcd was down is not ready, keeps serving, and rejoins under its id when etcd is back', async () => {
     const b2 = broker('b2');
     const ready = async () => (await fetch(`http://127.0.0.1:${b2.httpPort}/readyz`)).status;

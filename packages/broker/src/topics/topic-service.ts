@@ -16,7 +16,13 @@ import { RevisionNotReachedError, type TopicTable } from './topic-table.js';
 export type ApplyOutcome =
   | { code: typeof ErrorCode.NONE; revision: number }
   | ApplyRefusal
-  | { code: typeof ErrorCode.STORAGE_ERROR | typeof ErrorCode.CLUSTER_UNAVAILABLE; message: string };
+  | {
+      code:
+        | typeof ErrorCode.STORAGE_ERROR
+        | typeof ErrorCode.CLUSTER_UNAVAILABLE
+        | typeof ErrorCode.OUTCOME_UNKNOWN;
+      message: string;
+    };
 
 /**
  * The topic table: every spec and the store's revision, changed only by APPLY (one at a time) and
