@@ -58,11 +58,24 @@ export function handleList(
       resolve(r ?? []);
     };
     const timer = setTimeout(() => done(nothingChanged), waitMs);
-    const unsubscribe = ctx.topics.onChange((revision) => {
-      if (revision > req.watchRevision) done(answer);
+    // Routes change without a revision too (a new primary ready to serve): answered at the same
+    // revision once the listing differs from the one the watch began with.
+    const initial = answer();
+    const unsubscribe = ctx.topics.onChange((revision, routesOnly) => {
+      if (revision > req.watchRevision) {
+        done(answer);
+        return;
+      }
+      if (!routesOnly) return;
+      const now = answer();
+      if (!sameReply(initial, now)) done(() => now);
     });
     const unscope = scope.onEnd((reason) => done(reason === 'shutdown' ? nothingChanged : () => null));
   });
+}
+
+function sameReply(a: Reply, b: Reply): boolean {
+  return Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b);
 }
 
 function listing(

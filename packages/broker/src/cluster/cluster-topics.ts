@@ -24,7 +24,7 @@ const ASSIGNED_WAIT_MS = 5000;
  */
 export class ClusterTopics implements TopicTable {
   private sorted: TopicSpec[] | null = null;
-  private readonly watcherSet = new Set<(revision: number) => void>();
+  private readonly watcherSet = new Set<(revision: number, routesOnly: boolean) => void>();
   private queue: Promise<unknown> = Promise.resolve();
   /** Waits (APPLY, MOVE) for a state of the copy and of the partitions open here. */
   private readonly checks = new Set<() => void>();
@@ -37,13 +37,21 @@ export class ClusterTopics implements TopicTable {
   ) {
     copy.on('change', (revision) => {
       this.sorted = null;
-      for (const w of [...this.watcherSet]) w(revision);
-      this.localChanged();
+      for (const w of [...this.watcherSet]) w(revision, false);
+      this.checkWaits();
     });
   }
 
-  /** A partition opened or closed here (a partition owned here resolves 'none' until it is open). */
+  /**
+   * A partition opened or closed here, or began or stopped being served here (a new primary ready):
+   * routes may have changed without etcd changing, so LIST watches look again.
+   */
   localChanged(): void {
+    this.checkWaits();
+    for (const w of [...this.watcherSet]) w(this.copy.revision, true);
+  }
+
+  private checkWaits(): void {
     for (const check of [...this.checks]) check();
   }
 
@@ -66,7 +74,7 @@ export class ClusterTopics implements TopicTable {
     return this.sorted;
   }
 
-  onChange(listener: (revision: number) => void): () => void {
+  onChange(listener: (revision: number, routesOnly: boolean) => void): () => void {
     this.watcherSet.add(listener);
     return () => this.watcherSet.delete(listener);
   }

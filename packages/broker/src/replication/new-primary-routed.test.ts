@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeApplyResponse, topicSpecWithDefaults } from '@booblik/protocol';
 import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
-import { connect, metadata, ok } from '../test-support/cluster-wire.js';
+import { connect, metadata, ok, untilListed } from '../test-support/cluster-wire.js';
+import { ReplicatedTopic } from '../test-support/replicated-topic.js';
+import { seeded } from '../test-support/replication-oracle.js';
+
+/** A primary's lease lapses within its TTL and etcd's expiry tick; the allocator then promotes. */
+const PROMOTED_WITHIN_MS = 2000 + 5000;
 
 /** APPLY waits at most this long for a new partition's primary: a wait this long means it never saw it. */
 const APPLY_ASSIGNED_WAIT_MS = 5000;
@@ -52,6 +57,32 @@ describe('replication: new R=3 topics in a three-broker cluster', () => {
         applyMs < APPLY_ASSIGNED_WAIT_MS - 1000,
         `APPLY of ${name} through ${via.name} took ${applyMs.toFixed(0)} ms: it did not see the partition served`,
       );
+    }
+  });
+  test('a LIST watch on every broker, the new primary included, fires once a promoted primary is routable after a failover', async () => {
+    const topic = new ReplicatedTopic(kit, 'watched-failover', seeded(1));
+    await topic.create(3);
+    const old = await topic.primary(10_000);
+    const survivors = kit.brokers.filter((b) => b !== old);
+    const watchers = await Promise.all(survivors.map((b) => connect(b.address)));
+    const routedOnEach = watchers.map((client, i) =>
+      untilListed(
+        client,
+        (l) => {
+          const primary = l.topics.find((t) => t.spec.name === topic.name)?.routes[0]?.primary ?? '';
+          return primary !== '' && primary !== old.address;
+        },
+        `the LIST watch on ${survivors[i]!.name} shows the new primary`,
+        PROMOTED_WITHIN_MS,
+      ),
+    );
+    try {
+      await old.kill();
+      // Only the watch: no LIST is asked again, so a route that changes without a revision must fire it.
+      await Promise.all(routedOnEach);
+    } finally {
+      for (const c of watchers) c.close();
+      await old.start();
     }
   });
 });

@@ -34,7 +34,7 @@ export class TopicService implements TopicTable {
   private sorted: TopicSpec[] | null = null;
   private currentRevision = 0;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly watcherSet = new Set<(revision: number) => void>();
+  private readonly watcherSet = new Set<(revision: number, routesOnly: boolean) => void>();
 
   constructor(
     private readonly store: SpecStore,
@@ -62,8 +62,8 @@ export class TopicService implements TopicTable {
     return this.sorted;
   }
 
-  /** Calls `listener` after every change with the new revision; returns the unsubscribe function. */
-  onChange(listener: (revision: number) => void): () => void {
+  /** Calls `listener` after every change with the new revision (one node: routes never change alone). */
+  onChange(listener: (revision: number, routesOnly: boolean) => void): () => void {
     this.watcherSet.add(listener);
     return () => this.watcherSet.delete(listener);
   }
@@ -197,7 +197,7 @@ export class TopicService implements TopicTable {
       this.registry.setReadOnly(spec.name, isReadOnly(spec));
     }
     this.logger.info(`topics: revision ${revision}: ${describeChanges(plan.upserts, plan.deletes, before)}`);
-    for (const w of [...this.watcherSet]) w(revision);
+    for (const w of [...this.watcherSet]) w(revision, false);
     return { code: ErrorCode.NONE, revision };
   }
 }

@@ -13,8 +13,11 @@ export interface TopicTable {
   get(name: string): TopicSpec | undefined;
   /** Every spec, sorted by name. */
   list(): readonly TopicSpec[];
-  /** Calls `listener` after every change with the new revision; returns the unsubscribe function. */
-  onChange(listener: (revision: number) => void): () => void;
+  /**
+   * Calls `listener` after every change with the new revision, and with `routesOnly` when only
+   * where partitions are served may have changed (no new revision); returns the unsubscribe function.
+   */
+  onChange(listener: (revision: number, routesOnly: boolean) => void): () => void;
   apply(req: ApplyRequest): Promise<ApplyOutcome>;
   /** Resolves once no APPLY is under way. */
   settled(): Promise<void>;
