@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type EtcdServer, startEtcd } from '@booblik/cluster/testing';
+import { type EtcdServer, type ReservedPort, reservePorts, startEtcd } from '@booblik/cluster/testing';
 import { startProcess } from './broker-process.js';
 import { type FaultLinks, startFaultLinks } from './fault-links.js';
 import type { FaultProxy } from './fault-proxy.js';
@@ -62,9 +62,19 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
   const etcd = await startEtcd();
   const count = options.brokers ?? 3;
   let links: FaultLinks | undefined;
+  // Each broker's protocol and HTTP ports, chosen now and held until it starts, so a restart takes
+  // the same ones and a fault proxy can be started towards them first.
+  let ports: ReservedPort[] = [];
   try {
-    if (options.faultLinks) links = await startFaultLinks(etcd.clientPort, count);
+    ports = await reservePorts(2 * count);
+    if (options.faultLinks) {
+      links = await startFaultLinks(
+        etcd.clientPort,
+        Array.from({ length: count }, (_, i) => ports[2 * i]!.port),
+      );
+    }
   } catch (error) {
+    await Promise.all(ports.map((p) => p.release()));
     await etcd.cleanup();
     throw error;
   }
@@ -73,14 +83,19 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
   const brokers: KitBroker[] = [];
   const zones = ['a', 'b', 'c'];
   for (let i = 0; i < count; i++) {
-    const broker = kitBroker(`b${i + 1}`, zones[i % zones.length]!, path.join(root, `b${i + 1}`), [
-      ...(links?.flagsOf(i) ?? [`--cluster.etcd=${etcd.endpoint}`]),
-      `--cluster.name=${cluster}`,
-      `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
-      '--metrics.interval.millis=0',
-      ...(options.flags ?? []),
-    ]);
-    if (links !== undefined) broker.port = links.ports[i]!;
+    const broker = kitBroker(
+      `b${i + 1}`,
+      zones[i % zones.length]!,
+      path.join(root, `b${i + 1}`),
+      [
+        ...(links?.flagsOf(i) ?? [`--cluster.etcd=${etcd.endpoint}`]),
+        `--cluster.name=${cluster}`,
+        `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
+        '--metrics.interval.millis=0',
+        ...(options.flags ?? []),
+      ],
+      [ports[2 * i]!, ports[2 * i + 1]!],
+    );
     brokers.push(broker);
   }
   const withLinks = (): FaultLinks => {
@@ -96,6 +111,7 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
   }
   async function cleanup(): Promise<void> {
     await Promise.all(brokers.map((b) => b.kill().catch(() => {})));
+    await Promise.all(ports.map((p) => p.release()));
     await links?.close();
     await etcd.cleanup();
     fs.rmSync(root, { recursive: true, force: true });
@@ -110,16 +126,23 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
   };
 }
 
-function kitBroker(name: string, zone: string, dataDir: string, flags: string[]): KitBroker {
+function kitBroker(
+  name: string,
+  zone: string,
+  dataDir: string,
+  flags: string[],
+  reserved: readonly [ReservedPort, ReservedPort],
+): KitBroker {
   const broker: KitBroker = {
     name,
     zone,
     dataDir,
     address: '',
-    port: 0,
-    httpPort: 0,
+    port: reserved[0].port,
+    httpPort: reserved[1].port,
     process: undefined,
     async start(extra = []) {
+      await Promise.all(reserved.map((r) => r.release()));
       const p = startProcess([
         `--data.dir=${dataDir}`,
         `--port=${broker.port}`,

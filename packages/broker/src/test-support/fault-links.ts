@@ -4,7 +4,6 @@
  * (`--cluster.etcd`) and each peer through the pair's proxy (`--cluster.peer.dial`), so a test can
  * delay, cut or black-hole any one link and leave the others alone.
  */
-import net from 'node:net';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
 
 export interface FaultLinks {
@@ -17,11 +16,12 @@ export interface FaultLinks {
   close(): Promise<void>;
 }
 
-export async function startFaultLinks(etcdClientPort: number, brokers: number): Promise<FaultLinks> {
-  // Advertised addresses must be known before any broker starts, for its peers' dial flags. The ports
-  // stay held while the proxies start, so none of them is given one.
-  const reserved = await reservePorts(brokers);
-  const ports = reserved.ports;
+/**
+ * `ports`: the protocol port each broker will listen on (reserved by the caller until it starts):
+ * advertised addresses must be known before any broker starts, for its peers' dial flags.
+ */
+export async function startFaultLinks(etcdClientPort: number, ports: readonly number[]): Promise<FaultLinks> {
+  const brokers = ports.length;
   const proxies: FaultProxy[] = [];
   const start = async (target: string) => {
     const proxy = await startFaultProxy({ target });
@@ -71,28 +71,5 @@ export async function startFaultLinks(etcdClientPort: number, brokers: number): 
   } catch (error) {
     await Promise.all(proxies.map((p) => p.close()));
     throw error;
-  } finally {
-    await reserved.release();
   }
-}
-
-/** Free loopback ports, held until `release()`; the brokers bind them after. */
-async function reservePorts(count: number): Promise<{ ports: number[]; release: () => Promise<void> }> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const server = net.createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  return {
-    ports: servers.map((s) => (s.address() as net.AddressInfo).port),
-    release: async () => {
-      await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-    },
-  };
 }

@@ -7,12 +7,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureEtcdInstalled } from './etcd-install.js';
+import { reservePorts } from './ports.js';
 
 export { ensureEtcdInstalled, findEtcd } from './etcd-install.js';
+export { type ReservedPort, reservePorts } from './ports.js';
 
 /** etcd 3.4 starts in about a second here; a loaded 2-core machine can take several. */
 const READY_TIMEOUT_MS = 30_000;
@@ -63,7 +64,9 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
   const binary = ensureEtcdInstalled();
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'booblik-etcd-')));
-  const [clientPort, peerPort] = (await freePorts(2)) as [number, number];
+  const reserved = await reservePorts(2);
+  const [clientPort, peerPort] = reserved.map((r) => r.port) as [number, number];
+  await Promise.all(reserved.map((r) => r.release()));
   const clientUrl = `http://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const name = `booblik-test-${clientPort}`;
@@ -185,24 +188,6 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
     },
     log: () => logLines.join('\n'),
   };
-}
-
-/** Ports the kernel hands out now, held together so the same one is never returned twice. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
 }
 
 /** etcd said it serves; confirm over its HTTP health endpoint (one request, bounded). */
