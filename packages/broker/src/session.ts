@@ -389,6 +389,11 @@ export class Session implements FrameSink, HoldScope {
       if (this.socket.destroyed) return resolve();
       this.socket.once('close', () => resolve());
       this.socket.end();
+      // Read on, answering nothing, so the peer's own end is seen: a peer that is a broker draining
+      // too has paused its side, and two paused sockets would each wait for the other's close.
+      this.socket.removeAllListeners('data');
+      this.socket.on('data', () => {});
+      this.socket.resume();
     });
   }
 
