@@ -259,7 +259,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     this.deps.log(
       held
         ? `${this.partition.name}: the lease is certain again`
-        : `${this.partition.name}: the lease is in doubt (etcd unreachable): serving on; the in-sync set cannot change until etcd is back`,
+        : `${this.partition.name}: the lease is in doubt (etcd unreachable, or this broker leaving): serving on; the in-sync set cannot change meanwhile`,
     );
   }
 
