@@ -113,9 +113,18 @@ function countIn(ctx: ApiContext, req: ProduceRequest): void {
   ctx.metrics.bytesIn += req.records.length;
 }
 
+/**
+ * The partition left this broker while a batch waited, and the topic no longer has it (deleted):
+ * its records are gone with it. One that moved to another broker still has them there.
+ */
+function goneWithItsTopic(ctx: ApiContext, partition: ServedPartition): boolean {
+  if (!ctx.registry.isRetired(partition)) return false;
+  const spec = ctx.topics.get(partition.topic);
+  return spec === undefined || partition.id >= spec.partitions;
+}
+
 function codeForFailure(ctx: ApiContext, partition: ServedPartition, error: Error): number {
-  // The topic was deleted while the batch waited: its records are gone with it.
-  if (ctx.registry.isRetired(partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  if (goneWithItsTopic(ctx, partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
   if (error instanceof OffsetMismatchError) return ErrorCode.OFFSET_MISMATCH;
   if (error instanceof StorageError) ctx.metrics.storageErrors++;
   return codeForAppendError(error);
@@ -131,7 +140,7 @@ class ProduceAnswer implements AppendWaiter {
   ) {}
 
   appended(baseOffset: number, logEndOffset: number): void {
-    if (this.ctx.registry.isRetired(this.partition)) {
+    if (goneWithItsTopic(this.ctx, this.partition)) {
       this.answer.deliver(refuse(this.ctx, this.correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
       return;
     }
