@@ -362,7 +362,7 @@ describe('a three-broker cluster on a real etcd', () => {
     client.close();
   });
 
-  test('an APPLY sent while etcd is paused is answered OUTCOME_UNKNOWN, not refused, and is applied once etcd resumes', async () => {
+  test('an APPLY sent while etcd is paused is answered OUTCOME_UNKNOWN, not refused, and sent again with its expected revision it is applied exactly once', async () => {
     const client = await connect(broker('b1').address);
     const pid = kit.etcd.pid!;
     process.kill(pid, 'SIGSTOP');
@@ -386,10 +386,28 @@ describe('a three-broker cluster on a real etcd', () => {
       process.kill(pid, 'SIGCONT');
     }
     assert.equal(answer, 'OUTCOME_UNKNOWN', 'the transaction reached etcd: its outcome is not known');
+    // etcd may have applied it when it woke, or dropped it as cancelled. Sent again with the same
+    // expected revision (0: must not exist), it is created exactly once: applied now, or refused
+    // because it was applied then.
+    // (Refused outright while the brokers rejoin after etcd's pause: sent again until taken.)
+    let again = '';
+    await until(
+      async () => {
+        const frame = await client.apply([
+          { op: 'upsert', spec: topicSpecWithDefaults({ name: 'while-paused', partitions: 1, revision: 0 }) },
+        ]);
+        again = errorName(frame.errorCode);
+        return again;
+      },
+      (code) => code !== 'CLUSTER_UNAVAILABLE',
+      'the same APPLY again, once etcd answers',
+      20_000,
+    );
+    assert.ok(['NONE', 'REVISION_MISMATCH'].includes(again), `the same APPLY again: ${again}`);
     await untilListed(
       client,
-      (l) => l.topics.some((t) => t.spec.name === 'while-paused'),
-      'the APPLY etcd took while paused is applied',
+      (l) => l.topics.filter((t) => t.spec.name === 'while-paused').length === 1,
+      'the topic exists once',
       20_000,
     );
     client.close();
