@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING
 
 from . import limits, routing, wire
 from .address import parse_address
-from .errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
+from .errors import (
+    UNKNOWN_CHANGES,
+    UNKNOWN_RECORDS,
+    BrokerError,
+    ConnectionClosedError,
+    ErrorCode,
+    ProtocolError,
+    lost_in_flight,
+    timed_out_in_flight,
+)
 from .fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from .partitioner import Key, TopicRouting
 from .refusals import refusal
@@ -271,7 +280,7 @@ class Connection:
     ) -> bytes:
         with self._lock:
             correlation_id = self._send(api_key, api_version, payload)
-            return self._receive(correlation_id, what, expected_offset)
+            return self._receive(correlation_id, what, expected_offset, UNKNOWN_EFFECT.get(api_key))
 
     def _send(self, api_key: int, api_version: int, payload: bytes) -> int:
         """Write one request frame; returns its correlation id. Caller holds the lock."""
@@ -290,8 +299,14 @@ class Connection:
             raise
         return correlation_id
 
-    def _receive(self, correlation_id: int, what: str, expected_offset: int | None = None) -> bytes:
-        """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock."""
+    def _receive(
+        self, correlation_id: int, what: str, expected_offset: int | None = None, unknown_effect: str | None = None
+    ) -> bytes:
+        """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock.
+        ``unknown_effect``, for a request that changes something, is what losing the answer leaves
+        unknown: the error then says so (``outcome_unknown``)."""
+        if self._closed and unknown_effect is not None:
+            raise lost_in_flight(what, self.address, unknown_effect, self._closed_because or ConnectionClosedError())
         self._check_open()
         try:
             length = wire.response_frame_length(self._read_exactly(4, "a response frame length"), self.address)
@@ -303,6 +318,10 @@ class Connection:
                 )
         except BaseException as error:
             self._break(error)
+            if unknown_effect is not None and isinstance(error, TimeoutError):
+                raise timed_out_in_flight(what, self.address, self.timeout, unknown_effect) from error
+            if unknown_effect is not None and isinstance(error, (OSError, ConnectionClosedError)):
+                raise lost_in_flight(what, self.address, unknown_effect, error) from error
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
                 raise ConnectionClosedError(
                     f"connection lost reading a response from {self.address}: {error}"
@@ -331,6 +350,10 @@ class Connection:
     def _break(self, cause: BaseException) -> None:
         self._closed_because = cause
         self.close()
+
+
+# Requests that change something: what a lost answer leaves unknown.
+UNKNOWN_EFFECT = {wire.API_PRODUCE: UNKNOWN_RECORDS, wire.API_APPLY: UNKNOWN_CHANGES}
 
 
 def check_wait_fits_timeout(max_wait_millis: int, timeout: float | None) -> None:

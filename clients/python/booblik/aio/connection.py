@@ -16,8 +16,8 @@ from collections.abc import Iterable
 
 from .. import limits, routing, wire
 from ..address import parse_address
-from ..connection import check_wait_fits_timeout
-from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
+from ..connection import UNKNOWN_EFFECT, check_wait_fits_timeout
+from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError, lost_in_flight, timed_out_in_flight
 from ..fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from ..partitioner import Key, TopicRouting
 from ..refusals import refusal
@@ -244,9 +244,12 @@ class Connection:
 
     # -- the exchange (the Producer uses _submit and _drain directly) --
 
-    def _submit(self, api_key: int, api_version: int, payload: bytes, answered: bool = True) -> asyncio.Future | None:
+    def _submit(
+        self, api_key: int, api_version: int, payload: bytes, answered: bool = True, what: str = "request"
+    ) -> asyncio.Future | None:
         """Write one request frame now (no await: requests go out in call order); the future of its
-        answer, (errorCode, body), or None when the broker will not answer."""
+        answer, (errorCode, body), or None when the broker will not answer. A PRODUCE or APPLY
+        (``what`` names it) whose answer the connection's end takes fails as ``outcome_unknown``."""
         self._check_open()
         correlation_id = self._next_correlation_id
         self._next_correlation_id = (
@@ -257,7 +260,7 @@ class Connection:
         if not answered:
             return None
         future = asyncio.get_running_loop().create_future()
-        self._pending.append((correlation_id, future))
+        self._pending.append((correlation_id, future, what, UNKNOWN_EFFECT.get(api_key)))
         return future
 
     async def _drain(self) -> None:
@@ -272,8 +275,8 @@ class Connection:
     async def _call(
         self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
     ) -> bytes:
-        answer = self._submit(api_key, api_version, payload)
-        error_code, body = await self._bounded(self._exchange(answer), what)
+        answer = self._submit(api_key, api_version, payload, what=what)
+        error_code, body = await self._bounded(self._exchange(answer), what, UNKNOWN_EFFECT.get(api_key))
         if error_code != 0:
             raise refusal(error_code, what, body, expected_offset)
         return body
@@ -288,13 +291,13 @@ class Connection:
             raise
         return await answer
 
-    async def _bounded(self, awaitable, what: str):
+    async def _bounded(self, awaitable, what: str, unknown_effect: str | None = None):
         if self.timeout is None:
             return await awaitable
         try:
             return await asyncio.wait_for(awaitable, self.timeout)
         except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
-            raise TimeoutError(f"{what}: no answer from {self.address} within {self.timeout} s") from None
+            raise timed_out_in_flight(what, self.address, self.timeout, unknown_effect) from None
 
     async def _read_loop(self) -> None:
         try:
@@ -304,7 +307,7 @@ class Connection:
                 correlation_id, error_code, body = wire.split_response(frame)
                 if not self._pending:
                     raise ProtocolError(f"response with correlation id {correlation_id} while no request was waiting")
-                expected_id, future = self._pending[0]
+                expected_id, future, _, _ = self._pending[0]
                 if correlation_id != expected_id:  # left queued, so the shutdown fails it too
                     raise ProtocolError(
                         f"response has correlation id {correlation_id}, expected {expected_id}: responses out of step"
@@ -337,9 +340,12 @@ class Connection:
         self._closed = True
         self._closed_because = cause
         pending, self._pending = self._pending, collections.deque()
-        for _, future in pending:
+        for _, future, what, effect in pending:
             if not future.done():
-                future.set_exception(cause)
+                # Sent, answer lost: a PRODUCE or APPLY may have taken effect, and its error says so
+                # (a protocol error stays one: the broker's bug, not a loss to retry).
+                lost = effect is not None and not isinstance(cause, ProtocolError)
+                future.set_exception(lost_in_flight(what, self.address, effect, cause) if lost else cause)
         self._writer.close()
 
 
