@@ -118,6 +118,10 @@ func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame [
 		head := c.owed[0]
 		code, body, err := c.readAnswer(ctx, api, head)
 		if err != nil {
+			if changesSomething(api) && !errors.Is(err, ErrProtocol) {
+				// Sent, answer lost (or no longer awaited): it may have taken effect.
+				return nil, &OutcomeUnknownError{Request: request, Why: "no answer came: " + err.Error(), Err: err}
+			}
 			return nil, err
 		}
 		c.owed = c.owed[1:]
