@@ -203,10 +203,10 @@ class Client:
         _, what = list_fragments_call(topic, partition)  # a bad partition is refused before any route is read
         return self._on_primary(topic, partition, what, lambda b: b.connection.list_fragments(topic, partition))
 
-    def topic(self, name: str) -> Topic:
-        """A topic handle whose sends follow routes."""
-        meta = wire.only_topic(self.metadata(name), name)
-        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+    def topic(self, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        """A topic handle whose sends follow routes; its partitions are read again once they are
+        ``metadata_max_age`` seconds old (see Topic)."""
+        return Topic.load(self, name, metadata_max_age)
 
     def consumer(
         self,
@@ -233,7 +233,7 @@ class Client:
             return broker
         connection = Connection.connect(address, self.timeout)
         try:
-            broker = _Broker(address, connection, connection.api_versions())
+            broker = _Broker(address, connection, connection.versions())
         except BaseException:
             connection.close()
             raise

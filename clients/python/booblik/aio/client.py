@@ -162,9 +162,10 @@ class Client:
         _, what = list_fragments_call(topic, partition)  # a bad partition is refused before any route is read
         return await self._on_primary(topic, partition, what, lambda b: b.connection.list_fragments(topic, partition))
 
-    async def topic(self, name: str) -> Topic:
-        meta = wire.only_topic(await self.metadata(name), name)
-        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+    async def topic(self, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        """A topic handle whose sends follow routes; its partitions are read again once they are
+        ``metadata_max_age`` seconds old (see Topic)."""
+        return await Topic.load(self, name, metadata_max_age)
 
     def consumer(
         self,
@@ -200,7 +201,7 @@ class Client:
     async def _dial(self, address: str) -> _Broker:
         connection = await Connection.connect(address, self.timeout)
         try:
-            return _Broker(address, connection, await connection.api_versions())
+            return _Broker(address, connection, await connection.versions())
         except BaseException:
             await connection.close()
             raise

@@ -55,6 +55,10 @@ class Connection:
         self._closed = False
         self._closed_because: BaseException | None = None
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
+        # apiKey -> the highest version the broker serves: API_VERSIONS, asked once, before the first
+        # call that has versions to choose from (None until then).
+        self._versions: dict | None = None
+        self._asking_versions: asyncio.Task | None = None
 
     @classmethod
     def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> _Connecting:
@@ -96,21 +100,37 @@ class Connection:
     # -- the API --
 
     async def metadata(self, *topics: str) -> list:
-        """Partitions and offsets of the named topics, or of every topic when none is named."""
+        """Partitions and offsets of the named topics, or of every topic when none is named
+        (METADATA v2 where the broker has it, its routes left out; v1 otherwise)."""
+        if (await self.versions()).get(wire.API_METADATA, 1) >= routing.METADATA_ROUTES_VERSION:
+            return (await self.metadata_with_routes(*topics)).plain()
         request = wire.encode_metadata_request(topics)
         body = await self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))
         return wire.decode_metadata_response(body)
 
     async def api_versions(self) -> dict:
-        """apiKey -> the highest version the broker serves; a broker that predates API_VERSIONS
-        (it refuses it UNSUPPORTED_VERSION) gets the v1 set."""
+        """apiKey -> the highest version the broker serves (asked now, and kept for ``versions``); a
+        broker that predates API_VERSIONS (it refuses it UNSUPPORTED_VERSION) gets the v1 set:
+        PRODUCE 1, FETCH 1..2, METADATA 1."""
         try:
             body = await self._call(routing.API_API_VERSIONS, routing.API_VERSIONS_VERSION, b"", "API_VERSIONS")
         except BrokerError as error:
-            if error.code == ErrorCode.UNSUPPORTED_VERSION:
-                return dict(routing.VERSIONS_BEFORE_DISCOVERY)
-            raise
-        return routing.decode_api_versions_response(body)
+            if error.code != ErrorCode.UNSUPPORTED_VERSION:
+                raise
+            versions = dict(routing.VERSIONS_BEFORE_DISCOVERY)
+        else:
+            versions = routing.decode_api_versions_response(body)
+        self._versions = versions
+        return dict(versions)
+
+    async def versions(self) -> dict:
+        """What the broker speaks, as API_VERSIONS said: asked once per connection (concurrent
+        callers share the one request), the first time a call has versions to choose from."""
+        if self._versions is None:
+            if self._asking_versions is None or self._asking_versions.done():
+                self._asking_versions = asyncio.get_running_loop().create_task(self.api_versions())
+            await asyncio.shield(self._asking_versions)
+        return dict(self._versions)
 
     async def metadata_with_routes(
         self, *topics: str, min_revision: int | None = None, replicas: bool = False
@@ -223,10 +243,10 @@ class Connection:
         body = await self._call(wire.API_LIST, wire.LIST_VERSION, payload, describe_list(selector))
         return decode_list_response(body)
 
-    async def topic(self, name: str) -> Topic:
-        """A topic handle; its partitions come from the broker (one METADATA request, now)."""
-        meta = wire.only_topic(await self.metadata(name), name)
-        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+    async def topic(self, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        """A topic handle; its partitions come from the broker (one METADATA request, now), and are
+        read again once they are ``metadata_max_age`` seconds old (see Topic)."""
+        return await Topic.load(self, name, metadata_max_age)
 
     def consumer(
         self,
@@ -383,10 +403,49 @@ class _Connecting:
 
 
 class Topic(TopicRouting):
-    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them."""
+    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them.
+
+    As ``booblik.Topic``, its partition list is read again once it is ``metadata_max_age`` seconds
+    old, on ``refresh()``, and after a send is refused UNKNOWN_TOPIC_OR_PARTITION. ``send`` waits for
+    that read; ``partition_for`` starts it in the background and routes with the list it has."""
+
+    _refreshing: asyncio.Task | None = None
+
+    @classmethod
+    async def load(cls, connection, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        meta = wire.only_topic(await connection.metadata(name), name)
+        return cls(connection, meta.name, [p.partition for p in meta.partitions], metadata_max_age)
+
+    async def refresh(self) -> None:
+        """Read the partition list again now (concurrent callers share one METADATA); a failure is
+        raised and leaves the list as it was."""
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.get_running_loop().create_task(self._read_again())
+        await asyncio.shield(self._refreshing)
+
+    async def _read_again(self) -> None:
+        try:
+            self._read(await self.connection.metadata(self.name))
+        except BaseException:
+            self._read_failed()
+            raise
+
+    def partition_for(self, key: Key | None = None) -> int:
+        if self.stale and (self._refreshing is None or self._refreshing.done()):
+            self._refreshing = asyncio.get_running_loop().create_task(self._read_again())
+            # A failed background read leaves the list as it was; it is tried again an age later.
+            self._refreshing.add_done_callback(lambda task: task.cancelled() or task.exception())
+        return super().partition_for(key)
 
     async def send(
         self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN
     ) -> ProduceResult | None:
         wire.check_payload(payload)
-        return await self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)
+        if self.stale:
+            await self.refresh()
+        try:
+            return await self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)
+        except BrokerError as error:
+            if self._refused_partition(error):
+                self._loaded_at = float("-inf")  # read again before the next send
+            raise
