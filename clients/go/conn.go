@@ -30,6 +30,9 @@ type Conn struct {
 	correlationID int32
 	owed          []int32 // ids of requests whose answers are still to come, oldest first
 	err           error   // sticky: set once the Conn can no longer be used
+	// versions is what API_VERSIONS answered (apiKey -> highest version), asked once, before the
+	// first call that has versions to choose from; nil until then.
+	versions map[int16]int16
 }
 
 // Dial opens a connection to the broker at addr (host:port). ctx bounds the dial only.
