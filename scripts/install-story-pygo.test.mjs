@@ -1,12 +1,12 @@
 // The install recipes of the Python and Go clients' READMEs, tried from this clone as a user would:
 // `pip install clients/python` into a fresh virtual environment, and a new Go module that reaches
-// clients/go through a `replace`. Each must work, and neither may leave a file in the clone (no
+// clients/go through a `replace` (the Go README's commands, read from it). Each must work, and neither may leave a file in the clone (no
 // build/, no *.egg-info, nothing untracked or ignored that was not there before).
 //
 //   node --test scripts/install-story-pygo.test.mjs      (the install-story-pygo step of npm test)
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -76,13 +76,31 @@ test('python: pip install of clients/python into a fresh venv imports, and leave
   assert.deepEqual(newStrayFiles(before), [], 'pip install left files in the clone');
 });
 
-test('go: a new module with a replace to clients/go builds and runs offline, and leaves nothing in the clone', {
+/**
+ * The commands of clients/go/README.md's local-clone recipe (the indented block after "From a local
+ * clone instead"), with the clone's path in place of the README's placeholder: what a user runs.
+ */
+function goReadmeRecipe() {
+  const readme = readFileSync(path.join(root, 'clients', 'go', 'README.md'), 'utf8').split('\n');
+  const start = readme.findIndex((line) => line.startsWith('From a local clone instead'));
+  assert.ok(start >= 0, 'clients/go/README.md: the local-clone recipe is gone');
+  const block = [];
+  for (const line of readme.slice(start + 1)) {
+    if (line.startsWith('    ')) block.push(line.trim());
+    else if (block.length > 0) break;
+  }
+  assert.ok(block.length > 0, 'clients/go/README.md: the local-clone recipe has no commands');
+  return block.map((line) => line.replaceAll('/path/to/booblik', root).split(/\s+/));
+}
+
+test('go: the README recipe (a replace to clients/go) builds and runs with the default GOPROXY, and leaves nothing in the clone', {
   skip: noGit,
 }, (t) => {
   const before = strayFiles();
   const dir = scratch(t, 'go');
-  // Offline on purpose: a replace to a local folder needs no network, and the client has no dependencies.
-  const env = { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' };
+  // A user's environment: the default module proxy (the recipe must not need it) and no workspace.
+  const { GOPROXY: _proxy, GOFLAGS: _flags, GONOSUMDB: _nosum, ...user } = process.env;
+  const env = { ...user, GOWORK: 'off' };
   run(['go', 'mod', 'init', 'example.com/booblik-install-story'], { cwd: dir, env });
   writeFileSync(
     path.join(dir, 'main.go'),
@@ -99,9 +117,8 @@ func main() {
 }
 `,
   );
-  // The README's recipe.
-  run(['go', 'mod', 'edit', `-replace=${goModule}=${path.join(root, 'clients', 'go')}`], { cwd: dir, env });
-  run(['go', 'get', goModule], { cwd: dir, env });
+  // The README's recipe, command by command, once the program imports the package.
+  for (const argv of goReadmeRecipe()) run(argv, { cwd: dir, env });
   assert.equal(run(['go', 'run', '.'], { cwd: dir, env }), 'STORAGE_ERROR true 100\n');
   assert.deepEqual(newStrayFiles(before), [], 'building through the replace left files in the clone');
 });

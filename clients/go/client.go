@@ -19,9 +19,10 @@ import (
 // again; a lost connection to the primary means METADATA again from another known broker. At most
 // RouteAttemptsMax sends per call, then the last error is returned.
 //
-// A PRODUCE refused NOT_PRIMARY or NO_PRIMARY was not written, so the resend is safe. One whose
-// connection was lost before its answer may have been written: the resend can store it twice (at
-// least once, as for any resend after a lost answer; ProduceAt fences it).
+// A PRODUCE refused NOT_PRIMARY, NO_PRIMARY or NOT_ENOUGH_REPLICAS was not written, so the resend
+// is safe. One whose connection was lost after it was sent may have been written: the resend can
+// store it twice (at least once, as for any resend after a lost answer; ProduceAt fences it), and
+// giving up after such a loss returns an *OutcomeUnknownError. OUTCOME_UNKNOWN is never sent again.
 //
 // A Client is safe for concurrent use. Calls to one broker take turns on its Conn, so a long fetch
 // holds back other calls to the same broker until it is answered.
@@ -353,6 +354,7 @@ func (c *Client) primaryOf(ctx context.Context, a *attempt, api apiKey, key part
 func (c *Client) retry(ctx context.Context, key *partitionKey, step func(*attempt) error) error {
 	avoid := ""
 	pauses := 0
+	var lost *OutcomeUnknownError // an earlier send lost in flight: giving up then says "unknown"
 	for n := 1; ; n++ {
 		a := &attempt{avoid: avoid}
 		err := step(a)
@@ -360,9 +362,12 @@ func (c *Client) retry(ctx context.Context, key *partitionKey, step func(*attemp
 			return nil
 		}
 		var refused *BrokerError
-		retriable := a.lost || (errors.As(err, &refused) && refused.Retriable())
+		retriable := a.lost || (errors.As(err, &refused) && refused.Retriable() && !errors.Is(err, ErrOutcomeUnknown))
 		if !retriable || n >= c.cfg.RouteAttemptsMax || ctx.Err() != nil || c.isClosed() {
-			return err
+			return unknownAfterLoss(err, lost)
+		}
+		if lost == nil {
+			errors.As(err, &lost) // sent again all the same: at least once, as documented
 		}
 		avoid = ""
 		if a.lost && a.at != "" {
@@ -389,6 +394,21 @@ func (c *Client) retry(ctx context.Context, key *partitionKey, step func(*attemp
 			pauses++
 		}
 	}
+}
+
+// unknownAfterLoss is the error to give up with: err, unless an earlier send was lost in flight
+// (it may have been stored) and err does not already say the outcome is unknown.
+func unknownAfterLoss(err error, lost *OutcomeUnknownError) error {
+	if lost == nil || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	last := "failed: " + err.Error()
+	var refused *BrokerError
+	if errors.As(err, &refused) {
+		last = "was answered " + refused.Name()
+	}
+	return &OutcomeUnknownError{Request: lost.Request,
+		Why: "an earlier send was lost before its answer, and the last one " + last, Err: err}
 }
 
 // pause is the wait before the next send: doubling from the first, capped, with jitter in its upper half.

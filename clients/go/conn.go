@@ -30,6 +30,9 @@ type Conn struct {
 	correlationID int32
 	owed          []int32 // ids of requests whose answers are still to come, oldest first
 	err           error   // sticky: set once the Conn can no longer be used
+	// versions is what API_VERSIONS answered (apiKey -> highest version), asked once, before the
+	// first call that has versions to choose from; nil until then.
+	versions map[int16]int16
 }
 
 // Dial opens a connection to the broker at addr (host:port). ctx bounds the dial only.
@@ -118,6 +121,10 @@ func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame [
 		head := c.owed[0]
 		code, body, err := c.readAnswer(ctx, api, head)
 		if err != nil {
+			if changesSomething(api) && !errors.Is(err, ErrProtocol) {
+				// Sent, answer lost (or no longer awaited): it may have taken effect.
+				return nil, &OutcomeUnknownError{Request: request, Why: "no answer came: " + err.Error(), Err: err}
+			}
 			return nil, err
 		}
 		c.owed = c.owed[1:]

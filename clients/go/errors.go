@@ -3,6 +3,7 @@ package booblik
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrorCode is a wire error code (protocol section 6). Codes are never renumbered.
@@ -134,11 +135,42 @@ func (e *BrokerError) Error() string {
 	return "booblik: " + what + " refused: " + e.Code.String() + detail
 }
 
-// Is makes errors.Is(err, ErrOffsetOutOfRange) true for any refusal with that code.
+// Is makes errors.Is(err, ErrOffsetOutOfRange) true for any refusal with that code, and
+// errors.Is(err, ErrOutcomeUnknown) true for OUTCOME_UNKNOWN.
 func (e *BrokerError) Is(target error) bool {
+	if target == ErrOutcomeUnknown {
+		return e.Code == CodeOutcomeUnknown
+	}
 	t, ok := target.(*BrokerError)
 	return ok && t.Code == e.Code
 }
+
+// OutcomeUnknownError is a request that may or may not have taken effect: not a refusal. The
+// broker answered OUTCOME_UNKNOWN (Err is that *BrokerError: a batch written on a primary that
+// stepped down before its replicas confirmed it, an APPLY whose etcd transaction got no answer), or
+// the connection was lost (or the context ended) after a PRODUCE or APPLY was sent (Err says how),
+// or a Client gave up on a PRODUCE after a send of it was lost so (Err: the last error). The
+// records may appear later. No client sends it again on its own: that may store the records twice.
+// It matches ErrOutcomeUnknown; errors.As reaches Err's types too.
+type OutcomeUnknownError struct {
+	Request string // "PRODUCE orders/2", "APPLY of 1 change(s)"
+	Why     string // why the outcome is not known
+	Err     error
+}
+
+func (e *OutcomeUnknownError) Error() string {
+	effect := "it may or may not have been applied (sending it again may apply it twice)"
+	if strings.HasPrefix(e.Request, apiProduce.String()) {
+		effect = "the records may or may not have been stored (sending them again may store them twice)"
+	}
+	return "booblik: " + e.Request + ": outcome unknown: " + e.Why + "; " + effect
+}
+
+func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+func (e *OutcomeUnknownError) Unwrap() error        { return e.Err }
+
+// changesSomething says whether losing the answer to a request of api leaves its effect unknown.
+func changesSomething(api apiKey) bool { return api == apiProduce || api == apiApply }
 
 // Sentinels, one per refusal code, for errors.Is.
 var (
@@ -156,6 +188,10 @@ var (
 	ErrArgumentRefused error = &BrokerError{Code: CodeInvalidArgument}
 	ErrTopicReadOnly   error = &BrokerError{Code: CodeTopicReadOnly}
 )
+
+// ErrOutcomeUnknown matches every error whose request may or may not have taken effect: an
+// OUTCOME_UNKNOWN answer, and a PRODUCE or APPLY lost after it was sent (see OutcomeUnknownError).
+var ErrOutcomeUnknown = errors.New("booblik: outcome unknown")
 
 var (
 	// ErrProtocol matches every ProtocolError.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"net"
+	"time"
 )
 
 // Test-only exports for the external test package.
@@ -32,4 +33,11 @@ func (r recordingConn) Write(p []byte) (int, error) {
 		r.sent(int16(binary.BigEndian.Uint16(p[4:])), int16(binary.BigEndian.Uint16(p[6:])))
 	}
 	return r.Conn.Write(p)
+}
+
+// SetTopicClock makes t read the time from now (a test's clock) instead of time.Now.
+func SetTopicClock(t *Topic, now func() time.Time) {
+	t.mu.Lock()
+	t.now = now
+	t.mu.Unlock()
 }

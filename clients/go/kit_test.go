@@ -61,3 +61,14 @@ func allByteValues() []byte {
 	}
 	return b
 }
+
+// dialAddr is dial to an address (a node of a fake cluster, a real broker).
+func dialAddr(t *testing.T, addr string) *booblik.Conn {
+	t.Helper()
+	c, err := booblik.Dial(testContext(t), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}

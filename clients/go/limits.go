@@ -66,6 +66,11 @@ const (
 	// goroutines.
 	DefaultLinger = 5 * time.Millisecond
 
+	// DefaultMetadataMaxAge is how old a Topic's partition list may get before Send reads it again,
+	// so partitions added at runtime get records within this long: one small METADATA per topic
+	// every few seconds of sending. Five seconds, as in the TypeScript and Python clients.
+	DefaultMetadataMaxAge = 5 * time.Second
+
 	// DefaultRequestTimeout bounds one PRODUCE exchange of a Producer, FORCED acks included (a
 	// disk sync under load can take a second or more).
 	DefaultRequestTimeout = 30 * time.Second

@@ -22,12 +22,24 @@ type PartitionInfo struct {
 
 // Metadata returns the partitions of the named topics, or of every topic when none is named, keyed
 // by topic name and sorted by partition id. Naming a topic that does not exist fails the whole call
-// with ErrUnknownTopicOrPartition: missing never looks like empty.
+// with ErrUnknownTopicOrPartition: missing never looks like empty. It is METADATA v2 (its routes
+// left out) where the broker has it, v1 otherwise (see Versions).
 func (c *Conn) Metadata(ctx context.Context, topics ...string) (map[string][]PartitionInfo, error) {
 	for i, t := range topics {
 		if err := validTopic(fmt.Sprintf("topics[%d]", i), t); err != nil {
 			return nil, err
 		}
+	}
+	versions, err := c.Versions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if versions[int16(apiMetadata)] >= metadataRoutesVersion {
+		routed, err := c.MetadataRoutes(ctx, -1, topics...)
+		if err != nil {
+			return nil, err
+		}
+		return routed.Partitions(), nil
 	}
 	frame := appendMetadataRequest(beginFrame(apiMetadata, metadataVersion), topics)
 	body, err := c.exchange(ctx, apiMetadata, metadataRequestLabel(topics), frame, true)

@@ -63,6 +63,9 @@ func (e *OffsetMismatchError) Unwrap() error { return &e.BrokerError }
 // are ignored, as the protocol asks.
 func refusal(code ErrorCode, api apiKey, request string, body []byte) error {
 	base := BrokerError{Code: code, API: api.String(), Request: request}
+	if code == CodeOutcomeUnknown { // not a refusal: said as such
+		return &OutcomeUnknownError{Request: request, Why: "the broker took it but could not confirm it", Err: &base}
+	}
 	if len(body) == 0 {
 		return &base
 	}

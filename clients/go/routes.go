@@ -29,9 +29,29 @@ const (
 // versionsBeforeDiscovery is what a broker that refuses API_VERSIONS (it predates it) serves.
 var versionsBeforeDiscovery = map[int16]int16{int16(apiProduce): 1, int16(apiFetch): 2, int16(apiMetadata): 1}
 
-// APIVersions returns, per API key, the highest version the broker serves. A broker that predates
-// API_VERSIONS gets the v1 set: PRODUCE 1, FETCH 2, METADATA 1.
+// Versions is what the broker serves, per API key its highest version, as API_VERSIONS said: asked
+// once per Conn (by the first call that has versions to choose from, or by APIVersions) and kept.
+func (c *Conn) Versions(ctx context.Context) (map[int16]int16, error) {
+	if c.versions == nil {
+		if _, err := c.APIVersions(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return maps.Clone(c.versions), nil
+}
+
+// APIVersions asks, per API key, the highest version the broker serves (and keeps it for
+// Versions). A broker that predates API_VERSIONS gets the v1 set: PRODUCE 1, FETCH 2, METADATA 1.
 func (c *Conn) APIVersions(ctx context.Context) (map[int16]int16, error) {
+	out, err := c.askVersions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.versions = out
+	return maps.Clone(out), nil
+}
+
+func (c *Conn) askVersions(ctx context.Context) (map[int16]int16, error) {
 	body, err := c.exchange(ctx, apiAPIVersions, "API_VERSIONS", beginFrame(apiAPIVersions, apiVersionsVersion), true)
 	if errors.Is(err, ErrUnsupportedVersion) {
 		return maps.Clone(versionsBeforeDiscovery), nil

@@ -1,7 +1,8 @@
 """A deliberately misbehaving broker, for the checks a real broker cannot stage.
 
 It listens on 127.0.0.1 (port 0), answers METADATA truthfully for `conformance` (3 partitions) and
-`single` (1), and answers PRODUCE and FETCH through replaceable handlers: a corrupt record, a wrong
+`single` (1), refuses every other API but PRODUCE and FETCH with UNSUPPORTED_VERSION (as a v1
+broker does), and answers PRODUCE and FETCH through replaceable handlers: a corrupt record, a wrong
 correlationId, a frame cut short. It records every request it decoded, so a check can also see what
 a client really put on the wire.
 """
@@ -24,6 +25,7 @@ class Reply:
 
 
 Handler = Callable[[wire.Request], "Reply | None"]  # None: send nothing
+UNSUPPORTED_VERSION = 4
 
 
 def metadata_reply(request: wire.Request) -> Reply:
@@ -117,7 +119,10 @@ class RogueBroker:
                         self.requests.append(request)
                         self.changed.notify_all()
                     handler = self.handlers.get(request.api_key)
-                    reply = handler(request) if handler else None
+                    # Any other API (API_VERSIONS, say) is refused as v1 says a broker refuses what
+                    # it does not know, so a client that asks what the broker speaks carries on.
+                    reply = handler(request) if handler else Reply(
+                        wire.response_frame(request.correlation_id, UNSUPPORTED_VERSION))
                     if reply is not None:
                         conn.sendall(reply.data)
                         if reply.close:

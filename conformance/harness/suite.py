@@ -11,7 +11,10 @@ from .client_command import VERB_TIMEOUT_S, ClientCommand
 from .context import Context
 from .registry import BROKER_CHECKS, CLIENT_CHECKS, CONSUMER, PRODUCER, TOPICS, Check, CheckFailed
 
-KNOWN_ROLES = (PRODUCER, CONSUMER, TOPICS)
+# The original contract's roles: its harness refuses a whole run whose `roles=` names anything else,
+# so every role added since is declared under `extras=`, a key that harness ignores.
+CONTRACT_ROLES = (PRODUCER, CONSUMER)
+EXTRA_ROLES = (TOPICS,)
 DETAIL_CHARS_MAX = 700  # a failure line stays one readable line
 
 
@@ -59,18 +62,30 @@ def run_checks(selected: Iterable[Check], ctx: Context, out: Callable[[str], Non
 
 
 def declared_roles(client: ClientCommand, out: Callable[[str], None]) -> list[str] | None:
-    """The roles from `capabilities`, or None (reported) when the verb failed."""
+    """The roles from `capabilities` (`roles=` and `extras=`), or None (reported) when the verb
+    failed or `roles=` holds a role the original contract does not know."""
     result = client.run("capabilities")
     if result.timed_out or result.exit_code != 0:
         out(f"FAIL capabilities: {one_line(result.describe())}")
         return None
-    roles = [r.strip() for value in result.all("roles") for r in value.split(",") if r.strip()]
+    roles = _listed(result.all("roles"))
+    extras = _listed(result.all("extras"))
     names = result.all("name")
-    out(f"client {names[0] if names else '(no name printed)'}, roles {','.join(roles) or '(none)'}")
-    unknown = [r for r in roles if r not in KNOWN_ROLES]
+    out(f"client {names[0] if names else '(no name printed)'}, roles {','.join(roles) or '(none)'}"
+        f", extras {','.join(extras) or '(none)'}")
+    beyond = [r for r in roles if r not in CONTRACT_ROLES]
+    if beyond:
+        out(f"FAIL capabilities: roles= holds {', '.join(beyond)}, beyond {','.join(CONTRACT_ROLES)}: the"
+            " original harness refuses such a run; declare added roles under extras=")
+        return None
+    unknown = [r for r in extras if r not in EXTRA_ROLES]
     if unknown:
-        out(f"note: unknown roles ignored: {', '.join(unknown)}")
-    return roles
+        out(f"note: unknown extras ignored: {', '.join(unknown)}")
+    return roles + [r for r in extras if r in EXTRA_ROLES]
+
+
+def _listed(values: list[str]) -> list[str]:
+    return [r.strip() for value in values for r in value.split(",") if r.strip()]
 
 
 def run_client(

@@ -44,6 +44,7 @@ FLAWS = {
     "delete-ignores-revision": "topics-delete sends revision -1 (any) whatever it is given",
     "producer-only": "declares only the producer role",
     "no-topics-role": "declares the producer and consumer roles, not topics",
+    "topics-in-roles": "declares topics in roles= (which the original harness refuses), not in extras=",
     "no-roles": "declares no role",
     "hang": "every verb but capabilities hangs",
 }
@@ -303,8 +304,10 @@ def main(argv: list[str]) -> int:
     verb, args = argv[0], argv[1:]
     if verb == "capabilities":
         roles = {"producer-only": "producer", "no-roles": "",
-                 "no-topics-role": "producer,consumer"}.get(FLAW, "producer,consumer,topics")
+                 "topics-in-roles": "producer,consumer,topics"}.get(FLAW, "producer,consumer")
         print(f"roles={roles}")
+        if FLAW not in ("producer-only", "no-roles", "no-topics-role", "topics-in-roles"):
+            print("extras=topics")
         print("name=reference")
         return 0
     if FLAW == "hang":

@@ -17,10 +17,12 @@ from .errors import (
     InvalidArgumentRefusal,
     NotPrimaryError,
     OffsetMismatchError,
+    OutcomeUnknownError,
     ProducerClosedError,
     ProtocolError,
     RecordExceedsMaxBytesError,
     RevisionMismatchError,
+    is_outcome_unknown,
 )
 from .fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
 from .partitioner import fnv1a, partition_index
@@ -72,6 +74,7 @@ __all__ = [
     "ListedTopic",
     "NotPrimaryError",
     "OffsetMismatchError",
+    "OutcomeUnknownError",
     "PartitionFragments",
     "PartitionMetadata",
     "ProduceResult",
@@ -94,4 +97,5 @@ __all__ = [
     "crc32c",
     "fnv1a",
     "partition_index",
+    "is_outcome_unknown",
 ]

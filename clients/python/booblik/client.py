@@ -8,9 +8,10 @@ answers NOT_PRIMARY the route in its answer is used at once; NO_PRIMARY (or anot
 means a pause, then METADATA again; a lost connection to the primary means METADATA again from
 another known broker. At most ``route_attempts_max`` sends per call, then the last error is raised.
 
-A PRODUCE refused NOT_PRIMARY or NO_PRIMARY was not written, so the resend is safe. One whose
-connection was lost before its answer may have been written: the resend can store it twice (at
-least once, as for any resend after a lost answer; ``expected_offset`` fences it).
+A PRODUCE refused NOT_PRIMARY, NO_PRIMARY or NOT_ENOUGH_REPLICAS was not written, so the resend is
+safe. One whose connection was lost after it was sent may have been written: the resend can store
+it twice (at least once, as for any resend after a lost answer; ``expected_offset`` fences it), and
+giving up after such a loss raises OutcomeUnknownError. OUTCOME_UNKNOWN is never sent again.
 
 With ``prefer_zone`` it reads METADATA v4 where the broker has it and sends each FETCH to an
 in-sync replica in that zone (``booblik.replica_reads`` says which, and why the high watermark it
@@ -26,7 +27,7 @@ from typing import Any
 
 from . import limits, wire
 from .connection import Connection, Topic
-from .errors import ConnectionClosedError, NotPrimaryError
+from .errors import ConnectionClosedError, NotPrimaryError, is_outcome_unknown
 from .fragments import list_fragments_call
 from .replica_reads import ReplicaReads, check_zone
 from .routing import (
@@ -43,6 +44,7 @@ from .routing import (
     RouteTable,
     is_connection_loss,
     no_primary,
+    unknown_after_loss,
 )
 from .topics import Route
 from .wire import AckPolicy, FetchResult, ProduceResult
@@ -201,10 +203,10 @@ class Client:
         _, what = list_fragments_call(topic, partition)  # a bad partition is refused before any route is read
         return self._on_primary(topic, partition, what, lambda b: b.connection.list_fragments(topic, partition))
 
-    def topic(self, name: str) -> Topic:
-        """A topic handle whose sends follow routes."""
-        meta = wire.only_topic(self.metadata(name), name)
-        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+    def topic(self, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        """A topic handle whose sends follow routes; its partitions are read again once they are
+        ``metadata_max_age`` seconds old (see Topic)."""
+        return Topic.load(self, name, metadata_max_age)
 
     def consumer(
         self,
@@ -231,7 +233,7 @@ class Client:
             return broker
         connection = Connection.connect(address, self.timeout)
         try:
-            broker = _Broker(address, connection, connection.api_versions())
+            broker = _Broker(address, connection, connection.versions())
         except BaseException:
             connection.close()
             raise
@@ -303,7 +305,7 @@ class Client:
             attempt["at"] = primary
             return send(self._broker(primary))
 
-        return self._with_retries(step, topic, partition)
+        return self._with_retries(step, topic, partition, what)
 
     def _fetch_in_zone(
         self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_millis: int, min_bytes: int
@@ -341,10 +343,13 @@ class Client:
 
         return self._with_retries(step, topic, partition)
 
-    def _with_retries(self, step, topic: str | None = None, partition: int | None = None):
+    def _with_retries(
+        self, step, topic: str | None = None, partition: int | None = None, what: str | None = None
+    ):
         avoid = None
         pauses = 0
         attempt = 0
+        lost = None  # an earlier send lost in flight: giving up then says "unknown", not the refusal
         while True:
             attempt += 1
             current: dict = {"avoid": avoid}
@@ -353,13 +358,18 @@ class Client:
             except Exception as error:
                 verdict = self.routes.verdict(error, attempt, topic, partition)
                 if verdict == GIVE_UP or self._closed:
+                    unknown = unknown_after_loss(error, lost, what)
+                    if unknown is not None:
+                        raise unknown from error
                     raise
+                if lost is None and is_outcome_unknown(error):
+                    lost = error  # sent again all the same: at least once, as documented
                 avoid = None
-                lost = is_connection_loss(error)
-                if lost and "at" in current:
+                connection_lost = is_connection_loss(error)
+                if connection_lost and "at" in current:
                     self._drop(current["at"])
                     avoid = current["at"]
-                if verdict != AT_ONCE or lost:
+                if verdict != AT_ONCE or connection_lost:
                     self._sleep(self.routes.pause(pauses))
                     pauses += 1
 

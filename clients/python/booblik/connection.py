@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING
 
 from . import limits, routing, wire
 from .address import parse_address
-from .errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
+from .errors import (
+    UNKNOWN_CHANGES,
+    UNKNOWN_RECORDS,
+    BooblikError,
+    BrokerError,
+    ConnectionClosedError,
+    ErrorCode,
+    ProtocolError,
+    lost_in_flight,
+    timed_out_in_flight,
+)
 from .fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from .partitioner import Key, TopicRouting
 from .refusals import refusal
@@ -52,6 +62,9 @@ class Connection:
         self._next_correlation_id = limits.CORRELATION_ID_FIRST
         self._closed_because: BaseException | None = None
         self._closed = False
+        # apiKey -> the highest version the broker serves: API_VERSIONS, asked once, before the first
+        # call that has versions to choose from (None until then).
+        self._versions: dict | None = None
 
     @classmethod
     def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> Connection:
@@ -91,24 +104,39 @@ class Connection:
     # -- the API --
 
     def metadata(self, *topics: str) -> list:
-        """Partitions and offsets of the named topics, or of every topic when none is named.
+        """Partitions and offsets of the named topics, or of every topic when none is named
+        (METADATA v2 where the broker has it, its routes left out; v1 otherwise).
 
         Naming a topic that does not exist is a BrokerError (UNKNOWN_TOPIC_OR_PARTITION).
         """
+        if self.versions().get(wire.API_METADATA, 1) >= routing.METADATA_ROUTES_VERSION:
+            return self.metadata_with_routes(*topics).plain()
         request = wire.encode_metadata_request(topics)
         body = self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))
         return wire.decode_metadata_response(body)
 
     def api_versions(self) -> dict:
-        """apiKey -> the highest version the broker serves; a broker that predates API_VERSIONS
-        (it refuses it UNSUPPORTED_VERSION) gets the v1 set."""
+        """apiKey -> the highest version the broker serves (asked now, and kept for ``versions``); a
+        broker that predates API_VERSIONS (it refuses it UNSUPPORTED_VERSION) gets the v1 set:
+        PRODUCE 1, FETCH 1..2, METADATA 1."""
         try:
             body = self._call(routing.API_API_VERSIONS, routing.API_VERSIONS_VERSION, b"", "API_VERSIONS")
         except BrokerError as error:
-            if error.code == ErrorCode.UNSUPPORTED_VERSION:
-                return dict(routing.VERSIONS_BEFORE_DISCOVERY)
-            raise
-        return routing.decode_api_versions_response(body)
+            if error.code != ErrorCode.UNSUPPORTED_VERSION:
+                raise
+            versions = dict(routing.VERSIONS_BEFORE_DISCOVERY)
+        else:
+            versions = routing.decode_api_versions_response(body)
+        self._versions = versions
+        return dict(versions)
+
+    def versions(self) -> dict:
+        """What the broker speaks, as API_VERSIONS said: asked once per connection, the first time a
+        call has versions to choose from."""
+        with self._lock:
+            if self._versions is None:
+                self.api_versions()
+            return dict(self._versions)
 
     def metadata_with_routes(
         self, *topics: str, min_revision: int | None = None, replicas: bool = False
@@ -243,10 +271,10 @@ class Connection:
         payload, what = list_fragments_call(topic, partition)
         return decode_list_fragments_response(self._call(API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, payload, what))
 
-    def topic(self, name: str) -> Topic:
-        """A topic handle; its partitions come from the broker (one METADATA request, now)."""
-        meta = wire.only_topic(self.metadata(name), name)
-        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+    def topic(self, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        """A topic handle; its partitions come from the broker (one METADATA request, now), and are
+        read again once they are ``metadata_max_age`` seconds old (see Topic)."""
+        return Topic.load(self, name, metadata_max_age)
 
     def consumer(
         self,
@@ -271,7 +299,7 @@ class Connection:
     ) -> bytes:
         with self._lock:
             correlation_id = self._send(api_key, api_version, payload)
-            return self._receive(correlation_id, what, expected_offset)
+            return self._receive(correlation_id, what, expected_offset, UNKNOWN_EFFECT.get(api_key))
 
     def _send(self, api_key: int, api_version: int, payload: bytes) -> int:
         """Write one request frame; returns its correlation id. Caller holds the lock."""
@@ -290,8 +318,14 @@ class Connection:
             raise
         return correlation_id
 
-    def _receive(self, correlation_id: int, what: str, expected_offset: int | None = None) -> bytes:
-        """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock."""
+    def _receive(
+        self, correlation_id: int, what: str, expected_offset: int | None = None, unknown_effect: str | None = None
+    ) -> bytes:
+        """Read the answer to ``correlation_id``: its body, or a BrokerError. Caller holds the lock.
+        ``unknown_effect``, for a request that changes something, is what losing the answer leaves
+        unknown: the error then says so (``outcome_unknown``)."""
+        if self._closed and unknown_effect is not None:
+            raise lost_in_flight(what, self.address, unknown_effect, self._closed_because or ConnectionClosedError())
         self._check_open()
         try:
             length = wire.response_frame_length(self._read_exactly(4, "a response frame length"), self.address)
@@ -303,6 +337,10 @@ class Connection:
                 )
         except BaseException as error:
             self._break(error)
+            if unknown_effect is not None and isinstance(error, TimeoutError):
+                raise timed_out_in_flight(what, self.address, self.timeout, unknown_effect) from error
+            if unknown_effect is not None and isinstance(error, (OSError, ConnectionClosedError)):
+                raise lost_in_flight(what, self.address, unknown_effect, error) from error
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
                 raise ConnectionClosedError(
                     f"connection lost reading a response from {self.address}: {error}"
@@ -333,6 +371,10 @@ class Connection:
         self.close()
 
 
+# Requests that change something: what a lost answer leaves unknown.
+UNKNOWN_EFFECT = {wire.API_PRODUCE: UNKNOWN_RECORDS, wire.API_APPLY: UNKNOWN_CHANGES}
+
+
 def check_wait_fits_timeout(max_wait_millis: int, timeout: float | None) -> None:
     wire.check_int("max_wait_millis", max_wait_millis, 0, limits.INT32_MAX)
     if timeout is not None and max_wait_millis / 1000 >= timeout:
@@ -343,9 +385,43 @@ def check_wait_fits_timeout(max_wait_millis: int, timeout: float | None) -> None
 
 
 class Topic(TopicRouting):
-    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them."""
+    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them.
+
+    Its partition list is read again (one METADATA) once it is ``metadata_max_age`` seconds old, when
+    ``refresh()`` is called, and after a send is refused UNKNOWN_TOPIC_OR_PARTITION: partitions added
+    at runtime get records. A connection or a Client works behind it."""
+
+    @classmethod
+    def load(cls, connection, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        meta = wire.only_topic(connection.metadata(name), name)
+        return cls(connection, meta.name, [p.partition for p in meta.partitions], metadata_max_age)
+
+    def refresh(self) -> None:
+        """Read the partition list again now; a failure is raised and leaves the list as it was."""
+        try:
+            self._read(self.connection.metadata(self.name))
+        except BaseException:
+            self._read_failed()
+            raise
+
+    def partition_for(self, key: Key | None = None) -> int:
+        """The partition for ``key`` (the next in turn without one), from a list read again first
+        when it is stale; a failed read routes with the list as it is and tries again an age later."""
+        if self.stale:
+            try:
+                self.refresh()
+            except (BooblikError, OSError):
+                pass
+        return super().partition_for(key)
 
     def send(self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN) -> ProduceResult | None:
         """Send one record to the partition its key picks. One record per request: batch when you can."""
         wire.check_payload(payload)
-        return self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)
+        if self.stale:
+            self.refresh()
+        try:
+            return self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)
+        except BrokerError as error:
+            if self._refused_partition(error):
+                self._loaded_at = float("-inf")  # read again before the next send
+            raise

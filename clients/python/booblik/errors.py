@@ -128,7 +128,8 @@ class BooblikError(Exception):
 
 
 class BrokerError(BooblikError):
-    """The broker understood the request and refused it.
+    """The broker understood the request and answered it with an error code: a refusal (nothing of
+    it took effect), or OUTCOME_UNKNOWN (an ``OutcomeUnknownError``: not a refusal).
 
     A result, not an outage: the framing was intact, so the connection stays usable.
     """
@@ -145,6 +146,34 @@ class BrokerError(BooblikError):
 
     def __reduce__(self):
         return (type(self), (self.code, self.request))
+
+    @property
+    def outcome_unknown(self) -> bool:
+        """OUTCOME_UNKNOWN: the request may or may not have taken effect (see OutcomeUnknownError)."""
+        return self.code == ErrorCode.OUTCOME_UNKNOWN
+
+
+# What a lost answer leaves unknown, said in the error of a request that changes something.
+UNKNOWN_RECORDS = "the records may or may not have been stored (sending them again may store them twice)"
+UNKNOWN_CHANGES = "it may or may not have been applied (sending it again may apply it twice)"
+
+
+class OutcomeUnknownError(BrokerError):
+    """OUTCOME_UNKNOWN: the broker took the request but cannot say whether it took effect (a batch
+    written on a primary that stepped down before its replicas confirmed it; an APPLY whose etcd
+    transaction got no answer). Not a refusal: the records may appear later. No client sends it
+    again on its own, since that may store the records twice. Also what a ``Client`` raises when it
+    gives up on a PRODUCE after an earlier send of it was lost in flight (``__cause__``: the last
+    error)."""
+
+    def __init__(self, request: str = "", why: str = "the broker took it but could not confirm it") -> None:
+        super().__init__(ErrorCode.OUTCOME_UNKNOWN, request)
+        self.why = why
+        effect = UNKNOWN_RECORDS if request.startswith("PRODUCE") else UNKNOWN_CHANGES
+        self.args = (f"{request or 'request'}: outcome unknown: {why}; {effect}",)
+
+    def __reduce__(self):
+        return (type(self), (self.request, self.why))
 
 
 class RevisionMismatchError(BrokerError):
@@ -222,7 +251,34 @@ class ProtocolError(BooblikError):
 
 
 class ConnectionClosedError(BooblikError):
-    """The connection is closed, or was broken by an earlier failure (kept as ``__cause__``)."""
+    """The connection is closed, or was broken by an earlier failure (kept as ``__cause__``).
+
+    ``outcome_unknown`` is true for a PRODUCE or APPLY that was sent and lost before its answer: it
+    may or may not have taken effect (the message says so)."""
+
+    outcome_unknown = False
+
+
+def lost_in_flight(what: str, address: str, effect: str, cause: BaseException) -> ConnectionClosedError:
+    """The error of a request that changes something, sent, whose answer the lost connection took."""
+    error = ConnectionClosedError(f"{what}: connection to {address} lost before the answer: {effect}")
+    error.outcome_unknown = True
+    error.__cause__ = cause
+    return error
+
+
+def timed_out_in_flight(what: str, address: str, timeout, effect: str | None) -> TimeoutError:
+    """A request with no answer in time; for one that changes something, its outcome is unknown."""
+    error = TimeoutError(f"{what}: no answer from {address} within {timeout} s" + (f": {effect}" if effect else ""))
+    error.outcome_unknown = effect is not None  # type: ignore[attr-defined]
+    return error
+
+
+def is_outcome_unknown(error: BaseException) -> bool:
+    """Whether ``error`` leaves its request's outcome unknown: OUTCOME_UNKNOWN from the broker, or a
+    PRODUCE or APPLY whose connection was lost (or timed out) after it was sent. Its records may or
+    may not have been stored: sending them again may store them twice."""
+    return bool(getattr(error, "outcome_unknown", False))
 
 
 class CorruptRecordError(BooblikError):

@@ -41,6 +41,11 @@ DEFAULT_LINGER = 0.005
 # Producer: records per batch before it goes out without waiting for the linger.
 DEFAULT_MAX_BATCH_SIZE = 100
 
+# Topic: how old (seconds) its partition list may get before it is read again, so partitions added
+# at runtime get records within this long: one small METADATA per topic every few seconds of
+# sending. Five seconds, as the TypeScript client (and a Kafka client's metadata age).
+DEFAULT_METADATA_MAX_AGE = 5.0
+
 # Client: sends of one request across route changes and failures. Eight covers a NOT_PRIMARY hop or
 # two plus pauses of 0.1 + 0.2 + ... + 2 s (about 8 s in all): longer than a broker lease (5 s by
 # default) takes to expire and its partitions to show who serves them next.

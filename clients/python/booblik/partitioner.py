@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
+
+from . import limits, wire
+from .errors import BrokerError, ErrorCode, ProtocolError
 
 FNV_OFFSET_BASIS = 0x811C9DC5
 FNV_PRIME = 0x01000193
@@ -67,18 +71,55 @@ class Partitioner:
 
 
 class TopicRouting:
-    """What the sync and asyncio ``Topic`` share: a name, its partitions, and the choice among them."""
+    """What the sync and asyncio ``Topic`` share: a name, its partitions, the choice among them, and
+    how old the partition list is. The list is read again (by the Topic) once it is
+    ``metadata_max_age`` seconds old, so partitions added at runtime get records; 0 reads it before
+    every send."""
 
-    def __init__(self, connection, name: str, partitions: Iterable[int]) -> None:
+    def __init__(
+        self,
+        connection,
+        name: str,
+        partitions: Iterable[int],
+        metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not metadata_max_age >= 0:
+            raise ValueError(f"metadata_max_age: {metadata_max_age}, expected >= 0 seconds")
         self.connection = connection
         self.name = name
+        self.metadata_max_age = metadata_max_age
+        self._clock = clock
         self._partitioner = Partitioner(partitions)
+        self._loaded_at = clock()
 
     @property
     def partitions(self) -> tuple:
-        """Partition ids, sorted."""
+        """Partition ids, sorted, as last read."""
         return self._partitioner.partitions
+
+    @property
+    def stale(self) -> bool:
+        """Whether the list is old enough to be read again before the next send."""
+        return self._clock() - self._loaded_at >= self.metadata_max_age
 
     def partition_for(self, key: Key | None = None) -> int:
         """The partition for ``key``; without a key, the next one in turn (every call is a turn)."""
         return self._partitioner.partition_for(key)
+
+    def _read(self, topics: list) -> None:
+        """Takes a METADATA answer for this topic as the partition list (the round robin goes on)."""
+        meta = wire.only_topic(topics, self.name)
+        if not meta.partitions:
+            raise ProtocolError(f"topic {self.name}: METADATA lists no partitions")
+        self._partitioner.partitions = tuple(sorted(p.partition for p in meta.partitions))
+        self._loaded_at = self._clock()
+
+    def _read_failed(self) -> None:
+        """A read that failed leaves the list as it was, and waits out another age before the next."""
+        self._loaded_at = self._clock()
+
+    @staticmethod
+    def _refused_partition(error: BaseException) -> bool:
+        """UNKNOWN_TOPIC_OR_PARTITION to a send: the list is out of date (or the topic gone)."""
+        return isinstance(error, BrokerError) and error.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -20,7 +20,7 @@ from . import wire
 from .batching import Accumulator, ProducerConfig, check_send
 from .client import Client
 from .connection import Connection
-from .errors import BooblikError, ProducerClosedError
+from .errors import UNKNOWN_RECORDS, BooblikError, ProducerClosedError, is_outcome_unknown, lost_in_flight
 from .partitioner import Key, TopicRouting
 from .wire import AckPolicy
 
@@ -179,7 +179,8 @@ class Producer:
                 for correlation_id, batch, futures in sent:
                     what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
                     try:
-                        result = wire.decode_produce_response(connection._receive(correlation_id, what))
+                        body = connection._receive(correlation_id, what, unknown_effect=UNKNOWN_RECORDS)
+                        result = wire.decode_produce_response(body)
                     except BooblikError as error:
                         if connection.closed:
                             raise
@@ -189,10 +190,16 @@ class Producer:
                     for index, future in enumerate(futures):
                         future.set_result(result.base_offset + index)
         except BaseException as error:
-            for _, _, futures in live:
+            # The batches sent behind the one whose answer was lost may have been stored too.
+            unanswered = {id(futures): batch for _, batch, futures in sent}
+            for batch, _, futures in live:
+                failure = error
+                if is_outcome_unknown(error) and id(futures) in unanswered:
+                    what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
+                    failure = lost_in_flight(what, connection.address, UNKNOWN_RECORDS, error)
                 for future in futures:
                     if not future.done():
-                        future.set_exception(error)
+                        future.set_exception(failure)
             raise
 
     def _send_routed(self, batches: list) -> None:

@@ -17,6 +17,7 @@ from .errors import (
     InvalidArgumentRefusal,
     NotPrimaryError,
     OffsetMismatchError,
+    OutcomeUnknownError,
     ProtocolError,
     RevisionMismatchError,
 )
@@ -30,6 +31,8 @@ EXPECTED_OFFSET_UNKNOWN = -1
 def refusal(code: int, request: str, body: bytes, expected_offset: int | None = None) -> BrokerError:
     """The error for ``code``; a ProtocolError when a body the code promises does not decode.
     ``expected_offset``: the one a PRODUCE v2 named, for an OffsetMismatchError to report."""
+    if code == ErrorCode.OUTCOME_UNKNOWN:  # not a refusal: said as such
+        return OutcomeUnknownError(request)
     if not body:
         return BrokerError(code, request)
     reader = BodyReader(f"{request} refusal {code}", body)

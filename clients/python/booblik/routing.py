@@ -26,7 +26,15 @@ from dataclasses import dataclass
 
 from . import limits, wire
 from .address import parse_address
-from .errors import BrokerError, ConnectionClosedError, ErrorCode, NotPrimaryError, ProtocolError
+from .errors import (
+    BrokerError,
+    ConnectionClosedError,
+    ErrorCode,
+    NotPrimaryError,
+    OutcomeUnknownError,
+    ProtocolError,
+    is_outcome_unknown,
+)
 from .route_v2 import ROUTE_V2_BYTES_MIN, RouteV2, decode_route_v2
 from .topics import Route, _decode_route
 from .wire import PartitionMetadata, TopicMetadata
@@ -260,6 +268,19 @@ class RouteTable:
         """Seconds to wait before the next send: doubling from the first, capped, with jitter in its upper half."""
         step = min(self.retry_delay_max, self.retry_delay * 2 ** min(pauses, 30))
         return step / 2 + random.random() * step / 2
+
+
+def unknown_after_loss(
+    error: BaseException, lost: BaseException | None, what: str | None
+) -> OutcomeUnknownError | None:
+    """Giving up with ``error`` after ``lost``, an earlier send of the request lost in flight: the
+    outcome is unknown (that send may have been stored), so not ``error``'s refusal. None when
+    nothing was lost, or ``error`` already says the outcome is unknown."""
+    if lost is None or is_outcome_unknown(error):
+        return None
+    last = f"was answered {error.name}" if isinstance(error, BrokerError) else f"failed: {error}"
+    why = f"an earlier send was lost before its answer, and the last one {last}"
+    return OutcomeUnknownError(what or "request", why)
 
 
 def no_primary(what: str) -> BrokerError:

@@ -38,7 +38,8 @@ class AioConnectionTest(unittest.IsolatedAsyncioTestCase):
         topic = await self.connection.topic("single")
         with self.assertRaisesRegex(ValueError, "payload: empty"):
             await topic.send(b"")
-        self.assertEqual([r.api_key for r in self.broker.requests], [3])  # only the METADATA went out
+        # Only API_VERSIONS (asked once, before the first METADATA) and the METADATA went out.
+        self.assertEqual([r.api_key for r in self.broker.requests], [6, 3])
 
     async def test_refusal_keeps_the_connection(self):
         with self.assertRaises(BrokerError) as caught:

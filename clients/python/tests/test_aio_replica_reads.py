@@ -144,9 +144,9 @@ class AioReplicaReadsSingleBrokerTest(unittest.IsolatedAsyncioTestCase):
         sent = []
         original = Connection._submit
 
-        def recording(self, api_key, api_version, payload, answered=True):
+        def recording(self, api_key, api_version, payload, answered=True, what="request"):
             sent.append((api_key, api_version))
-            return original(self, api_key, api_version, payload, answered)
+            return original(self, api_key, api_version, payload, answered, what)
 
         with mock.patch.object(Connection, "_submit", recording):
             async with Client.connect(self.address, TIMEOUT, prefer_zone="z2") as client:

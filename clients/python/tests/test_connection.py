@@ -96,7 +96,8 @@ class ConnectionTest(unittest.TestCase):
         topic = self.connection.topic("single")
         with self.assertRaisesRegex(ValueError, "payload: empty"):
             topic.send(b"")
-        self.assertEqual([r.api_key for r in self.broker.requests], [3])  # only the METADATA went out
+        # Only API_VERSIONS (asked once, before the first METADATA) and the METADATA went out.
+        self.assertEqual([r.api_key for r in self.broker.requests], [6, 3])
 
     def test_round_robin_turns_on_every_call_and_every_send(self):
         topic = self.connection.topic("orders")
@@ -118,8 +119,8 @@ class ConnectionTest(unittest.TestCase):
         self.connection.metadata()
         self.connection.produce("orders", 0, [b"a"], ack=AckPolicy.NONE)
         self.connection.produce("orders", 0, [b"b"])
-        self.broker.wait_for_requests(3)
-        self.assertEqual([r.correlation_id for r in self.broker.requests], [1, 2, 3])
+        self.broker.wait_for_requests(4)  # API_VERSIONS went first, before the METADATA
+        self.assertEqual([r.correlation_id for r in self.broker.requests], [1, 2, 3, 4])
 
     def test_wrong_correlation_id_is_a_protocol_error_and_closes(self):
         self.broker.respond = lambda r: Reply(response_frame(r.correlation_id + 1, 0, struct.pack(">qq", 0, 1)))

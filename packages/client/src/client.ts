@@ -7,9 +7,11 @@
  * behaves as a Connection does. With `preferZone`, fetches go to an in-sync replica in that zone
  * when there is one (FETCH v4), and the high watermarks it shows never go back.
  *
- * Retries are bounded by `routeAttemptsMax`. A PRODUCE refused NOT_PRIMARY or NO_PRIMARY was not
- * written, so sending it again is safe; one whose connection failed may have been written, and
- * sending it again can store it twice: at least once, as with any resend after a lost answer.
+ * Retries are bounded by `routeAttemptsMax`. A PRODUCE refused NOT_PRIMARY, NO_PRIMARY or
+ * NOT_ENOUGH_REPLICAS was not written, so sending it again is safe; one whose connection failed may
+ * have been written, and sending it again can store it twice: at least once, as with any resend
+ * after a lost answer (giving up after such a loss reports OutcomeUnknownError). OUTCOME_UNKNOWN is
+ * never sent again.
  */
 import {
   ApiKey,
@@ -33,7 +35,16 @@ import type {
   RequestOptions,
 } from './connection.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
-import { AbortError, BrokerError, ConnectError, InvalidArgumentError, isConnectionLoss } from './errors.js';
+import {
+  AbortError,
+  BrokerError,
+  ConnectError,
+  InvalidArgumentError,
+  isConnectionLoss,
+  isOutcomeUnknown,
+  OutcomeUnknownError,
+  type RequestSubject,
+} from './errors.js';
 import {
   DEFAULT_ROUTE_ATTEMPTS_MAX,
   DEFAULT_ROUTE_RETRY_DELAY_MS,
@@ -403,18 +414,20 @@ export class Client {
     // on one broker); anything else takes the loop.
     const primary = this.routes.get(key);
     const ready = primary ? this.pool.ready(primary) : undefined;
+    const subject = { topics: [topic], partition };
     if (ready === undefined || this.machineState !== 'open') {
-      return this.withRetries(what, step, onRetriable, signal);
+      return this.withRetries(what, step, onRetriable, signal, undefined, subject);
     }
     return send(ready).catch((error: Error) =>
-      this.withRetries(what, step, onRetriable, signal, { error, at: ready.address }),
+      this.withRetries(what, step, onRetriable, signal, { error, at: ready.address }, subject),
     );
   }
 
   /**
    * Runs `step` until it succeeds, an error that no retry can fix comes, or attempts run out. Retried:
    * connection losses (the broker is dropped from the pool and avoided for the next METADATA) and
-   * refusals whose code is retriable in the error table. `failed` is a first attempt already made.
+   * refusals whose code is retriable in the error table (never OUTCOME_UNKNOWN). `failed` is a first
+   * attempt already made. Once a send was lost in flight, giving up reports an OutcomeUnknownError.
    */
   private async withRetries<T>(
     what: string,
@@ -422,11 +435,25 @@ export class Client {
     onRetriable: (error: Error) => 'at-once' | 'pause' = () => 'pause',
     signal?: AbortSignal,
     failed?: { error: Error; at: string },
+    subject: RequestSubject = {},
   ): Promise<T> {
     let avoid: string | undefined;
     let pauses = 0;
+    /** A send lost after it went out (a PRODUCE's records may be stored): the caller hears "unknown". */
+    let lostInFlight: Error | undefined;
+    const giveUp = (error: unknown): Error => {
+      if (lostInFlight === undefined || isOutcomeUnknown(error)) return error as Error;
+      const last =
+        error instanceof BrokerError ? `was answered ${error.codeName}` : `failed: ${String(error)}`;
+      return new OutcomeUnknownError(
+        what,
+        subject,
+        `an earlier send was lost before its answer, and the last one ${last}`,
+        { cause: error },
+      );
+    };
     for (let attempt = 1; ; attempt++) {
-      if (this.machineState === 'closed') throw new AbortError(`${what}: the client is closed`);
+      if (this.machineState === 'closed') throw giveUp(new AbortError(`${what}: the client is closed`));
       const current: Attempt = { avoid };
       let error: unknown;
       if (attempt === 1 && failed) {
@@ -441,7 +468,9 @@ export class Client {
       }
       const lost = isConnectionLoss(error);
       const retriable = lost || (error instanceof BrokerError && error.retriable);
-      if (!retriable || attempt >= this.attemptsMax || signal?.aborted) throw error;
+      if (!retriable || attempt >= this.attemptsMax || signal?.aborted) throw giveUp(error);
+      // Sent again at least once, as documented: a resend after a lost answer may store it twice.
+      if (isOutcomeUnknown(error)) lostInFlight ??= error as Error;
       avoid = undefined;
       if (lost && current.at !== undefined) {
         this.pool.drop(current.at);
@@ -452,7 +481,7 @@ export class Client {
         // Jitter in the upper half of the step: clients that lost one broker do not return in step.
         const step = Math.min(this.retryDelayMsMax, this.retryDelayMs * 2 ** Math.min(pauses++, 30));
         await delay(this.clock, Math.round(step / 2 + (Math.random() * step) / 2), signal).catch(() => {
-          throw error;
+          throw giveUp(error);
         });
       }
     }

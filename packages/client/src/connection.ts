@@ -72,6 +72,7 @@ import {
   type RequestSubject,
   RequestTooLargeError,
   TimeoutError,
+  unknownEffect,
   WrongPortError,
 } from './errors.js';
 import { DecodedFetch, type FetchResult } from './fetch-result.js';
@@ -164,6 +165,8 @@ interface Pending {
   /** The caller stopped waiting: the answer is still consumed in its turn, then dropped. */
   abandoned: boolean;
   detachSignal: (() => void) | undefined;
+  /** For a request that changes something: what losing its answer leaves unknown. */
+  unknownEffect: string | undefined;
 }
 
 export class Connection {
@@ -358,6 +361,7 @@ export class Connection {
       this.requestTimeoutMs,
       undefined,
       (code, body) => refusalOf(code, what, body, { topics: [topic], partition }, expectedOffset),
+      unknownEffect.records,
     );
   }
 
@@ -375,6 +379,9 @@ export class Connection {
       (id) => encodeApplyRequest(id, { dryRun: options.dryRun ?? false, changes: wire }),
       (body) => decodeApplyResponse(body),
       this.requestTimeoutMs,
+      undefined,
+      undefined,
+      unknownEffect.changes,
     );
   }
 
@@ -405,6 +412,9 @@ export class Connection {
         }),
       (body) => decodeMoveResponse(body),
       options.timeoutMs ?? this.requestTimeoutMs,
+      undefined,
+      undefined,
+      unknownEffect.changes,
     );
   }
 
@@ -617,6 +627,7 @@ export class Connection {
     timeoutMs: number,
     signal?: AbortSignal,
     toRefusal?: (code: number, body: Buffer) => Error,
+    unknownEffect?: string,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const refusal = this.refuseNew(what, signal);
@@ -642,6 +653,7 @@ export class Connection {
         timeoutMs,
         abandoned: false,
         detachSignal: undefined,
+        unknownEffect,
       };
       if (this.deadlineTimer === undefined || entry.deadline < this.deadlineTimerAt)
         this.armDeadline(entry.deadline);
@@ -799,7 +811,7 @@ export class Connection {
    * later request is stuck behind this one. So the request fails and the connection closes.
    */
   private onTimeout(entry: Pending): void {
-    const error = new TimeoutError(entry.what, entry.timeoutMs);
+    const error = new TimeoutError(entry.what, entry.timeoutMs, entry.unknownEffect);
     if (!entry.abandoned) {
       entry.abandoned = true;
       entry.reject(error);
@@ -835,7 +847,18 @@ export class Connection {
           });
     for (const entry of this.pending.splice(0)) {
       entry.detachSignal?.();
-      if (!entry.abandoned) entry.reject(failed);
+      if (entry.abandoned) continue;
+      // Sent, answer lost: a PRODUCE or APPLY may have taken effect, and its error says so (an HTTP
+      // server took nothing).
+      entry.reject(
+        entry.unknownEffect === undefined || reason instanceof WrongPortError
+          ? failed
+          : new ConnectionClosedError(
+              this.address,
+              `${entry.what}: connection to ${this.address} lost before the answer: ${entry.unknownEffect}`,
+              { cause: failed, outcomeUnknown: true },
+            ),
+      );
     }
     this.markClosed(failed);
   }

@@ -7,8 +7,9 @@ import { ErrorCode, errorInfo, errorName } from '@booblik/protocol';
 export { CorruptRecordError, ProtocolError, RecordExceedsMaxBytesError } from '@booblik/protocol';
 
 /**
- * The broker refused a request with a wire error code. The framing was intact, so the connection
- * stays open and usable for other requests.
+ * The broker answered a request with a wire error code: a refusal (nothing of it took effect), or
+ * OUTCOME_UNKNOWN (an OutcomeUnknownError: not a refusal). The framing was intact, so the
+ * connection stays open and usable for other requests.
  */
 export class BrokerError extends Error {
   override name = 'BrokerError';
@@ -26,14 +27,45 @@ export class BrokerError extends Error {
     /** What was refused, for example `PRODUCE orders/2`. */
     readonly request: string,
     subject: RequestSubject = {},
+    options?: ErrorOptions,
   ) {
     const info = errorInfo(code);
     const detail = code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? unknownTopicDetail(subject) : undefined;
-    super(`${request} refused: ${errorName(code)}${detail ?? (info ? ` (${info.description})` : '')}`);
+    super(
+      `${request} refused: ${errorName(code)}${detail ?? (info ? ` (${info.description})` : '')}`,
+      options,
+    );
     this.codeName = errorName(code);
     this.retriable = info?.retriable ?? false;
     this.topics = subject.topics ?? [];
     this.partition = subject.partition;
+  }
+
+  /** OUTCOME_UNKNOWN: the request may or may not have taken effect (see OutcomeUnknownError). */
+  get outcomeUnknown(): boolean {
+    return this.code === ErrorCode.OUTCOME_UNKNOWN;
+  }
+}
+
+/**
+ * OUTCOME_UNKNOWN: the broker took the request but cannot say whether it took effect (a PRODUCE
+ * written on a primary that stepped down before its replicas confirmed it; an APPLY whose etcd
+ * transaction got no answer). Not a refusal: the records may appear later. No client resends it on
+ * its own, since a resend may store the records twice. Also what a Client reports when it gives up
+ * on a PRODUCE after an earlier send of it was lost in flight (`cause`: the last error).
+ */
+export class OutcomeUnknownError extends BrokerError {
+  override name = 'OutcomeUnknownError';
+  constructor(
+    request: string,
+    subject: RequestSubject = {},
+    why = 'the broker took it but could not confirm it',
+    options?: ErrorOptions,
+  ) {
+    super(ErrorCode.OUTCOME_UNKNOWN, request, subject, options);
+    // A PRODUCE names its partition; a request without one (APPLY) changes topics.
+    const effect = subject.partition === undefined ? unknownEffect.changes : unknownEffect.records;
+    this.message = `${request}: outcome unknown: ${why}; ${effect}`;
   }
 }
 
@@ -53,15 +85,21 @@ function unknownTopicDetail({ topics = [], partition }: RequestSubject): string 
     : ` (topic ${topic} does not exist, or has no partition ${partition})`;
 }
 
-/** The connection is gone (closed by either side, reset, or torn down after a failure); `cause` says why. */
+/**
+ * The connection is gone (closed by either side, reset, or torn down after a failure); `cause` says
+ * why. `outcomeUnknown` is true for a PRODUCE or APPLY that was sent and lost before its answer: it
+ * may or may not have taken effect (the message says so).
+ */
 export class ConnectionClosedError extends Error {
   override name = 'ConnectionClosedError';
+  readonly outcomeUnknown: boolean;
   constructor(
     readonly address: string,
     message = `connection to ${address} is closed`,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { outcomeUnknown?: boolean },
   ) {
     super(message, options);
+    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }
 
@@ -88,15 +126,22 @@ export class ConnectError extends Error {
   }
 }
 
-/** Something took longer than its limit. For a request this also closes the connection (see Connection). */
+/**
+ * Something took longer than its limit. For a request this also closes the connection (see
+ * Connection); `outcomeUnknown` is true for a PRODUCE or APPLY sent without an answer in time.
+ */
 export class TimeoutError extends Error {
   override name = 'TimeoutError';
+  readonly outcomeUnknown: boolean;
   constructor(
     /** What timed out, for example `connect` or `FETCH orders/0`. */
     readonly operation: string,
     readonly timeoutMs: number,
+    /** For a request that changes something: what its lost answer leaves unknown. */
+    unknownEffect?: string,
   ) {
-    super(`${operation} got no answer within ${timeoutMs} ms`);
+    super(`${operation} got no answer within ${timeoutMs} ms${unknownEffect ? `: ${unknownEffect}` : ''}`);
+    this.outcomeUnknown = unknownEffect !== undefined;
   }
 }
 
@@ -145,3 +190,19 @@ export function isConnectionLoss(error: unknown): boolean {
     error instanceof ConnectionClosedError || error instanceof ConnectError || error instanceof TimeoutError
   );
 }
+
+/**
+ * Whether `error` leaves the request's outcome unknown: OUTCOME_UNKNOWN from the broker, or a PRODUCE
+ * or APPLY whose connection was lost (or timed out) after it was sent. Its records may or may not
+ * have been stored: sending them again may store them twice.
+ */
+export function isOutcomeUnknown(error: unknown): boolean {
+  if (error instanceof BrokerError) return error.outcomeUnknown;
+  return (error instanceof ConnectionClosedError || error instanceof TimeoutError) && error.outcomeUnknown;
+}
+
+/** What a lost answer leaves unknown, said in a lost request's error. */
+export const unknownEffect = {
+  records: 'the records may or may not have been stored (sending them again may store them twice)',
+  changes: 'it may or may not have been applied (sending it again may apply it twice)',
+} as const;

@@ -29,6 +29,12 @@ export const DEFAULT_MAX_BATCH_RECORDS = 100;
 export const DEFAULT_MAX_IN_FLIGHT = 5;
 
 /**
+ * Producer: PRODUCE requests of one partition awaiting an answer at once. One keeps the partition in
+ * send order across a failover: a batch the Client resends is never overtaken by a later one.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_PER_PARTITION = 1;
+
+/**
  * Producer: records accepted but not yet answered (in open batches and in flight). Beyond this,
  * send() waits: memory stays bounded when the broker is slower than the caller.
  */

@@ -145,7 +145,11 @@ describe('producer', () => {
 
   it('backpressure: send waits when the queue is full and joins a batch once an answer frees room', async () => {
     const broker = await start();
-    const producer = await Producer.connect(broker.address, { maxQueuedRecords: 2, maxBatchRecords: 1 });
+    const producer = await Producer.connect(broker.address, {
+      maxQueuedRecords: 2,
+      maxBatchRecords: 1,
+      maxInFlightPerPartition: 2,
+    });
     const a = producer.send('t', 'a', { partition: 0 });
     const b = producer.send('t', 'b', { partition: 0 });
     const c = producer.send('t', 'c', { partition: 0 });

@@ -1,9 +1,13 @@
 /**
  * A producer for records that arrive one at a time. Records gather in one batch per partition until
  * the batch is full (maxBatchRecords) or has waited lingerMs; sealed batches go out with up to
- * maxInFlight PRODUCE requests awaiting answers at once. At most maxQueuedRecords records sit in
- * batches; beyond that send() waits its turn, so memory stays bounded when the broker is slower than
- * the caller. Nothing is retried: a failed request fails exactly the records of its batch.
+ * maxInFlight PRODUCE requests awaiting answers at once, at most maxInFlightPerPartition (1) of them
+ * to one partition. At most maxQueuedRecords records sit in batches; beyond that send() waits its
+ * turn, so memory stays bounded when the broker is slower than the caller. The producer retries
+ * nothing itself (a Client resends what it may, see Client): a failed request fails exactly the
+ * records of its batch. With one batch per partition in flight, a partition's next batch goes only
+ * once the one before is acknowledged or has failed for good, so records land in send order even
+ * when the Client resends a batch across a failover.
  *
  *   open ──close()──> closing ──(flushed, connection closed)──> closed
  *     └──────(connection lost: everything waiting fails)──────> failed ──close()──> closed
@@ -25,6 +29,7 @@ import {
   DEFAULT_LINGER_MS,
   DEFAULT_MAX_BATCH_RECORDS,
   DEFAULT_MAX_IN_FLIGHT,
+  DEFAULT_MAX_IN_FLIGHT_PER_PARTITION,
   DEFAULT_MAX_QUEUED_RECORDS,
 } from './limits.js';
 import { StateMachine } from './state-machine.js';
@@ -37,8 +42,14 @@ export interface ProducerOptions {
   lingerMs?: number;
   /** Records per PRODUCE request; a full batch goes at once (default 100). */
   maxBatchRecords?: number;
-  /** PRODUCE requests awaiting an answer at once (default 5). */
+  /** PRODUCE requests awaiting an answer at once, across partitions (default 5). */
   maxInFlight?: number;
+  /**
+   * PRODUCE requests to one partition awaiting an answer at once (default 1: send order kept across
+   * failovers). More pipelines a partition's batches, at the cost of order: a batch the Client
+   * resends after a failover can land after later ones.
+   */
+  maxInFlightPerPartition?: number;
   /** Records accepted and not yet answered before send() waits (default 10 000). */
   maxQueuedRecords?: number;
   /** Time source for linger windows (tests pass a manual clock). */
@@ -75,14 +86,18 @@ export class Producer {
   private readonly lingerMs: number;
   private readonly maxBatchRecords: number;
   private readonly maxInFlight: number;
+  private readonly maxInFlightPerPartition: number;
   private readonly maxQueuedRecords: number;
   private readonly clock: Clock;
 
   /** send() calls not yet in a batch, in call order (waiting for room or for the topic's partitions). */
   private readonly waiting: Waiting[] = [];
   private readonly open = new Map<string, Batch>();
+  /** Sealed batches not yet sent, in seal order (which is send order within a partition). */
   private sealed: Batch[] = [];
   private inFlight = 0;
+  /** `topic\0partition` -> its requests in flight (absent: none). */
+  private readonly inFlightTo = new Map<string, number>();
   /** Records in batches (open, sealed or in flight). */
   private queued = 0;
   private nextSeq = 0;
@@ -131,6 +146,11 @@ export class Producer {
       1,
     );
     this.maxInFlight = checkCount('maxInFlight', options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 1);
+    this.maxInFlightPerPartition = checkCount(
+      'maxInFlightPerPartition',
+      options.maxInFlightPerPartition ?? DEFAULT_MAX_IN_FLIGHT_PER_PARTITION,
+      1,
+    );
     this.maxQueuedRecords = checkCount(
       'maxQueuedRecords',
       options.maxQueuedRecords ?? DEFAULT_MAX_QUEUED_RECORDS,
@@ -309,9 +329,22 @@ export class Producer {
     this.dispatch();
   }
 
+  /**
+   * Sends sealed batches, oldest first, while request slots are free. A partition at its
+   * maxInFlightPerPartition is skipped: its batches wait, in order, for the ones ahead to settle.
+   */
   private dispatch(): void {
-    while (this.sealed.length > 0 && this.inFlight < this.maxInFlight && !this.machine.is('failed')) {
-      const batch = this.sealed.shift()!;
+    for (let i = 0; i < this.sealed.length && this.inFlight < this.maxInFlight; ) {
+      if (this.machine.is('failed')) return;
+      const batch = this.sealed[i]!;
+      const key = `${batch.topic}\u0000${batch.partition}`;
+      const toPartition = this.inFlightTo.get(key) ?? 0;
+      if (toPartition >= this.maxInFlightPerPartition) {
+        i++;
+        continue;
+      }
+      this.sealed.splice(i, 1);
+      this.inFlightTo.set(key, toPartition + 1);
       batch.dispatch();
       this.inFlight++;
       this.connection.produce(batch.topic, batch.partition, batch.payloads, { ack: this.ack }).then(
@@ -326,6 +359,10 @@ export class Producer {
 
   private finish(batch: Batch, settle: () => void): void {
     this.inFlight--;
+    const key = `${batch.topic}\u0000${batch.partition}`;
+    const toPartition = (this.inFlightTo.get(key) ?? 1) - 1;
+    if (toPartition === 0) this.inFlightTo.delete(key);
+    else this.inFlightTo.set(key, toPartition);
     this.queued -= batch.size;
     settle();
     this.checkFlushed();

@@ -11,7 +11,7 @@ import {
   ProtocolError,
   type Route,
 } from '@booblik/protocol';
-import { BrokerError, type RequestSubject } from './errors.js';
+import { BrokerError, OutcomeUnknownError, type RequestSubject } from './errors.js';
 
 /** APPLY: a change expected another revision of its topic; nothing of the APPLY was applied. */
 export class RevisionMismatchError extends BrokerError {
@@ -74,7 +74,7 @@ export class NotPrimaryError extends BrokerError {
   }
 }
 
-/** The error for a refusal, with the details its body carries for the codes that have one. */
+/** The error for a refusal (or OUTCOME_UNKNOWN), with the details its body carries for the codes that have one. */
 export function refusalOf(
   code: number,
   request: string,
@@ -82,6 +82,7 @@ export function refusalOf(
   subject: RequestSubject = {},
   expectedOffset = -1,
 ): BrokerError {
+  if (code === ErrorCode.OUTCOME_UNKNOWN) return new OutcomeUnknownError(request, subject);
   if (body.length === 0) return new BrokerError(code, request, subject);
   try {
     switch (code) {

@@ -82,7 +82,8 @@ func runVerb(args []string, broker string, out io.Writer, stderr io.Writer) int 
 	}
 	name, args := args[0], args[1:]
 	if name == "capabilities" {
-		fmt.Fprintln(out, "roles=producer,consumer,topics")
+		fmt.Fprintln(out, "roles=producer,consumer") // the original contract's roles only
+		fmt.Fprintln(out, "extras=topics")           // roles added since, under a key it ignores
 		fmt.Fprintln(out, "name=go")
 		return exitOK
 	}

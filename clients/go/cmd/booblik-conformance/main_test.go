@@ -43,7 +43,7 @@ func expect(t *testing.T, b *fakebroker.Broker, args []string, wantCode int, wan
 }
 
 func TestCapabilitiesNeedNoBroker(t *testing.T) {
-	expect(t, nil, []string{"capabilities"}, 0, "roles=producer,consumer,topics\nname=go\n")
+	expect(t, nil, []string{"capabilities"}, 0, "roles=producer,consumer\nextras=topics\nname=go\n")
 }
 
 func TestMetadataPrintsOneLinePerPartition(t *testing.T) {
@@ -227,7 +227,7 @@ func TestConformanceScriptBuildsAndRunsTheCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"capabilities"}, "roles=producer,consumer,topics\nname=go\n"},
+		{[]string{"capabilities"}, "roles=producer,consumer\nextras=topics\nname=go\n"},
 		{[]string{"produce", "single", "0", "written", "6869"}, "baseOffset=0\nlogEndOffset=1\n"},
 		{[]string{"fetch", "single", "0", "0", "100"}, "highWatermark=1\nrecord=6869\n"},
 	} {

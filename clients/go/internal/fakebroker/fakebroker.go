@@ -40,6 +40,7 @@ const (
 	CodeNotPrimary              = 9
 	CodeNoPrimary               = 10
 	CodeInvalidArgument         = 11
+	CodeOutcomeUnknown          = 16
 
 	frameBytesMax = 8 << 20
 	fetchWaitMax  = 60 * time.Second

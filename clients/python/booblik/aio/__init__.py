@@ -14,10 +14,12 @@ from ..errors import (
     InvalidArgumentRefusal,
     NotPrimaryError,
     OffsetMismatchError,
+    OutcomeUnknownError,
     ProducerClosedError,
     ProtocolError,
     RecordExceedsMaxBytesError,
     RevisionMismatchError,
+    is_outcome_unknown,
 )
 from ..fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
 from ..route_v2 import ReplicaFlag, ReplicaState, RouteV2
@@ -61,6 +63,7 @@ __all__ = [
     "ListedTopic",
     "NotPrimaryError",
     "OffsetMismatchError",
+    "OutcomeUnknownError",
     "PartitionFragments",
     "PartitionMetadata",
     "ProduceResult",
@@ -80,4 +83,5 @@ __all__ = [
     "TopicMetadata",
     "TopicSpec",
     "Upsert",
+    "is_outcome_unknown",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from .. import limits, wire
 from ..client import _Broker, as_routed, fetch_call
-from ..errors import ConnectionClosedError, NotPrimaryError
+from ..errors import ConnectionClosedError, NotPrimaryError, is_outcome_unknown
 from ..fragments import list_fragments_call
 from ..replica_reads import ReplicaReads, check_zone
 from ..routing import (
@@ -29,6 +29,7 @@ from ..routing import (
     RouteTable,
     is_connection_loss,
     no_primary,
+    unknown_after_loss,
 )
 from ..wire import AckPolicy, FetchResult, ProduceResult
 from .connection import Connection, Topic
@@ -161,9 +162,10 @@ class Client:
         _, what = list_fragments_call(topic, partition)  # a bad partition is refused before any route is read
         return await self._on_primary(topic, partition, what, lambda b: b.connection.list_fragments(topic, partition))
 
-    async def topic(self, name: str) -> Topic:
-        meta = wire.only_topic(await self.metadata(name), name)
-        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+    async def topic(self, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        """A topic handle whose sends follow routes; its partitions are read again once they are
+        ``metadata_max_age`` seconds old (see Topic)."""
+        return await Topic.load(self, name, metadata_max_age)
 
     def consumer(
         self,
@@ -199,7 +201,7 @@ class Client:
     async def _dial(self, address: str) -> _Broker:
         connection = await Connection.connect(address, self.timeout)
         try:
-            return _Broker(address, connection, await connection.api_versions())
+            return _Broker(address, connection, await connection.versions())
         except BaseException:
             await connection.close()
             raise
@@ -258,7 +260,7 @@ class Client:
             attempt["at"] = primary
             return await send(await self._broker(primary))
 
-        return await self._with_retries(step, topic, partition)
+        return await self._with_retries(step, topic, partition, what)
 
     async def _fetch_in_zone(
         self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_millis: int, min_bytes: int
@@ -297,10 +299,13 @@ class Client:
 
         return await self._with_retries(step, topic, partition)
 
-    async def _with_retries(self, step, topic: str | None = None, partition: int | None = None):
+    async def _with_retries(
+        self, step, topic: str | None = None, partition: int | None = None, what: str | None = None
+    ):
         avoid = None
         pauses = 0
         attempt = 0
+        lost = None  # an earlier send lost in flight: giving up then says "unknown", not the refusal
         while True:
             attempt += 1
             current: dict = {"avoid": avoid}
@@ -309,13 +314,18 @@ class Client:
             except Exception as error:
                 verdict = self.routes.verdict(error, attempt, topic, partition)
                 if verdict == GIVE_UP or self._closed:
+                    unknown = unknown_after_loss(error, lost, what)
+                    if unknown is not None:
+                        raise unknown from error
                     raise
+                if lost is None and is_outcome_unknown(error):
+                    lost = error  # sent again all the same: at least once, as documented
                 avoid = None
-                lost = is_connection_loss(error)
-                if lost and "at" in current:
+                connection_lost = is_connection_loss(error)
+                if connection_lost and "at" in current:
                     await self._drop(current["at"])
                     avoid = current["at"]
-                if verdict != AT_ONCE or lost:
+                if verdict != AT_ONCE or connection_lost:
                     await asyncio.sleep(self.routes.pause(pauses))
                     pauses += 1
 

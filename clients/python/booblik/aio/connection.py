@@ -16,8 +16,8 @@ from collections.abc import Iterable
 
 from .. import limits, routing, wire
 from ..address import parse_address
-from ..connection import check_wait_fits_timeout
-from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError
+from ..connection import UNKNOWN_EFFECT, check_wait_fits_timeout
+from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError, lost_in_flight, timed_out_in_flight
 from ..fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from ..partitioner import Key, TopicRouting
 from ..refusals import refusal
@@ -55,6 +55,10 @@ class Connection:
         self._closed = False
         self._closed_because: BaseException | None = None
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
+        # apiKey -> the highest version the broker serves: API_VERSIONS, asked once, before the first
+        # call that has versions to choose from (None until then).
+        self._versions: dict | None = None
+        self._asking_versions: asyncio.Task | None = None
 
     @classmethod
     def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> _Connecting:
@@ -96,21 +100,37 @@ class Connection:
     # -- the API --
 
     async def metadata(self, *topics: str) -> list:
-        """Partitions and offsets of the named topics, or of every topic when none is named."""
+        """Partitions and offsets of the named topics, or of every topic when none is named
+        (METADATA v2 where the broker has it, its routes left out; v1 otherwise)."""
+        if (await self.versions()).get(wire.API_METADATA, 1) >= routing.METADATA_ROUTES_VERSION:
+            return (await self.metadata_with_routes(*topics)).plain()
         request = wire.encode_metadata_request(topics)
         body = await self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))
         return wire.decode_metadata_response(body)
 
     async def api_versions(self) -> dict:
-        """apiKey -> the highest version the broker serves; a broker that predates API_VERSIONS
-        (it refuses it UNSUPPORTED_VERSION) gets the v1 set."""
+        """apiKey -> the highest version the broker serves (asked now, and kept for ``versions``); a
+        broker that predates API_VERSIONS (it refuses it UNSUPPORTED_VERSION) gets the v1 set:
+        PRODUCE 1, FETCH 1..2, METADATA 1."""
         try:
             body = await self._call(routing.API_API_VERSIONS, routing.API_VERSIONS_VERSION, b"", "API_VERSIONS")
         except BrokerError as error:
-            if error.code == ErrorCode.UNSUPPORTED_VERSION:
-                return dict(routing.VERSIONS_BEFORE_DISCOVERY)
-            raise
-        return routing.decode_api_versions_response(body)
+            if error.code != ErrorCode.UNSUPPORTED_VERSION:
+                raise
+            versions = dict(routing.VERSIONS_BEFORE_DISCOVERY)
+        else:
+            versions = routing.decode_api_versions_response(body)
+        self._versions = versions
+        return dict(versions)
+
+    async def versions(self) -> dict:
+        """What the broker speaks, as API_VERSIONS said: asked once per connection (concurrent
+        callers share the one request), the first time a call has versions to choose from."""
+        if self._versions is None:
+            if self._asking_versions is None or self._asking_versions.done():
+                self._asking_versions = asyncio.get_running_loop().create_task(self.api_versions())
+            await asyncio.shield(self._asking_versions)
+        return dict(self._versions)
 
     async def metadata_with_routes(
         self, *topics: str, min_revision: int | None = None, replicas: bool = False
@@ -223,10 +243,10 @@ class Connection:
         body = await self._call(wire.API_LIST, wire.LIST_VERSION, payload, describe_list(selector))
         return decode_list_response(body)
 
-    async def topic(self, name: str) -> Topic:
-        """A topic handle; its partitions come from the broker (one METADATA request, now)."""
-        meta = wire.only_topic(await self.metadata(name), name)
-        return Topic(self, meta.name, [p.partition for p in meta.partitions])
+    async def topic(self, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        """A topic handle; its partitions come from the broker (one METADATA request, now), and are
+        read again once they are ``metadata_max_age`` seconds old (see Topic)."""
+        return await Topic.load(self, name, metadata_max_age)
 
     def consumer(
         self,
@@ -244,9 +264,12 @@ class Connection:
 
     # -- the exchange (the Producer uses _submit and _drain directly) --
 
-    def _submit(self, api_key: int, api_version: int, payload: bytes, answered: bool = True) -> asyncio.Future | None:
+    def _submit(
+        self, api_key: int, api_version: int, payload: bytes, answered: bool = True, what: str = "request"
+    ) -> asyncio.Future | None:
         """Write one request frame now (no await: requests go out in call order); the future of its
-        answer, (errorCode, body), or None when the broker will not answer."""
+        answer, (errorCode, body), or None when the broker will not answer. A PRODUCE or APPLY
+        (``what`` names it) whose answer the connection's end takes fails as ``outcome_unknown``."""
         self._check_open()
         correlation_id = self._next_correlation_id
         self._next_correlation_id = (
@@ -257,7 +280,7 @@ class Connection:
         if not answered:
             return None
         future = asyncio.get_running_loop().create_future()
-        self._pending.append((correlation_id, future))
+        self._pending.append((correlation_id, future, what, UNKNOWN_EFFECT.get(api_key)))
         return future
 
     async def _drain(self) -> None:
@@ -272,8 +295,8 @@ class Connection:
     async def _call(
         self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
     ) -> bytes:
-        answer = self._submit(api_key, api_version, payload)
-        error_code, body = await self._bounded(self._exchange(answer), what)
+        answer = self._submit(api_key, api_version, payload, what=what)
+        error_code, body = await self._bounded(self._exchange(answer), what, UNKNOWN_EFFECT.get(api_key))
         if error_code != 0:
             raise refusal(error_code, what, body, expected_offset)
         return body
@@ -288,13 +311,13 @@ class Connection:
             raise
         return await answer
 
-    async def _bounded(self, awaitable, what: str):
+    async def _bounded(self, awaitable, what: str, unknown_effect: str | None = None):
         if self.timeout is None:
             return await awaitable
         try:
             return await asyncio.wait_for(awaitable, self.timeout)
         except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
-            raise TimeoutError(f"{what}: no answer from {self.address} within {self.timeout} s") from None
+            raise timed_out_in_flight(what, self.address, self.timeout, unknown_effect) from None
 
     async def _read_loop(self) -> None:
         try:
@@ -304,7 +327,7 @@ class Connection:
                 correlation_id, error_code, body = wire.split_response(frame)
                 if not self._pending:
                     raise ProtocolError(f"response with correlation id {correlation_id} while no request was waiting")
-                expected_id, future = self._pending[0]
+                expected_id, future, _, _ = self._pending[0]
                 if correlation_id != expected_id:  # left queued, so the shutdown fails it too
                     raise ProtocolError(
                         f"response has correlation id {correlation_id}, expected {expected_id}: responses out of step"
@@ -337,9 +360,12 @@ class Connection:
         self._closed = True
         self._closed_because = cause
         pending, self._pending = self._pending, collections.deque()
-        for _, future in pending:
+        for _, future, what, effect in pending:
             if not future.done():
-                future.set_exception(cause)
+                # Sent, answer lost: a PRODUCE or APPLY may have taken effect, and its error says so
+                # (a protocol error stays one: the broker's bug, not a loss to retry).
+                lost = effect is not None and not isinstance(cause, ProtocolError)
+                future.set_exception(lost_in_flight(what, self.address, effect, cause) if lost else cause)
         self._writer.close()
 
 
@@ -377,10 +403,49 @@ class _Connecting:
 
 
 class Topic(TopicRouting):
-    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them."""
+    """One topic: picks partitions (FNV-1a over the key, round-robin without one) and sends to them.
+
+    As ``booblik.Topic``, its partition list is read again once it is ``metadata_max_age`` seconds
+    old, on ``refresh()``, and after a send is refused UNKNOWN_TOPIC_OR_PARTITION. ``send`` waits for
+    that read; ``partition_for`` starts it in the background and routes with the list it has."""
+
+    _refreshing: asyncio.Task | None = None
+
+    @classmethod
+    async def load(cls, connection, name: str, metadata_max_age: float = limits.DEFAULT_METADATA_MAX_AGE) -> Topic:
+        meta = wire.only_topic(await connection.metadata(name), name)
+        return cls(connection, meta.name, [p.partition for p in meta.partitions], metadata_max_age)
+
+    async def refresh(self) -> None:
+        """Read the partition list again now (concurrent callers share one METADATA); a failure is
+        raised and leaves the list as it was."""
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.get_running_loop().create_task(self._read_again())
+        await asyncio.shield(self._refreshing)
+
+    async def _read_again(self) -> None:
+        try:
+            self._read(await self.connection.metadata(self.name))
+        except BaseException:
+            self._read_failed()
+            raise
+
+    def partition_for(self, key: Key | None = None) -> int:
+        if self.stale and (self._refreshing is None or self._refreshing.done()):
+            self._refreshing = asyncio.get_running_loop().create_task(self._read_again())
+            # A failed background read leaves the list as it was; it is tried again an age later.
+            self._refreshing.add_done_callback(lambda task: task.cancelled() or task.exception())
+        return super().partition_for(key)
 
     async def send(
         self, payload: bytes, key: Key | None = None, ack: AckPolicy = AckPolicy.WRITTEN
     ) -> ProduceResult | None:
         wire.check_payload(payload)
-        return await self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)
+        if self.stale:
+            await self.refresh()
+        try:
+            return await self.connection.produce(self.name, self.partition_for(key), [payload], ack=ack)
+        except BrokerError as error:
+            if self._refused_partition(error):
+                self._loaded_at = float("-inf")  # read again before the next send
+            raise

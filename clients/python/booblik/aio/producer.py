@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 from .. import wire
 from ..batching import Accumulator, ProducerConfig, check_send
-from ..errors import BrokerError, ConnectionClosedError, ProducerClosedError, ProtocolError
+from ..errors import UNKNOWN_RECORDS, ConnectionClosedError, ProducerClosedError, ProtocolError, timed_out_in_flight
+from ..refusals import refusal
 from ..partitioner import Key
 from ..wire import AckPolicy
 from .connection import Connection
@@ -198,13 +199,13 @@ class Producer:
                 continue
             payloads, futures = [p for p, _ in kept], [f for _, f in kept]
             request = wire.encode_produce_request(batch.topic, batch.partition, ack, payloads)
+            what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
             answer = self.connection._submit(
-                wire.API_PRODUCE, wire.PRODUCE_VERSION, request, answered=ack != AckPolicy.NONE
+                wire.API_PRODUCE, wire.PRODUCE_VERSION, request, answered=ack != AckPolicy.NONE, what=what
             )
             if answer is None:
                 unanswered += futures
                 continue
-            what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
             expiry = None
             if self.connection.timeout is not None:
                 expiry = self._loop.call_later(self.connection.timeout, answer.cancel)
@@ -219,13 +220,13 @@ class Producer:
             expiry.cancel()
         result = error = None
         if answer.cancelled():
-            error = TimeoutError(f"{what}: no answer from {self.connection.address} within {self.connection.timeout} s")
+            error = timed_out_in_flight(what, self.connection.address, self.connection.timeout, UNKNOWN_RECORDS)
         elif answer.exception() is not None:
             error = answer.exception()
         else:
             error_code, body = answer.result()
             if error_code != 0:
-                error = BrokerError(error_code, what)  # a refusal reaches every record of its batch
+                error = refusal(error_code, what, body)  # it reaches every record of its batch
             else:
                 try:
                     result = wire.decode_produce_response(body)

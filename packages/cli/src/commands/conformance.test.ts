@@ -31,7 +31,7 @@ describe('conformance client (conformance/clients/typescript)', () => {
   it('capabilities needs no broker and declares its three roles', async () => {
     const run = await client('127.0.0.1:1', 'capabilities');
     assert.equal(run.code, 0);
-    assert.deepEqual(run.lines, ['roles=producer,consumer,topics', 'name=typescript']);
+    assert.deepEqual(run.lines, ['roles=producer,consumer', 'extras=topics', 'name=typescript']);
   });
 
   it('topics verbs create, list by label, print a stale revision with its details, and delete', async (t) => {

@@ -17,8 +17,8 @@ import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 
-/** What this client declares to the harness. */
-const CAPABILITIES = ['roles=producer,consumer,topics', 'name=typescript'];
+/** What this client declares to the harness: the original contract's roles, then the added ones under extras=. */
+const CAPABILITIES = ['roles=producer,consumer', 'extras=topics', 'name=typescript'];
 
 export async function conformanceCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, {});
