@@ -20,6 +20,7 @@ import {
   inSyncRouteOf,
   type MetadataResponseV2,
   type MetadataResponseV4,
+  type MetadataResponseV5,
   type ProduceResult,
   type RouteV2,
   type TopicMetadata,
@@ -184,6 +185,21 @@ export class Client {
         throw new BrokerError(ErrorCode.UNSUPPORTED_VERSION, `METADATA v4 to ${broker.address}`, { topics });
       }
       return broker.connection.metadataWithReplicas(topics, this.minRevision);
+    });
+  }
+
+  /**
+   * METADATA v5 through any broker that speaks it: metadataWithReplicas() with, per partition, where
+   * its offsets come from (the primary, a copy while the primary does not answer, or not known).
+   */
+  async metadataWithOffsets(...topics: string[]): Promise<MetadataResponseV5> {
+    return this.withRetries('METADATA', async (attempt) => {
+      const broker = await this.anyBroker(attempt.avoid);
+      attempt.at = broker.address;
+      if (broker.maxVersion(ApiKey.METADATA) < 5) {
+        throw new BrokerError(ErrorCode.UNSUPPORTED_VERSION, `METADATA v5 to ${broker.address}`, { topics });
+      }
+      return broker.connection.metadataWithOffsets(topics, this.minRevision);
     });
   }
 

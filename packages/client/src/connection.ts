@@ -23,6 +23,7 @@ import {
   decodeMetadataResponse,
   decodeMetadataResponseV2,
   decodeMetadataResponseV4,
+  decodeMetadataResponseV5,
   decodeMoveResponse,
   decodeProduceResponse,
   ErrorCode,
@@ -37,6 +38,7 @@ import {
   encodeMetadataRequestV2,
   encodeMetadataRequestV3,
   encodeMetadataRequestV4,
+  encodeMetadataRequestV5,
   encodeMoveRequest,
   encodeProduceRequest,
   encodeProduceRequestV2,
@@ -50,6 +52,7 @@ import {
   listWaitMsMax,
   type MetadataResponseV2,
   type MetadataResponseV4,
+  type MetadataResponseV5,
   MoveFlag,
   NO_WATCH,
   type PartitionFragments,
@@ -538,6 +541,22 @@ export class Connection {
       { topics: [...topics] },
       (id) => encodeMetadataRequestV4(id, { topics: [...topics], minRevision, flags: 0 }),
       (body) => decodeMetadataResponseV4(body),
+      this.requestTimeoutMs,
+    );
+  }
+
+  /**
+   * METADATA v5 (the broker must have it): metadataWithReplicas() with, per partition, where its
+   * offsets come from: its primary (PRIMARY), a copy of it on the answering broker while the
+   * primary does not answer (COPY: a range it has, all committed), or nowhere (UNKNOWN: the 0 and 0
+   * mean nothing).
+   */
+  metadataWithOffsets(topics: readonly string[], minRevision = 0): Promise<MetadataResponseV5> {
+    return this.request(
+      topics.length === 0 ? 'METADATA' : `METADATA ${topics.join(',')}`,
+      { topics: [...topics] },
+      (id) => encodeMetadataRequestV5(id, { topics: [...topics], minRevision, flags: 0 }),
+      (body) => decodeMetadataResponseV5(body),
       this.requestTimeoutMs,
     );
   }

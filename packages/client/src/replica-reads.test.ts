@@ -5,6 +5,7 @@ import {
   ErrorCode,
   encodeFetchResponseHeader,
   encodeNotPrimaryResponse,
+  MetadataOffsets,
   ReplicaFlag,
   type Request,
 } from '@booblik/protocol';
@@ -185,5 +186,19 @@ describe('client: reads from replicas (preferZone)', () => {
       ['one', 'two'],
     );
     assert.equal(client.routeOf('single', 0), address);
+  });
+
+  it('against a real single broker, metadataWithOffsets says the offsets come from the primary', async (t) => {
+    const address = await startBrokerProcess(t);
+    const client = await Client.connect(address);
+    t.after(() => client.close());
+    await client.applyTopics([{ op: 'upsert', spec: { name: 'offsets', partitions: 1 } }]);
+    await client.produce('offsets', 0, payloads('one', 'two', 'three'));
+    const [p] = (await client.metadataWithOffsets('offsets')).topics[0]!.partitions;
+    assert.deepEqual(
+      [p!.logStartOffset, p!.highWatermark, p!.offsets],
+      [0, 3, MetadataOffsets.PRIMARY],
+      'one node is the primary of every partition',
+    );
   });
 });
