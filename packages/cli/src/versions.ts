@@ -1,8 +1,13 @@
 import type { Connection } from '@booblik/client';
 import { ApiKey } from '@booblik/protocol';
 
+/** The highest METADATA version the broker answers (4: epochs and replicas; 5: where offsets come from). */
+export async function metadataVersion(connection: Connection): Promise<number> {
+  const versions = await connection.apiVersions();
+  return versions.find((v) => v.apiKey === ApiKey.METADATA)?.maxVersion ?? 1;
+}
+
 /** Whether the broker answers METADATA v4: each partition's epoch and replicas with zones and lag. */
 export async function speaksMetadataV4(connection: Connection): Promise<boolean> {
-  const versions = await connection.apiVersions();
-  return (versions.find((v) => v.apiKey === ApiKey.METADATA)?.maxVersion ?? 0) >= 4;
+  return (await metadataVersion(connection)) >= 4;
 }

@@ -1,17 +1,19 @@
 import { Connection } from '@booblik/client';
-import { ReplicaFlag, type RouteV2 } from '@booblik/protocol';
+import { MetadataOffsets, type MetadataResponseV4, ReplicaFlag, type RouteV2 } from '@booblik/protocol';
 import { brokerAddress, parse } from '../args.js';
 import { ExitCode } from '../constants.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
-import { speaksMetadataV4 } from '../versions.js';
+import { metadataVersion } from '../versions.js';
 
 const BOTH = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
 
 /**
  * booblik metadata [topic...]: partitions and offsets; from a cluster broker (METADATA v4) also each
  * partition's epoch, primary, in-sync replicas, the others, and the largest lag behind the primary.
+ * With METADATA v5, offsets a copy gave (the primary did not answer) are marked, and offsets nobody
+ * knows are shown as unknown rather than as 0.
  */
 export async function metadataCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, {});
@@ -24,9 +26,13 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     signal: io.signal,
   });
   try {
-    const answer = (await speaksMetadataV4(connection))
-      ? await connection.metadataWithReplicas(parsed.positionals)
-      : undefined;
+    const version = await metadataVersion(connection);
+    const answer: (MetadataResponseV4 & { topics: { partitions: { offsets?: number }[] }[] }) | undefined =
+      version >= 5
+        ? await connection.metadataWithOffsets(parsed.positionals)
+        : version >= 4
+          ? await connection.metadataWithReplicas(parsed.positionals)
+          : undefined;
     // One node has one replica without a member id: its table stays the four columns it always had.
     const cluster = answer?.topics.some((t) =>
       t.partitions.some((p) => p.route.replicas.some((r) => r.member !== '')),
@@ -50,8 +56,7 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
           rows.push([
             topic.name,
             String(p.partition),
-            String(p.logStartOffset),
-            String(p.highWatermark),
+            ...offsetCells(p),
             String(p.route.epoch),
             ...replicaCells(p.route),
           ]);
@@ -72,6 +77,16 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     await connection.close();
   }
   return ExitCode.OK;
+}
+
+/**
+ * LOG_START and HIGH_WATERMARK cells: as answered; `>=N` when a copy gave them (the partition has at
+ * least that, the primary may have more); `unknown` when nobody could say.
+ */
+function offsetCells(p: { logStartOffset: number; highWatermark: number; offsets?: number }): string[] {
+  if (p.offsets === MetadataOffsets.UNKNOWN) return ['unknown', 'unknown'];
+  const hw = p.offsets === MetadataOffsets.COPY ? `>=${p.highWatermark}` : String(p.highWatermark);
+  return [String(p.logStartOffset), hw];
 }
 
 /** PRIMARY, IN_SYNC, OUT_OF_SYNC and LAG cells: members as `id@zone`, "-" for none. */
