@@ -245,7 +245,10 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     }, HEARTBEAT_DELAY_MS);
   }
 
-  /** Replicas of the set behind for longer than the lag bound leave it (one transaction at a time). */
+  /**
+   * Replicas of the set behind for longer than the lag bound leave it (one transaction at a time);
+   * replicas out of it that caught up join it, without waiting for a write to be acknowledged.
+   */
   private checkLag(): void {
     if (this.stopped) return;
     this.advance();
@@ -259,7 +262,10 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       if (stream === undefined || this.deps.addressOf(m) === undefined) return true;
       return stream.behindMs(now) > this.deps.lagMaxMs;
     });
-    if (lagging.length === 0) return;
+    if (lagging.length === 0) {
+      this.maybeGrow();
+      return;
+    }
     this.changeInSync(
       owner,
       owner.isr.filter((m) => !lagging.includes(m)),

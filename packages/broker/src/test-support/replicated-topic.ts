@@ -22,11 +22,15 @@ export class ReplicatedTopic {
     private readonly random: () => number,
   ) {}
 
-  /** APPLYs the topic with one partition and `replication` replicas. */
-  async create(replication = 3): Promise<void> {
+  /** APPLYs the topic with one partition, `replication` replicas and `labels` (e.g. `minInSync`). */
+  async create(replication = 3, labels: Record<string, string> = {}): Promise<void> {
     const client = await connect(this.kit.brokers[0]!.address);
     try {
-      const spec = { ...topicSpecWithDefaults({ name: this.name, partitions: 1, revision: 0 }), replication };
+      const spec = {
+        ...topicSpecWithDefaults({ name: this.name, partitions: 1, revision: 0 }),
+        replication,
+        labels,
+      };
       ok(await client.apply([{ op: 'upsert', spec }]), `APPLY ${this.name}`);
     } finally {
       client.close();
