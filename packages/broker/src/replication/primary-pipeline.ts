@@ -251,6 +251,8 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
    */
   private checkLag(): void {
     if (this.stopped) return;
+    // An idle replica is asked now and then, so whether it is level and answering stays known.
+    for (const stream of this.streams.values()) stream.keepAlive();
     this.advance();
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || this.inSyncWrite !== null) return;

@@ -166,6 +166,16 @@ export class ReplicaStream {
     this.send(this.request(this.next, EMPTY, 0, this.host.epoch, 0), this.next);
   }
 
+  /**
+   * Nothing on its way (an idle partition): an empty request at the replica's end, so a replica that
+   * is level stays known to be level and answering, and one that died is noticed without a write.
+   */
+  keepAlive(): void {
+    if (this.stopped || this.next === null || this.inflight > 0 || this.probing || this.reading) return;
+    this.heartbeatOwed = false;
+    this.send(this.request(this.next, EMPTY, 0, this.host.epoch, 0), this.next);
+  }
+
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);

@@ -20,6 +20,8 @@ const SLOW_MS = 3 * LAG_MAX_MS;
 const HELD_CUT_MS = 2 * LAG_MAX_MS;
 /** A slowed etcd link, each way: a change of the in-sync set takes a few of these, a lease many. */
 const ETCD_SLOW_MS = 150;
+/** A link slow each way, but whose round trip stays far below the lag bound. */
+const IDLE_LINK_MS = 150;
 const SEED = Number(process.env.BOOBLIK_TEST_SEED ?? Date.now() % 1_000_000);
 
 describe('replication over cut links: three brokers, R=3, every link through a fault proxy', () => {
@@ -365,5 +367,33 @@ describe('replication over cut links: three brokers, R=3, every link through a f
     }
     oracle.check(await topic.finalLog());
     await topic.sameLogsEverywhere();
+  });
+  test('a replica whose link is slow but within the lag bound stays in the in-sync set across a write to an idle partition', async () => {
+    const topic = new ReplicatedTopic(kit, 'idle-write', random);
+    await topic.create();
+    const primary = await topic.primary(5000);
+    const p = topic.indexOf(primary);
+    const slow = kit.brokers.find((b) => b !== primary)!;
+    const client = await connect(primary.address);
+    try {
+      assert.equal(await sendProduce(client, topic.name, 'first'), ErrorCode.NONE);
+      // Each answer takes a round trip of the delay, far below the lag bound; the partition then
+      // sits idle for longer than the lag bound before the next write.
+      kit.peerLink(p, topic.indexOf(slow)).delay(IDLE_LINK_MS);
+      await new Promise((resolve) => setTimeout(resolve, 2 * LAG_MAX_MS));
+      assert.equal(await sendProduce(client, topic.name, 'second'), ErrorCode.NONE);
+      const deadline = performance.now() + 2 * LAG_MAX_MS;
+      while (performance.now() < deadline) {
+        const r = await topic.routeVia(primary);
+        assert.equal(r.replicas.length, 2, `${slow.name} dropped from the in-sync set: ${JSON.stringify(r)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } catch (error) {
+      dumpLogs();
+      throw error;
+    } finally {
+      client.close();
+      healAll();
+    }
   });
 });
