@@ -157,6 +157,11 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     }
   }
 
+  /** The stream to one replica (a handover asks it whether it is alive), if it is one. */
+  streamTo(member: string): ReplicaStream | undefined {
+    return this.streams.get(member);
+  }
+
   /** Whether a replica answered with a later epoch: this primary has been replaced. */
   get replaced(): boolean {
     for (const stream of this.streams.values()) if (stream.staleEpoch) return true;
