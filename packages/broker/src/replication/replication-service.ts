@@ -41,6 +41,8 @@ export class ReplicationService implements ReplicatedPartitions {
   private readonly roles = new Map<Partition, Role>();
   /** Its own connections: a held proxied request never delays a write group behind it. */
   private readonly links: PeerPool;
+  /** Partitions served here as their only copy: one that gains replicas keeps taking writes meanwhile. */
+  private readonly servedAlone = new WeakSet<Partition>();
   private readonly onChange = () => this.reconcile();
   private stopped = false;
   readonly stats = { promotions: 0, demotions: 0, inSyncChanges: 0 };
@@ -57,7 +59,11 @@ export class ReplicationService implements ReplicatedPartitions {
     for (const served of this.o.registry.all()) {
       const partition = this.o.registry.localPartition(served.topic, served.id);
       const owner = this.o.copy.ownerOf(served.topic, served.id);
-      if (partition === undefined || owner === undefined || owner.replicas.length <= 1) continue;
+      if (partition === undefined || owner === undefined) continue;
+      if (owner.replicas.length <= 1) {
+        if (owner.member === this.o.selfId) this.servedAlone.add(partition);
+        continue;
+      }
       seen.add(partition);
       this.settle(partition, owner);
     }
@@ -276,6 +282,12 @@ export class ReplicationService implements ReplicatedPartitions {
   private startPipeline(partition: Partition, owner: OwnerEntry): PrimaryPipeline {
     const o = this.o;
     const { topic, id } = partition;
+    const minInSync = o.minInSyncOf(topic, owner.replicas.length);
+    // A partition that was its only copy here and gains replicas (the allocator grows it) took writes
+    // on that one copy: it goes on doing so while they are copied, and each replica counts towards
+    // minInSync once it has been in sync (a restart counts them all).
+    const counted = this.servedAlone.has(partition) ? new Set([o.selfId]) : null;
+    this.servedAlone.delete(partition);
     return new PrimaryPipeline(partition, topic, id, owner.epoch, {
       selfId: o.selfId,
       owner: () => o.copy.ownerOf(topic, id),
@@ -298,7 +310,11 @@ export class ReplicationService implements ReplicatedPartitions {
         await o.copy.waitForRevision(revision).catch(() => {});
         return true;
       },
-      minInSync: o.minInSyncOf(topic, owner.replicas.length),
+      get minInSync() {
+        if (counted === null) return minInSync;
+        for (const member of o.copy.ownerOf(topic, id)?.isr ?? []) counted.add(member);
+        return Math.min(minInSync, o.minInSyncOf(topic, counted.size));
+      },
       lagMaxMs: o.lagMaxMs,
       log: (line) => o.logger.info(line),
       inSyncChanged: () => {

@@ -92,12 +92,12 @@ export class ReplicatedTopic {
     return this.byAddress(primary);
   }
 
-  /** Every record of the partition, read from its primary once both replicas are in sync again. */
-  async finalLog(): Promise<string[]> {
+  /** Every record of the partition, read from its primary once `replicas` others are in sync with it. */
+  async finalLog(replicas = 2): Promise<string[]> {
     await until(
       () => this.route(),
-      (r) => r.primary !== '' && r.replicas.length === 2,
-      `${this.name}: a primary and both replicas in sync again`,
+      (r) => r.primary !== '' && r.replicas.length === replicas,
+      `${this.name}: a primary and ${replicas} replica(s) in sync`,
       20_000,
     );
     const primary = await this.primary(5000);
