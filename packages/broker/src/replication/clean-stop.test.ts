@@ -55,7 +55,7 @@ describe('clean stop: three brokers, R=3, a real etcd', () => {
   test('SIGTERM of the primary just after a replica was SIGKILLed: the partition goes to the live replica at once, not to the dead one, and nothing acknowledged is lost', async (t) => {
     // minInSync 1, so the live replica alone takes writes once it leads: how soon is what is judged.
     const topic = new ReplicatedTopic(kit, 'dead-replica', random);
-    await topic.create(3, { minInSync: '1' });
+    await topic.create(3, { labels: { minInSync: '1' } });
     const running = () => kit.brokers.filter(isUp).map((b) => b.address);
     const oracle = new ReplicationOracle(topic.name, 0, running, random);
     oracle.startProducers(3);

@@ -326,7 +326,7 @@ describe('replication over cut links: three brokers, R=3, every link through a f
     // bring them back. Their last answers arrive together, so one rejoins while the other's change
     // of the in-sync set is being written.
     const topic = new ReplicatedTopic(kit, 'idle-rejoin', random);
-    await topic.create(3, { minInSync: '1' });
+    await topic.create(3, { labels: { minInSync: '1' } });
     const oracle = new ReplicationOracle(topic.name, 0, running, random);
     oracle.startProducers(2);
     try {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Route, topicSpecWithDefaults } from '@booblik/protocol';
+import { type Route, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { ClusterKit, KitBroker } from './cluster-kit.js';
 import { connect, fetchAll, metadata, ok, until } from './cluster-wire.js';
 import { withTimeout } from './replication-oracle.js';
@@ -22,14 +22,14 @@ export class ReplicatedTopic {
     private readonly random: () => number,
   ) {}
 
-  /** APPLYs the topic with one partition, `replication` replicas and `labels` (e.g. `minInSync`). */
-  async create(replication = 3, labels: Record<string, string> = {}): Promise<void> {
+  /** APPLYs the topic with one partition, `replication` replicas and `extra` (labels, a store, ...). */
+  async create(replication = 3, extra: Partial<TopicSpec> = {}): Promise<void> {
     const client = await connect(this.kit.brokers[0]!.address);
     try {
       const spec = {
         ...topicSpecWithDefaults({ name: this.name, partitions: 1, revision: 0 }),
         replication,
-        labels,
+        ...extra,
       };
       ok(await client.apply([{ op: 'upsert', spec }]), `APPLY ${this.name}`);
     } finally {
