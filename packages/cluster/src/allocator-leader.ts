@@ -99,10 +99,16 @@ export class AllocatorLeader {
     }
     const ops = planAllocation({ members: copy.members, specs, owners: copy.owners, assigned });
     if (ops.length === 0) return;
-    for (let i = 0; i < ops.length; i += OPS_PER_TXN) {
+    // Growth in transactions of its own, last: a primary changing its in-sync set meanwhile fails its
+    // compare, and must not hold back a new partition's owner or a promotion.
+    const batches: AllocatorOp[][] = [];
+    for (const group of [ops.filter((o) => o.op !== 'grow'), ops.filter((o) => o.op === 'grow')]) {
+      for (let i = 0; i < group.length; i += OPS_PER_TXN) batches.push(group.slice(i, i + OPS_PER_TXN));
+    }
+    for (const batch of batches) {
       if (this.stopped || !this.isLeader) return;
       try {
-        const done = await this.write(ops.slice(i, i + OPS_PER_TXN));
+        const done = await this.write(batch);
         // A failed compare: the copy is behind or another leader acted; its next change runs us again.
         if (!done) return;
       } catch (error) {
@@ -115,6 +121,11 @@ export class AllocatorLeader {
     const owned = ops.filter((o) => o.op === 'own').length;
     if (owned > 0) this.log(`allocator: assigned ${owned} new partition(s)`);
     for (const op of ops) {
+      if (op.op === 'grow') {
+        this.log(
+          `allocator: ${op.topic}-${op.partition}: ${op.member} added as a replica (replicas ${op.value.replicas.join(', ')}); ${op.value.member} copies to it`,
+        );
+      }
       if (op.op === 'promote') {
         this.stats.promotions++;
         this.log(
@@ -161,6 +172,13 @@ export class AllocatorLeader {
         op.replicas.forEach((member, slot) => {
           puts.push(this.assignment(op.topic, op.partition, member, slot, op.leaseIds[slot]!));
         });
+        continue;
+      }
+      if (op.op === 'grow') {
+        // Only if nobody changed the record meanwhile (the primary's in-sync set, a move, a promotion).
+        txn = txn.and(owner, 'Mod', '==', op.modRevision);
+        puts.push(c.put(owner).value(encodeOwner(op.value)));
+        puts.push(this.assignment(op.topic, op.partition, op.member, op.slot, op.leaseId));
         continue;
       }
       if (op.op === 'promote') {

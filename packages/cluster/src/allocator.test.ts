@@ -54,6 +54,10 @@ function applied(state: AllocatorInput): AllocatorInput {
       owners.set(key, { ...op.value, modRevision: op.modRevision + 1 });
       slotsOf(key).set(op.value.member, 0);
     }
+    if (op.op === 'grow') {
+      owners.set(key, { ...op.value, modRevision: op.modRevision + 1 });
+      slotsOf(key).set(op.member, op.slot);
+    }
     if (op.op === 'assign') slotsOf(key).set(op.member, op.slot);
     if (op.op === 'unassign') slotsOf(key).delete(op.member);
   }
@@ -123,6 +127,79 @@ describe('allocator', () => {
   it('caps replicas at the live members', () => {
     const state = applied(input({ members: members(['b1', 'a'], ['b2', 'b']), specs: specs(['t', 1, 3]) }));
     assert.equal(state.owners.get('t/0')!.replicas.length, 2);
+  });
+
+  it('a partition short of its replication gains a live member in a zone it lacks, outside its in-sync set, until it has its replication', () => {
+    const two = applied(input({ members: members(['b1', 'a'], ['b2', 'b']), specs: specs(['t', 1, 3]) }));
+    const before = two.owners.get('t/0')!;
+    assert.deepEqual(before.replicas.length, 2);
+    // b4 shares zone a with b1; b3 brings zone c.
+    const joined = { ...two, members: members(['b1', 'a'], ['b2', 'b'], ['b3', 'c'], ['b4', 'a']) };
+    assert.deepEqual(planAllocation(joined), [
+      {
+        op: 'grow',
+        topic: 't',
+        partition: 0,
+        member: 'b3',
+        slot: 2,
+        leaseId: 'Lb3',
+        value: { member: before.member, replicas: [...before.replicas, 'b3'], isr: before.isr, epoch: 1 },
+        modRevision: before.modRevision,
+      },
+    ]);
+    const grown = applied(joined);
+    assert.equal(grown.assigned.get('t/0')!.get('b3'), 2, 'the new replica is assigned its slot');
+    assert.deepEqual(planAllocation(grown), [], 'never beyond the replication');
+  });
+
+  it('grows one replica at a time as members join, capped by the live members, onto the member with fewest copies', () => {
+    let state = applied(input({ members: members(['b1', 'a']), specs: specs(['t', 2, 3], ['u', 1, 3]) }));
+    assert.deepEqual(
+      [...state.owners.values()].map((o) => o.replicas.length),
+      [1, 1, 1],
+      'one live member: one copy each',
+    );
+    state = { ...state, members: members(['b1', 'a'], ['b2', 'a']) };
+    const ops = planAllocation(state);
+    assert.deepEqual(
+      ops.map((o) => (o.op === 'grow' ? `${o.topic}/${o.partition}+${o.member}` : o.op)),
+      ['t/0+b2', 't/1+b2', 'u/0+b2'],
+    );
+    state = applied(state);
+    assert.deepEqual(planAllocation(state), [], 'two live members: two copies is the most there can be');
+    // Zone a is used by every partition: the copies decide; b3 and b4 hold none, b3 first by id.
+    state = applied({ ...state, members: members(['b1', 'a'], ['b2', 'a'], ['b3', 'a'], ['b4', 'a']) });
+    const added = [...state.owners.values()].map((o) => o.replicas[2]);
+    assert.deepEqual(added, ['b3', 'b4', 'b3'], 'spread by copies held');
+    assert.deepEqual(planAllocation(state), []);
+  });
+
+  it('never grows onto a replica it has (a dead one still counts), nor while the primary is gone or unassigned', () => {
+    const owner: AllocatorOwner = {
+      member: 'b1',
+      replicas: ['b1', 'b2'],
+      isr: ['b1'],
+      epoch: 2,
+      modRevision: 9,
+    };
+    const base = {
+      specs: specs(['t', 1, 2]),
+      owners: new Map([['t/0', owner]]),
+      assigned: new Map([['t/0', new Map([['b1', 0]])]]),
+    };
+    // b2 is dead but keeps its place: two replicas is the replication.
+    assert.deepEqual(planAllocation(input({ ...base, members: members(['b1', 'a'], ['b3', 'c']) })), []);
+    const three = input({ ...base, specs: specs(['t', 1, 3]), members: members(['b1', 'a'], ['b2', 'b']) });
+    assert.deepEqual(
+      planAllocation({ ...three, assigned: new Map([['t/0', new Map([['b2', 1]])]]) }).map((o) => o.op),
+      ['promote'],
+      'a primary back under a new lease is promoted again first; nothing grows meanwhile',
+    );
+    assert.deepEqual(
+      planAllocation(three).map((o) => o.op),
+      ['assign'],
+      'b2 is a replica already: nothing to add',
+    );
   });
 
   it("promotes a live in-sync replica when the primary's lease is gone, with the epoch raised", () => {

@@ -4,8 +4,10 @@
  * assignment under that member's lease. A pure function of the keyspace copy, tested without etcd.
  *
  * Rules that keep replication safe:
- * - a partition gets its replicas once, and the allocator never moves them (an operator does);
- * - a new member receives new partitions only;
+ * - the allocator never moves a replica (an operator does); a partition created while brokers were
+ *   missing gains replicas up to its replication as live members allow, one at a time, each one
+ *   copied by the primary before it joins the in-sync set;
+ * - a new member receives new partitions, and replicas of partitions short of their replication;
  * - when a primary's lease is gone, one of the in-sync replicas that is live becomes primary, with
  *   the epoch raised; the in-sync set keeps only live members, so the new primary's wait is for
  *   brokers that can answer;
@@ -55,6 +57,21 @@ export type AllocatorOp =
       leaseId: string;
       memberCreateRevision: number;
     }
+  /**
+   * A partition with fewer replicas than its replication, and a live primary: `member` joins its
+   * replicas (in `value`, compared with `modRevision`; not its in-sync set: the primary copies the
+   * log to it first), with its assignment in `slot`.
+   */
+  | {
+      op: 'grow';
+      topic: string;
+      partition: number;
+      member: string;
+      slot: number;
+      leaseId: string;
+      value: OwnerValue;
+      modRevision: number;
+    }
   /** Owners and assignments of a topic whose spec is gone. */
   | { op: 'dropTopic'; topic: string };
 
@@ -75,6 +92,8 @@ export function allocatorLeader(members: ReadonlyMap<string, AllocatorMember>): 
 
 export function planAllocation(input: AllocatorInput): AllocatorOp[] {
   const ops: AllocatorOp[] = [];
+  /** Planned last: the leader writes them after the rest (see AllocatorLeader). */
+  const grows: AllocatorOp[] = [];
   /** Partitions each member is primary of, and copies each holds. */
   const primaries = new Map<string, number>();
   const copies = new Map<string, number>();
@@ -147,9 +166,57 @@ export function planAllocation(input: AllocatorInput): AllocatorOp[] {
       for (const holder of holders.keys()) {
         if (!replicas.includes(holder)) ops.push({ op: 'unassign', topic, partition: p, member: holder });
       }
+      // Short of its replication (created while brokers were missing): one more, once its primary
+      // serves under its current lease (it copies the log to the new replica).
+      const wanted = Math.min(spec.replication, live.length);
+      if (replicas.length < wanted && holders.get(owner.member) === 0) {
+        const added = chooseAddition(live, replicas, copies, input.members);
+        if (added !== undefined) {
+          grows.push({
+            op: 'grow',
+            topic,
+            partition: p,
+            member: added.id,
+            slot: replicas.length,
+            leaseId: added.leaseId,
+            value: {
+              member: owner.member,
+              replicas: [...replicas, added.id],
+              isr: owner.isr,
+              epoch: owner.epoch,
+            },
+            modRevision: owner.modRevision,
+          });
+          bump(copies, added.id);
+        }
+      }
     }
   }
-  return ops;
+  return [...ops, ...grows];
+}
+
+/**
+ * The live member to add to a partition's replicas: not one of them, in a zone they do not use where
+ * there is one, then holding the fewest copies (then the lowest id: `live` is sorted).
+ */
+function chooseAddition(
+  live: readonly AllocatorMember[],
+  replicas: readonly string[],
+  copies: ReadonlyMap<string, number>,
+  members: ReadonlyMap<string, AllocatorMember>,
+): AllocatorMember | undefined {
+  const zones = new Set(replicas.flatMap((id) => members.get(id)?.zone ?? []));
+  let best: AllocatorMember | undefined;
+  for (const m of live) {
+    if (replicas.includes(m.id)) continue;
+    if (best === undefined) {
+      best = m;
+      continue;
+    }
+    const newZone = Number(!zones.has(m.zone)) - Number(!zones.has(best.zone));
+    if (newZone > 0 || (newZone === 0 && copies.get(m.id)! < copies.get(best.id)!)) best = m;
+  }
+  return best;
 }
 
 /**

@@ -42,10 +42,12 @@ export function writeInSyncSet(
 }
 
 /**
- * A primary about to stop hands its partition to `next`, an in-sync replica that is live: the owner
- * record names it primary in the next epoch, with the leaving primary out of the in-sync set (nobody
- * waits for it while it restarts), and its assignment is written under its lease. Conditioned like
- * `writeInSyncSet`. Resolves with the new revision, or null when a compare failed.
+ * A primary about to stop hands its partition to `next`, an in-sync replica known to be alive: the
+ * owner record names it primary in the next epoch, and its assignment is written under its lease.
+ * The in-sync set keeps only `next` and the other members of `alive` (in-sync replicas that answered
+ * just now): the leaving primary is out of it (nobody waits for it while it restarts), and so is a
+ * replica that did not answer (the new primary would wait for it until its lease ended). Conditioned
+ * like `writeInSyncSet`. Resolves with the new revision, or null when a compare failed.
  */
 export function writeHandOff(
   client: Etcd3,
@@ -55,6 +57,7 @@ export function writeHandOff(
   self: InSyncWriter,
   owner: OwnerEntry,
   next: { id: string; leaseId: string },
+  alive: readonly string[],
 ): Promise<number | null> {
   if (owner.member !== self.id || !owner.isr.includes(next.id) || next.id === self.id) {
     throw new Error(`${topic}-${partition}: ${self.id} cannot hand it to ${next.id}`);
@@ -63,7 +66,7 @@ export function writeHandOff(
   const value = encodeOwner({
     member: next.id,
     replicas: [next.id, ...owner.replicas.filter((id) => id !== next.id)],
-    isr: [next.id, ...owner.isr.filter((id) => id !== next.id && id !== self.id)],
+    isr: [next.id, ...owner.isr.filter((id) => id !== next.id && id !== self.id && alive.includes(id))],
     epoch: owner.epoch + 1,
   });
   const assignment = client

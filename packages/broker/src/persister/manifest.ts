@@ -62,6 +62,24 @@ export async function loadManifest(
   return { manifest, rebuilt: true };
 }
 
+/**
+ * The partition's manifest as the store holds it, or null when it is missing or cannot be used: for a
+ * reader that must not repair it (a replica: the primary writes it). Store errors propagate.
+ */
+export async function readManifest(
+  store: ObjectStore,
+  topic: string,
+  partition: number,
+): Promise<Manifest | null> {
+  try {
+    const manifest = parseManifest(await store.get(manifestKey(topic, partition)), topic, partition);
+    return typeof manifest === 'string' ? null : manifest;
+  } catch (error) {
+    if (error instanceof ObjectNotFoundError) return null;
+    throw error;
+  }
+}
+
 /** The manifest, or why it cannot be used. */
 function parseManifest(bytes: Buffer, topic: string, partition: number): Manifest | string {
   let value: unknown;

@@ -1,8 +1,8 @@
 import type { Fragment, Logger, Partition, PersistCandidate } from '@booblik/log';
 import type { ObjectStore } from '@booblik/store';
 import { fileChecksum } from './checksum.js';
-import { loadManifest, type Manifest, saveManifest } from './manifest.js';
-import { fragmentKey, manifestKey, partitionPrefix } from './object-names.js';
+import { loadManifest, type Manifest, readManifest, saveManifest } from './manifest.js';
+import { fragmentKey, manifestKey, parseFragmentKey, partitionPrefix } from './object-names.js';
 import type { StoreHealth } from './store-health.js';
 
 /** First wait after a failed pass; doubled per failure up to the cap, reset by a success. */
@@ -15,6 +15,14 @@ export const RETRY_MAX_MS = 10_000;
  * streams' buffers (4 MiB each on S3) and a store's connections few.
  */
 export const UPLOADS_AT_ONCE = 4;
+/**
+ * A replica reads the primary's manifest when a closed segment of its own waits to be found there;
+ * while the primary has not uploaded it (just closed, a store down, a primary behind), the next look
+ * waits longer, doubling up to this, so a replica costs the store a few requests per segment.
+ */
+export const FOLLOW_WAIT_MAX_MS = 30_000;
+/** The first wait after a look that found nothing new: about the time a primary's upload takes. */
+const PERSIST_RECHECK_MS = 1000;
 
 export interface PersisterStats {
   uploads: number;
@@ -33,7 +41,8 @@ export type PersisterEvent =
  * Uploads one partition's closed segments to its store, once each, then records them in the
  * manifest; deletes the objects retention expired. One pass at a time; a failed pass is retried
  * with backoff, and nothing it did not finish is marked done (a segment not in the manifest stays
- * unpersisted on disk, and is uploaded again under the same name).
+ * unpersisted on disk, and is uploaded again under the same name). On a replica (another broker
+ * uploads) it only learns from the primary's manifest which segments are persisted (`follow`).
  */
 export class PartitionPersister {
   private manifest: Manifest | undefined;
@@ -49,6 +58,11 @@ export class PartitionPersister {
   private requests = 0;
   /** Expired fragments whose objects are still to be deleted. */
   private readonly toDelete: Fragment[] = [];
+  /** As a replica: when to look at the primary's manifest next (Date.now()), and the wait after that. */
+  private followAt = 0;
+  private followWaitMs = 0;
+  /** Segments (by base offset) whose bytes differ from the store's: reported once each. */
+  private readonly differing = new Set<number>();
   private readonly listeners = new Set<(event: PersisterEvent) => void>();
 
   constructor(
@@ -135,25 +149,10 @@ export class PartitionPersister {
   }
 
   private async pass(): Promise<void> {
-    if (!this.uploadsHere()) {
-      // The primary's uploads move the manifest on: read it again before this broker uploads.
-      this.manifest = undefined;
-      return;
-    }
     const requestsBefore = this.requests;
     try {
-      const manifest = await this.loadedManifest();
-      if (manifest === undefined) return;
-      this.toDelete.push(...this.partition.takeExpiredFragments());
-      if (this.toDelete.length > 0) await this.deleteExpired(manifest);
-      const candidates = this.partition.persistCandidates();
-      let uploaded = 0;
-      for (let i = 0; i < candidates.length && !this.closed; i += UPLOADS_AT_ONCE) {
-        uploaded += await this.uploadBatch(manifest, candidates.slice(i, i + UPLOADS_AT_ONCE));
-      }
-      // Segments that closed while these uploaded go at once, not at the next periodic check: under a
-      // steady write a 512 MiB segment closes every few seconds, and a second's wait each time adds up.
-      if (uploaded > 0) this.again = true;
+      if (this.uploadsHere()) await this.persist();
+      else await this.follow();
       this.retryMs = 0;
       this.retryAt = 0;
       // Only a pass that asked the store something can say it answers.
@@ -166,6 +165,67 @@ export class PartitionPersister {
       this.health.failed(this.store.url, error);
       this.emit({ kind: 'failed', error });
       this.again = true; // retried once the backoff ends
+    }
+  }
+
+  private async persist(): Promise<void> {
+    const manifest = await this.loadedManifest();
+    if (manifest === undefined) return;
+    this.toDelete.push(...this.partition.takeExpiredFragments());
+    if (this.toDelete.length > 0) await this.deleteExpired(manifest);
+    const candidates = this.partition.persistCandidates();
+    let uploaded = 0;
+    for (let i = 0; i < candidates.length && !this.closed; i += UPLOADS_AT_ONCE) {
+      uploaded += await this.uploadBatch(manifest, candidates.slice(i, i + UPLOADS_AT_ONCE));
+    }
+    // Segments that closed while these uploaded go at once, not at the next periodic check: under a
+    // steady write a 512 MiB segment closes every few seconds, and a second's wait each time adds up.
+    if (uploaded > 0) this.again = true;
+  }
+
+  /**
+   * As a replica (its primary uploads): finds in the primary's manifest the closed segments of this
+   * log that the store holds, with the same offsets and the same bytes (the checksum in the object's
+   * name), and marks them persisted, so local retention drops them here as on the primary. A segment
+   * the store does not hold, or holds with other bytes, stays. Never writes to the store.
+   */
+  private async follow(): Promise<void> {
+    // The primary's uploads move the manifest on: read it again before this broker uploads.
+    this.manifest = undefined;
+    // Kept for the day this broker becomes primary: the primary deletes them, unless it dies first.
+    this.toDelete.push(...this.partition.takeExpiredFragments());
+    const candidates = this.partition.persistCandidates();
+    if (candidates.length === 0 || Date.now() < this.followAt) return;
+    const { topic, id } = this.partition;
+    this.countRequest();
+    const manifest = await readManifest(this.store, topic, id);
+    let marked = 0;
+    for (const c of candidates) {
+      if (this.closed) return;
+      const f = manifest?.fragments.find((x) => x.baseOffset === c.baseOffset && x.endOffset === c.endOffset);
+      // Retention drops the oldest first: nothing after a segment that must stay could go anyway.
+      if (f === undefined) break;
+      const named = parseFragmentKey(f.key, partitionPrefix(topic, id));
+      const sha256 = await fileChecksum(c.path);
+      if (named === null || !sha256.startsWith(named.checksumHex)) {
+        if (!this.differing.has(c.baseOffset)) {
+          this.differing.add(c.baseOffset);
+          this.logger.error(
+            `${this.partition.name}: the local segment at ${c.baseOffset} differs from the store's ${f.key}; it is kept here`,
+          );
+        }
+        break;
+      }
+      if (this.partition.markPersisted(f)) marked++;
+    }
+    this.followWaitMs =
+      marked > 0 ? 0 : Math.min(FOLLOW_WAIT_MAX_MS, Math.max(PERSIST_RECHECK_MS, this.followWaitMs * 2));
+    this.followAt = Date.now() + this.followWaitMs;
+    if (manifest !== null) {
+      // Those the primary's manifest no longer lists are deleted already.
+      const listed = new Set(manifest.fragments.map((f) => f.key));
+      const pending = this.toDelete.splice(0).filter((f) => listed.has(f.key));
+      this.toDelete.push(...pending);
     }
   }
 

@@ -62,8 +62,9 @@ export class PersisterService implements PartitionOpenHooks {
 
   /**
    * Only a replicated partition's primary uploads; a replica holds the same segments (boundaries
-   * follow the bytes, and every replica writes the same bytes), and reads the manifest afresh when it
-   * becomes primary, before it uploads anything.
+   * follow the bytes, and every replica writes the same bytes), drops local copies of those the
+   * primary's manifest lists with the same bytes, and reads the manifest afresh when it becomes
+   * primary, before it uploads anything.
    */
   setUploadGate(gate: (topic: string, id: number) => boolean): void {
     this.uploadsHere = gate;

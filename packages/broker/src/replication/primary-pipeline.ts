@@ -180,6 +180,11 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     }
   }
 
+  /** The stream to one replica (a handover asks it whether it is alive), if it is one. */
+  streamTo(member: string): ReplicaStream | undefined {
+    return this.streams.get(member);
+  }
+
   /** Whether a replica answered with a later epoch: this primary has been replaced. */
   get replaced(): boolean {
     for (const stream of this.streams.values()) if (stream.staleEpoch) return true;
@@ -277,9 +282,14 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     }, HEARTBEAT_DELAY_MS);
   }
 
-  /** Replicas of the set behind for longer than the lag bound leave it (one transaction at a time). */
+  /**
+   * Replicas of the set behind for longer than the lag bound leave it (one transaction at a time);
+   * replicas out of it that caught up join it, without waiting for a write to be acknowledged.
+   */
   private checkLag(): void {
     if (this.stopped) return;
+    // An idle replica is asked now and then, so whether it is level and answering stays known.
+    for (const stream of this.streams.values()) stream.keepAlive();
     this.advance();
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || this.inSyncWrite !== null) return;
@@ -293,6 +303,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     });
     if (lagging.length === 0) {
       this.changeOwed = null;
+      this.maybeGrow();
       return;
     }
     this.changeInSync(

@@ -79,6 +79,8 @@ export class ReplicaStream {
   staleEpoch = false;
   /** Records sent as copies (not live groups), for the catch-up metrics. */
   copiedRecords = 0;
+  /** Waiting for an answer to a request sent at or after `since` (performance.now()). */
+  private readonly pings = new Set<{ since: number; settle: (answered: boolean) => void }>();
 
   constructor(
     readonly member: string,
@@ -168,9 +170,45 @@ export class ReplicaStream {
     this.send(this.request(this.next, EMPTY, 0, this.host.epoch, 0), this.next);
   }
 
+  /**
+   * Nothing on its way (an idle partition): an empty request at the replica's end, so a replica that
+   * is level stays known to be level and answering, and one that died is noticed without a write.
+   */
+  keepAlive(): void {
+    if (this.stopped || this.next === null || this.inflight > 0 || this.probing || this.reading) return;
+    this.heartbeatOwed = false;
+    this.send(this.request(this.next, EMPTY, 0, this.host.epoch, 0), this.next);
+  }
+
+  /**
+   * Whether the replica is alive and level now, asked, not remembered (a broker killed a moment ago
+   * still has its member key for up to a lease): an empty request at its end, answered within
+   * `timeoutMs`. False at once when this stream is not level with it or lost it.
+   */
+  ping(timeoutMs: number): Promise<boolean> {
+    const next = this.next;
+    if (this.stopped || next === null || this.probing || this.address === undefined) {
+      return Promise.resolve(false);
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => ping.settle(false), timeoutMs);
+      const ping = {
+        since: performance.now(),
+        settle: (answered: boolean) => {
+          clearTimeout(timer);
+          this.pings.delete(ping);
+          resolve(answered);
+        },
+      };
+      this.pings.add(ping);
+      this.send(this.request(next, EMPTY, 0, this.host.epoch, 0), next);
+    });
+  }
+
   stop(): void {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    for (const ping of [...this.pings]) ping.settle(false);
   }
 
   private request(
@@ -227,6 +265,7 @@ export class ReplicaStream {
       if (answer.code === ErrorCode.NONE) {
         this.inContact = true;
         if (levelOnAnswer && sentAt > this.caughtUpAt) this.caughtUpAt = sentAt;
+        for (const ping of [...this.pings]) if (ping.since <= sentAt) ping.settle(true);
       }
       if (onAnswer !== undefined) {
         onAnswer(answer.code, answer.logEndOffset, answer.lastEpoch);
@@ -376,6 +415,7 @@ export class ReplicaStream {
   private fail(why: string): void {
     if (this.stopped) return;
     this.inContact = false;
+    for (const ping of [...this.pings]) ping.settle(false);
     this.log(`${this.host.topic}-${this.host.id}: replica ${this.member}: ${why}`);
     this.reset();
     this.retryTimer = setTimeout(() => {

@@ -18,6 +18,10 @@ const LEASE_LAPSE_SEEN_MS = 1000;
 const SLOW_MS = 3 * LAG_MAX_MS;
 /** How long the primary stays cut from its replicas after they left the in-sync set. */
 const HELD_CUT_MS = 2 * LAG_MAX_MS;
+/** A slowed etcd link, each way: a change of the in-sync set takes a few of these, a lease many. */
+const ETCD_SLOW_MS = 150;
+/** A link slow each way, but whose round trip stays far below the lag bound. */
+const IDLE_LINK_MS = 150;
 const SEED = Number(process.env.BOOBLIK_TEST_SEED ?? Date.now() % 1_000_000);
 
 describe('replication over cut links: three brokers, R=3, every link through a fault proxy', () => {
@@ -306,5 +310,81 @@ describe('replication over cut links: three brokers, R=3, every link through a f
     }
     oracle.check(await topic.finalLog());
     await topic.sameLogsEverywhere();
+  });
+  test('replicas cut out of the in-sync set by delayed links rejoin it once the delays are lifted, with no producer running', async (t) => {
+    // minInSync 1: writes go on with both replicas out, so nothing is left for them to commit and the
+    // commit offset never moves again once the producers stop: only the primary's own timer can
+    // bring them back. Their last answers arrive together, so one rejoins while the other's change
+    // of the in-sync set is being written.
+    const topic = new ReplicatedTopic(kit, 'idle-rejoin', random);
+    await topic.create(3, { labels: { minInSync: '1' } });
+    const oracle = new ReplicationOracle(topic.name, 0, running, random);
+    oracle.startProducers(2);
+    try {
+      await oracle.acknowledgedMore(20, 30_000);
+      const primary = await topic.primary(5000);
+      const p = topic.indexOf(primary);
+      const replicas = kit.brokers.filter((b) => b !== primary);
+      for (const r of replicas) kit.peerLink(p, topic.indexOf(r)).delay(SLOW_MS);
+      await until(
+        () => topic.routeVia(primary),
+        (r) => r.primary === primary.address && r.replicas.length === 0,
+        'both slowed replicas out of the in-sync set',
+        LAG_MAX_MS + 2 * SLOW_MS + 5000,
+      );
+      await oracle.acknowledgedMore(20, SLOW_MS);
+      // From here on nothing is written. The primary's etcd link is slowed too (well within its lease), so
+      // the one replica's return takes long enough to be written that the other's answer comes meanwhile.
+      await oracle.stop();
+      kit.etcdLink(p).delay(ETCD_SLOW_MS);
+      for (const r of replicas) kit.peerLink(p, topic.indexOf(r)).heal();
+      const healedAt = performance.now();
+      // What the delays still hold arrives within two delays; both replicas are level then.
+      await topic.untilEvery(
+        kit.brokers,
+        (r) => r.primary === primary.address && r.replicas.length === 2,
+        'both idle replicas back in the in-sync set',
+        2 * SLOW_MS + LAG_MAX_MS + 5000,
+      );
+      t.diagnostic(
+        `both back in the in-sync set ${(performance.now() - healedAt).toFixed(0)} ms after the heal`,
+      );
+    } catch (error) {
+      dumpLogs();
+      throw error;
+    } finally {
+      healAll();
+      await oracle.stop();
+    }
+    oracle.check(await topic.finalLog());
+    await topic.sameLogsEverywhere();
+  });
+  test('a replica whose link is slow but within the lag bound stays in the in-sync set across a write to an idle partition', async () => {
+    const topic = new ReplicatedTopic(kit, 'idle-write', random);
+    await topic.create();
+    const primary = await topic.primary(5000);
+    const p = topic.indexOf(primary);
+    const slow = kit.brokers.find((b) => b !== primary)!;
+    const client = await connect(primary.address);
+    try {
+      assert.equal(await sendProduce(client, topic.name, 'first'), ErrorCode.NONE);
+      // Each answer takes a round trip of the delay, far below the lag bound; the partition then
+      // sits idle for longer than the lag bound before the next write.
+      kit.peerLink(p, topic.indexOf(slow)).delay(IDLE_LINK_MS);
+      await new Promise((resolve) => setTimeout(resolve, 2 * LAG_MAX_MS));
+      assert.equal(await sendProduce(client, topic.name, 'second'), ErrorCode.NONE);
+      const deadline = performance.now() + 2 * LAG_MAX_MS;
+      while (performance.now() < deadline) {
+        const r = await topic.routeVia(primary);
+        assert.equal(r.replicas.length, 2, `${slow.name} dropped from the in-sync set: ${JSON.stringify(r)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } catch (error) {
+      dumpLogs();
+      throw error;
+    } finally {
+      client.close();
+      healAll();
+    }
   });
 });

@@ -26,6 +26,9 @@ export interface ReplicationOptions {
   servingChanged(): void;
 }
 
+/** How long a handover waits for in-sync replicas to answer that they are alive (a round trip on a LAN). */
+const HAND_OFF_ASK_MS = 1000;
+
 type Role = { kind: 'primary'; pipeline: PrimaryPipeline } | { kind: 'replica'; side: ReplicaSide };
 
 /**
@@ -39,6 +42,8 @@ export class ReplicationService implements ReplicatedPartitions {
   private readonly roles = new Map<Partition, Role>();
   /** Its own connections: a held proxied request never delays a write group behind it. */
   private readonly links: PeerPool;
+  /** Partitions served here as their only copy: one that gains replicas keeps taking writes meanwhile. */
+  private readonly servedAlone = new WeakSet<Partition>();
   private readonly onChange = () => this.reconcile();
   private stopped = false;
   readonly stats = { promotions: 0, demotions: 0, inSyncChanges: 0 };
@@ -55,7 +60,11 @@ export class ReplicationService implements ReplicatedPartitions {
     for (const served of this.o.registry.all()) {
       const partition = this.o.registry.localPartition(served.topic, served.id);
       const owner = this.o.copy.ownerOf(served.topic, served.id);
-      if (partition === undefined || owner === undefined || owner.replicas.length <= 1) continue;
+      if (partition === undefined || owner === undefined) continue;
+      if (owner.replicas.length <= 1) {
+        if (owner.member === this.o.selfId) this.servedAlone.add(partition);
+        continue;
+      }
       seen.add(partition);
       this.settle(partition, owner);
     }
@@ -154,21 +163,35 @@ export class ReplicationService implements ReplicatedPartitions {
   }
 
   /**
-   * Before this broker stops (SIGTERM): each partition it is primary of goes to a live in-sync
-   * replica in a new epoch, so writes move on in the time of one etcd transaction and one round trip,
-   * not after a lease. Resolves once the copy shows every handover (or `timeoutMs` passed).
+   * Before this broker stops (SIGTERM): each partition it is primary of goes to an in-sync replica
+   * in a new epoch, so writes move on in the time of one etcd transaction and one round trip, not
+   * after a lease. Only to a replica that answers now: a broker killed a moment ago keeps its member
+   * key until its lease expires, and a partition handed to it would wait for that lease (or, if it
+   * was the only other one in sync, for its return). With none answering, the partition is not
+   * handed over and the lease does its work. Resolves once the copy shows every handover (or
+   * `timeoutMs` passed).
    */
   async handOff(timeoutMs: number): Promise<number> {
     const membership = this.o.membership();
     if (membership === null) return 0;
     const self = { id: this.o.selfId, createRevision: membership.createRevision };
+    const askMs = Math.min(HAND_OFF_ASK_MS, timeoutMs);
     const writes = this.pipelines.map(async (pipeline) => {
       const owner = this.o.copy.ownerOf(pipeline.topic, pipeline.id);
       if (owner === undefined || owner.member !== self.id) return null;
-      const next = owner.isr
-        .map((id) => this.o.copy.members.get(id))
-        .find((m) => m !== undefined && m.id !== self.id);
-      if (next === undefined) return null;
+      const inSync = owner.isr.filter((id) => id !== self.id && this.o.copy.members.has(id));
+      const answers = await Promise.all(
+        inSync.map((id) => pipeline.streamTo(id)?.ping(askMs) ?? Promise.resolve(false)),
+      );
+      const alive = inSync.filter((_, i) => answers[i]);
+      const next = alive.length === 0 ? undefined : this.o.copy.members.get(alive[0]!);
+      if (next === undefined) {
+        if (inSync.length > 0)
+          this.o.logger.warn(
+            `${pipeline.partition.name}: not handed over: no in-sync replica answered (${inSync.join(', ')}); the lease hands it on`,
+          );
+        return null;
+      }
       const revision = await writeHandOff(
         this.o.etcd,
         this.o.copy.keyspace,
@@ -177,9 +200,14 @@ export class ReplicationService implements ReplicatedPartitions {
         self,
         owner,
         next,
+        alive,
       );
-      if (revision !== null)
-        this.o.logger.info(`${pipeline.partition.name}: handed to ${next.id} (epoch ${owner.epoch + 1})`);
+      if (revision !== null) {
+        const silent = inSync.filter((id) => !alive.includes(id));
+        this.o.logger.info(
+          `${pipeline.partition.name}: handed to ${next.id} (epoch ${owner.epoch + 1}${silent.length > 0 ? `; ${silent.join(', ')} did not answer, out of the in-sync set` : ''})`,
+        );
+      }
       return revision;
     });
     let handed = 0;
@@ -263,6 +291,12 @@ export class ReplicationService implements ReplicatedPartitions {
   private startPipeline(partition: Partition, owner: OwnerEntry): PrimaryPipeline {
     const o = this.o;
     const { topic, id } = partition;
+    const minInSync = o.minInSyncOf(topic, owner.replicas.length);
+    // A partition that was its only copy here and gains replicas (the allocator grows it) took writes
+    // on that one copy: it goes on doing so while they are copied, and each replica counts towards
+    // minInSync once it has been in sync (a restart counts them all).
+    const counted = this.servedAlone.has(partition) ? new Set([o.selfId]) : null;
+    this.servedAlone.delete(partition);
     return new PrimaryPipeline(partition, topic, id, owner.epoch, {
       selfId: o.selfId,
       owner: () => o.copy.ownerOf(topic, id),
@@ -285,7 +319,11 @@ export class ReplicationService implements ReplicatedPartitions {
         await o.copy.waitForRevision(revision).catch(() => {});
         return true;
       },
-      minInSync: o.minInSyncOf(topic, owner.replicas.length),
+      get minInSync() {
+        if (counted === null) return minInSync;
+        for (const member of o.copy.ownerOf(topic, id)?.isr ?? []) counted.add(member);
+        return Math.min(minInSync, o.minInSyncOf(topic, counted.size));
+      },
       lagMaxMs: o.lagMaxMs,
       log: (line) => o.logger.info(line),
       inSyncChanged: () => {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Route, topicSpecWithDefaults } from '@booblik/protocol';
+import { type Route, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { ClusterKit, KitBroker } from './cluster-kit.js';
 import { connect, fetchAll, metadata, ok, until } from './cluster-wire.js';
 import { withTimeout } from './replication-oracle.js';
@@ -22,11 +22,15 @@ export class ReplicatedTopic {
     private readonly random: () => number,
   ) {}
 
-  /** APPLYs the topic with one partition and `replication` replicas. */
-  async create(replication = 3): Promise<void> {
+  /** APPLYs the topic with one partition, `replication` replicas and `extra` (labels, a store, ...). */
+  async create(replication = 3, extra: Partial<TopicSpec> = {}): Promise<void> {
     const client = await connect(this.kit.brokers[0]!.address);
     try {
-      const spec = { ...topicSpecWithDefaults({ name: this.name, partitions: 1, revision: 0 }), replication };
+      const spec = {
+        ...topicSpecWithDefaults({ name: this.name, partitions: 1, revision: 0 }),
+        replication,
+        ...extra,
+      };
       ok(await client.apply([{ op: 'upsert', spec }]), `APPLY ${this.name}`);
     } finally {
       client.close();
@@ -88,12 +92,12 @@ export class ReplicatedTopic {
     return this.byAddress(primary);
   }
 
-  /** Every record of the partition, read from its primary once both replicas are in sync again. */
-  async finalLog(): Promise<string[]> {
+  /** Every record of the partition, read from its primary once `replicas` others are in sync with it. */
+  async finalLog(replicas = 2): Promise<string[]> {
     await until(
       () => this.route(),
-      (r) => r.primary !== '' && r.replicas.length === 2,
-      `${this.name}: a primary and both replicas in sync again`,
+      (r) => r.primary !== '' && r.replicas.length === replicas,
+      `${this.name}: a primary and ${replicas} replica(s) in sync`,
       20_000,
     );
     const primary = await this.primary(5000);
