@@ -113,13 +113,21 @@ describe('booblik topics', () => {
     assert.match(missing.stderr, /no topic nope/);
   });
 
-  it('delete removes every named topic, or none when one is missing', async (t) => {
+  it('delete removes every named topic, or none when one is missing; delete --dry-run removes none', async (t) => {
     const broker = await startBrokerProcess(t, ['--topics=a:1,b:1,c:1']);
     const none = await booblik(['topics', 'delete', 'a', 'nope', '--broker', broker]);
     assert.equal(none.code, 1);
     assert.deepEqual(
       (await listJson(broker)).map((x) => x.name),
       ['a', 'b', 'c'],
+    );
+    const dry = await booblik(['topics', 'delete', 'a', 'b', '--dry-run', '--broker', broker]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout.toString(), /would delete a\nwould delete b\ndry run: .*nothing changed/);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      ['a', 'b', 'c'],
+      '--dry-run deleted nothing',
     );
     const run = await booblik(['topics', 'delete', 'a', 'b', '--broker', broker]);
     assert.equal(run.code, 0, run.stderr);

@@ -194,17 +194,29 @@ function runEditor(file: string, io: Io): Promise<void> {
   });
 }
 
-/** booblik topics delete NAME...: all of them or none, each at the revision it is seen at. */
+/**
+ * booblik topics delete NAME... [--dry-run]: all of them or none, each at the revision it is seen
+ * at. With --dry-run the broker checks the deletions and changes nothing.
+ */
 async function remove(parsed: Args, io: Io, out: Output): Promise<number> {
   const names = parsed.positionals.slice(1);
   if (names.length === 0) throw new UsageError('topics delete: expected at least one topic name');
+  const dryRun = parsed.flag('dry-run');
   return withConnection(parsed, io, async (c) => {
     const current = new Map((await c.listTopics()).topics.map((t) => [t.spec.name, t.spec]));
     const missing = names.filter((n) => !current.has(n));
     if (missing.length > 0) throw new TopicNotFoundError(missing);
     const { revision } = await c.applyTopics(
       names.map((name) => ({ op: 'delete' as const, name, expectedRevision: current.get(name)!.revision })),
+      { dryRun },
     );
+    if (dryRun) {
+      for (const name of names) await out.write(`would delete ${name}\n`);
+      await out.write(
+        `dry run: the broker accepts ${names.length} deletion(s); nothing changed (revision ${revision})\n`,
+      );
+      return ExitCode.OK;
+    }
     for (const name of names) await out.write(`deleted ${name}\n`);
     await out.write(`revision ${revision}\n`);
     return ExitCode.OK;
