@@ -15,7 +15,7 @@ import {
   type WriterStats,
 } from '@booblik/log';
 import { type AckPolicyValue, ReplicaFlag, type Route, type RouteV2 } from '@booblik/protocol';
-import type { PartitionOpenHooks } from './persister/persister-service.js';
+import type { PartitionOpenHooks, StorePurge } from './persister/persister-service.js';
 
 export interface PartitionReport extends OpenReport {
   topic: string;
@@ -187,7 +187,7 @@ export class PartitionRegistry implements PartitionResolver {
       const dirName = partitionDirName(name, id);
       await this.removals.get(dirName);
       if (fresh) this.removeLeftovers(name, id);
-      const { partition, report } = await this.openOne(name, id, logConfig);
+      const { partition, report } = await this.openOne(name, id, logConfig, false, fresh);
       if (this.topics.get(name) !== entry) {
         // Deleted while it opened: nothing may serve it.
         void this.retire(partition);
@@ -234,8 +234,14 @@ export class PartitionRegistry implements PartitionResolver {
   }
 
   /** Opens one partition in a worker thread; a topic with a store starts where the store's history ends. */
-  private async openOne(name: string, id: number, logConfig: Readonly<LogConfig>, heldBack = false) {
-    const remote = await this.openHooks?.remoteFor(name, id);
+  private async openOne(
+    name: string,
+    id: number,
+    logConfig: Readonly<LogConfig>,
+    heldBack = false,
+    created = false,
+  ) {
+    const remote = await this.openHooks?.remoteFor(name, id, created);
     return Partition.openAsync(path.resolve(this.dataDir), name, id, logConfig, {
       logger: this.logger,
       ...(heldBack ? { highWatermark: 0 } : {}),
@@ -262,7 +268,7 @@ export class PartitionRegistry implements PartitionResolver {
     const partition = entry?.partitions[id];
     if (entry === undefined || partition === undefined) return Promise.resolve();
     delete entry.partitions[id];
-    return this.retire(partition);
+    return this.retire(partition).then(() => {});
   }
 
   setReadOnly(topic: string, readOnly: boolean): void {
@@ -278,24 +284,33 @@ export class PartitionRegistry implements PartitionResolver {
 
   /**
    * Stops serving a topic at once; its holders are told, its files removed once its writers have
-   * drained and no read holds them. Resolves when the files are gone.
+   * drained and no read holds them. With `purgeStore` each partition's history goes from the
+   * topic's store too, after its last upload. Resolves when the files are gone, with what each
+   * partition's purge did.
    */
-  removeTopic(topic: string): Promise<void> {
+  removeTopic(topic: string, options: { purgeStore?: boolean } = {}): Promise<StorePurge[]> {
     const entry = this.topics.get(topic);
-    if (entry === undefined) return Promise.resolve();
+    if (entry === undefined) return Promise.resolve([]);
     this.topics.delete(topic);
     this.sortedNames = null;
-    return Promise.all([...served(entry)].map((p) => this.retire(p))).then(() => {});
+    const purgeStore = options.purgeStore ?? false;
+    return Promise.all([...served(entry)].map((p) => this.retire(p, purgeStore))).then((purges) =>
+      purges.filter((p): p is StorePurge => p !== undefined),
+    );
   }
 
-  private retire(partition: Partition): Promise<void> {
+  private retire(partition: Partition, purgeStore = false): Promise<StorePurge | undefined> {
     this.retired.add(partition);
     const callbacks = this.retireCallbacks.get(partition);
     this.retireCallbacks.delete(partition);
     for (const callback of callbacks ?? []) callback();
     const dirName = partitionDirName(partition.topic, partition.id);
-    const removal = Promise.resolve(this.openHooks?.closed(partition))
-      .then(() => partition.remove())
+    let purge: StorePurge | undefined;
+    const removal: Promise<void> = Promise.resolve(this.openHooks?.closed(partition, purgeStore))
+      .then((purged) => {
+        purge = purged;
+        return partition.remove();
+      })
       .catch((error: unknown) =>
         this.logger.error(`${partition.name}: removing files failed: ${String(error)}`),
       )
@@ -304,7 +319,7 @@ export class PartitionRegistry implements PartitionResolver {
       });
     this.removals.set(dirName, removal);
     this.logger.info(`partition ${partition.name}: deleted`);
-    return removal;
+    return removal.then(() => purge);
   }
 
   /** Whether the partition's topic was deleted after the caller looked it up. */

@@ -16,6 +16,8 @@ import { minInSyncProblem } from '../replication/min-in-sync.js';
 export interface ApplyPlan {
   upserts: TopicSpec[];
   deletes: string[];
+  /** The deletes that also purge the topic's store (APPLY v2's op 3). */
+  purges: string[];
 }
 
 export type ApplyRefusal =
@@ -38,7 +40,7 @@ export function planApply(
   changes: readonly TopicChange[],
   where: { cluster: boolean } = { cluster: false },
 ): ApplyPlan | ApplyRefusal {
-  const plan: ApplyPlan = { upserts: [], deletes: [] };
+  const plan: ApplyPlan = { upserts: [], deletes: [], purges: [] };
   const named = new Set<string>();
   for (const [index, change] of changes.entries()) {
     const at = `changes[${index}]`;
@@ -70,6 +72,7 @@ export function planApply(
 
     if (change.op === 'delete') {
       if (existing !== undefined) plan.deletes.push(name);
+      if (existing !== undefined && change.purgeStore === true) plan.purges.push(name);
       continue;
     }
     const spec = { ...change.spec, labels: { ...change.spec.labels } };

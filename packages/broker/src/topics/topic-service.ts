@@ -9,7 +9,8 @@ import {
   topicSpecWithDefaults,
 } from '@booblik/protocol';
 import type { PartitionRegistry, PartitionReport } from '../partitions.js';
-import { type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
+import { logPurge } from '../persister/persister-service.js';
+import { type ApplyPlan, type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
 import type { SpecStore } from './spec-store.js';
 import { RevisionNotReachedError, type TopicTable } from './topic-table.js';
 
@@ -177,7 +178,10 @@ export class TopicService implements TopicTable {
     this.currentRevision = revision;
 
     for (const name of plan.deletes) {
-      void this.registry.removeTopic(name);
+      const purgeStore = plan.purges.includes(name);
+      void this.registry
+        .removeTopic(name, { purgeStore })
+        .then((purges) => logPurge(this.logger, name, purges));
     }
     for (const spec of plan.upserts) {
       const existed = before.has(spec.name);
@@ -190,7 +194,7 @@ export class TopicService implements TopicTable {
       }
       this.registry.setReadOnly(spec.name, isReadOnly(spec));
     }
-    this.logger.info(`topics: revision ${revision}: ${describeChanges(plan.upserts, plan.deletes, before)}`);
+    this.logger.info(`topics: revision ${revision}: ${describeChanges(plan, before)}`);
     for (const w of [...this.watcherSet]) w(revision);
     return { code: ErrorCode.NONE, revision };
   }
@@ -198,13 +202,12 @@ export class TopicService implements TopicTable {
 
 /** One line, however large the APPLY: the first few changes, then a count. */
 function describeChanges(
-  upserts: readonly TopicSpec[],
-  deletes: readonly string[],
+  { upserts, deletes, purges }: ApplyPlan,
   before: ReadonlyMap<string, TopicSpec>,
 ): string {
   const all = [
     ...upserts.map((s) => `${before.has(s.name) ? 'changed' : 'created'} ${s.name}:${s.partitions}`),
-    ...deletes.map((n) => `deleted ${n}`),
+    ...deletes.map((n) => (purges.includes(n) ? `deleted ${n} (purging its store)` : `deleted ${n}`)),
   ];
   const shown = all.slice(0, 5).join(', ');
   return all.length > 5 ? `${shown} and ${all.length - 5} more` : shown;
