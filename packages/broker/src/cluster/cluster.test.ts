@@ -470,6 +470,107 @@ describe('a three-broker cluster on a real etcd', () => {
     }
   });
 
+  test('deleting topics with a store: a dry run changes nothing, a plain delete leaves the objects, a purge removes them from every copy', async () => {
+    const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-store-'));
+    const client = await connect(broker('b1').address);
+    const objectsOf = (topic: string) => {
+      const dir = path.join(storeDir, topic, '0');
+      return fs.existsSync(dir)
+        ? fs
+            .readdirSync(dir)
+            .filter((n) => !n.startsWith('.'))
+            .sort()
+        : [];
+    };
+    const holders = (topic: string) =>
+      kit.brokers.filter((b) => fs.existsSync(path.join(b.dataDir, `${topic}-0`)));
+    try {
+      for (const name of ['kept', 'purged']) {
+        const spec = {
+          ...topicSpecWithDefaults({ name, partitions: 1, revision: 0 }),
+          storeUrl: `file://${storeDir}`,
+          segmentBytes: 4096,
+          replication: 2,
+        };
+        assert.equal(errorName((await client.apply([{ op: 'upsert', spec }])).errorCode), 'NONE');
+        await until(
+          () => primaries(client, name),
+          (r) => r[0] !== '',
+          `${name}-0 served`,
+          10_000,
+        );
+        for (let i = 0; i < 10; i++) {
+          await produceV1(
+            client,
+            name,
+            0,
+            Array.from({ length: 10 }, (_, k) => `${name}-${i}-${k}-${'x'.repeat(300)}`),
+          );
+        }
+        // Every closed segment persisted, on the primary's word (LIST_FRAGMENTS): nothing uploads later.
+        const primary = await connect((await primaries(client, name))[0]!);
+        await until(
+          async () => {
+            const id = primary.id();
+            primary.send(encodeListFragmentsRequest(id, { topic: name, partition: 0 }));
+            const [p] = decodeListFragmentsResponse(ok(await primary.expect(id), 'LIST_FRAGMENTS'));
+            const closed = p!.fragments.slice(0, -1);
+            return closed.length >= 3 && closed.every((f) => f.location === FragmentLocation.BOTH);
+          },
+          (done) => done,
+          `${name}: closed segments persisted`,
+          30_000,
+        );
+        primary.close();
+      }
+      const kept = objectsOf('kept');
+      const purged = objectsOf('purged');
+      assert.ok(kept.length >= 4 && purged.length >= 4, 'segments and a manifest in the store');
+      const purge = { op: 'delete' as const, name: 'purged', expectedRevision: -1, purgeStore: true };
+
+      assert.equal(errorName((await client.apply([purge], true)).errorCode), 'NONE');
+      assert.equal((await metadata(client, ['purged'])).topics.length, 1, 'the dry run deleted nothing');
+      assert.deepEqual(objectsOf('purged'), purged, 'the dry run removed nothing from the store');
+
+      const keptHolders = holders('kept');
+      assert.equal(keptHolders.length, 2, 'kept-0 has two copies');
+      assert.equal(
+        errorName((await client.apply([{ op: 'delete', name: 'kept', expectedRevision: -1 }])).errorCode),
+        'NONE',
+      );
+      await until(
+        async () => holders('kept').length,
+        (n) => n === 0,
+        'kept-0 removed from every broker',
+        10_000,
+      );
+      assert.deepEqual(objectsOf('kept'), kept, 'a plain delete leaves every object in the store');
+
+      const purgedHolders = holders('purged');
+      assert.equal(purgedHolders.length, 2, 'purged-0 has two copies');
+      assert.equal(errorName((await client.apply([purge])).errorCode), 'NONE');
+      const line =
+        /topic purged: deleted with its store history: (\d+) object\(s\) of 1 partition\(s\) removed from store file:/;
+      await until(
+        async () => purgedHolders.map((b) => b.process!.lines.find((l) => line.test(l))),
+        (found) => found.every((l) => l !== undefined),
+        'every broker with a copy logged its purge',
+        20_000,
+      );
+      assert.deepEqual(objectsOf('purged'), [], 'no object of the topic is left');
+      const removed = purgedHolders.map((b) =>
+        Number(line.exec(b.process!.lines.find((l) => line.test(l))!)![1]),
+      );
+      assert.ok(
+        removed.reduce((a, b) => a + b, 0) >= purged.length,
+        `between them the copies removed every object: ${removed}`,
+      );
+    } finally {
+      if (!client.closed) client.close();
+      fs.rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
+
   test("a broker started on another cluster's data directory is refused, and the directory is untouched", async () => {
     const taken = broker('b2').dataDir;
     const before = fs.readFileSync(`${taken}/cluster.json`, 'utf8');
