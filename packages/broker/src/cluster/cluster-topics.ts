@@ -8,6 +8,7 @@ import {
 import type { Logger } from '@booblik/log';
 import { type ApplyRequest, ErrorCode, type TopicSpec } from '@booblik/protocol';
 import { isRefusal, planApply } from '../topics/plan-apply.js';
+import { newStoreRefusal } from '../topics/store-check.js';
 import type { ApplyOutcome } from '../topics/topic-service.js';
 import { RevisionNotReachedError, type TopicTable } from '../topics/topic-table.js';
 import type { ClusterRouting } from './cluster-routing.js';
@@ -92,6 +93,9 @@ export class ClusterTopics implements TopicTable {
     // Checked against the copy first for a precise refusal; etcd's compare is what decides.
     const plan = planApply(this.copy.specs, req.changes, { cluster: true });
     if (isRefusal(plan)) return plan;
+    // Asked by this broker: the others reach the store the same way, or report it failing.
+    const storeRefused = await newStoreRefusal(plan);
+    if (storeRefused !== null) return storeRefused;
     if (req.dryRun || req.changes.length === 0) return { code: ErrorCode.NONE, revision: this.copy.revision };
     let revision: number;
     try {

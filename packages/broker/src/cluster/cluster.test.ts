@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
+  decodeInvalidArgument,
   decodeListFragmentsResponse,
   decodeNotPrimary,
   decodeProduceResponse,
@@ -467,6 +468,34 @@ describe('a three-broker cluster on a real etcd', () => {
     } finally {
       if (!client.closed) client.close();
       fs.rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a topic on a store that does not exist is refused by the broker taking the APPLY, and no broker gets it', async () => {
+    const missing = path.join(os.tmpdir(), `booblik-no-store-${process.pid}`, 'no', 'such', 'dir');
+    const client = await connect(broker('b2').address);
+    try {
+      const spec = {
+        ...topicSpecWithDefaults({ name: 'nostore', partitions: 1, revision: 0 }),
+        storeUrl: `file://${missing}`,
+      };
+      const answer = await client.apply([{ op: 'upsert', spec }]);
+      assert.equal(errorName(answer.errorCode), 'INVALID_ARGUMENT');
+      assert.match(
+        decodeInvalidArgument(answer.body).message,
+        /changes\[0\]\.storeUrl: .* the directory .* does not exist/,
+      );
+      for (const b of kit.brokers) {
+        const c = await connect(b.address);
+        assert.equal(
+          errorName((await c.metadata('nostore')).errorCode),
+          'UNKNOWN_TOPIC_OR_PARTITION',
+          b.name,
+        );
+        c.close();
+      }
+    } finally {
+      client.close();
     }
   });
 

@@ -18,6 +18,8 @@ export interface ApplyPlan {
   deletes: string[];
   /** The deletes that also purge the topic's store (APPLY v2's op 3). */
   purges: string[];
+  /** Topics created with a store: the store is asked whether it answers before anything changes. */
+  newStores: { index: number; name: string; storeUrl: string }[];
 }
 
 export type ApplyRefusal =
@@ -40,7 +42,7 @@ export function planApply(
   changes: readonly TopicChange[],
   where: { cluster: boolean } = { cluster: false },
 ): ApplyPlan | ApplyRefusal {
-  const plan: ApplyPlan = { upserts: [], deletes: [], purges: [] };
+  const plan: ApplyPlan = { upserts: [], deletes: [], purges: [], newStores: [] };
   const named = new Set<string>();
   for (const [index, change] of changes.entries()) {
     const at = `changes[${index}]`;
@@ -91,6 +93,9 @@ export function planApply(
     if (minProblem !== null) return invalid(minProblem);
     const storeProblem = storeUrlProblem(spec, existing);
     if (storeProblem !== null) return invalid(storeProblem);
+    if (existing === undefined && spec.storeUrl !== '') {
+      plan.newStores.push({ index, name, storeUrl: spec.storeUrl });
+    }
     plan.upserts.push(spec);
   }
   return plan;

@@ -12,6 +12,7 @@ import type { PartitionRegistry, PartitionReport } from '../partitions.js';
 import { logPurge } from '../persister/persister-service.js';
 import { type ApplyPlan, type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
 import type { SpecStore } from './spec-store.js';
+import { newStoreRefusal } from './store-check.js';
 import { RevisionNotReachedError, type TopicTable } from './topic-table.js';
 
 export type ApplyOutcome =
@@ -159,6 +160,8 @@ export class TopicService implements TopicTable {
   private async applyNow(req: ApplyRequest): Promise<ApplyOutcome> {
     const plan = planApply(this.specs, req.changes);
     if (isRefusal(plan)) return plan;
+    const storeRefused = await newStoreRefusal(plan);
+    if (storeRefused !== null) return storeRefused;
     if (req.dryRun || (plan.upserts.length === 0 && plan.deletes.length === 0)) {
       return { code: ErrorCode.NONE, revision: this.currentRevision };
     }
