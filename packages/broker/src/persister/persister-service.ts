@@ -64,6 +64,8 @@ export class PersisterService implements PartitionOpenHooks {
   readonly cache: FragmentCache;
   private readonly stores = new Map<string, Promise<TopicStore>>();
   private readonly persisters = new Map<Partition, PartitionPersister>();
+  /** Persisters per store URL: a store none of them uses is forgotten by the health report. */
+  private readonly persistersByUrl = new Map<string, number>();
   /** Manifests read at open, handed to the partition's persister once it exists. */
   private readonly manifests = new Map<string, Manifest>();
   private timer: NodeJS.Timeout | undefined;
@@ -168,6 +170,7 @@ export class PersisterService implements PartitionOpenHooks {
           () => this.uploadsHere(partition.topic, partition.id),
         );
         this.persisters.set(partition, persister);
+        this.persistersByUrl.set(store.url, (this.persistersByUrl.get(store.url) ?? 0) + 1);
         persister.kick();
       },
       (error: unknown) => this.logger.error(`${partition.name}: store ${spec.storeUrl}: ${String(error)}`),
@@ -178,15 +181,24 @@ export class PersisterService implements PartitionOpenHooks {
     const persister = this.persisters.get(partition);
     this.persisters.delete(partition);
     if (persister === undefined) return undefined;
-    if (!purgeStore) {
-      await persister.close();
-      return undefined;
-    }
     const storeUrl = persister.storeUrl;
     try {
-      return { partition: partition.id, storeUrl, objects: await persister.purge() };
-    } catch (error) {
-      return { partition: partition.id, storeUrl, objects: 0, error: String(error) };
+      if (!purgeStore) {
+        await persister.close();
+        return undefined;
+      }
+      try {
+        return { partition: partition.id, storeUrl, objects: await persister.purge() };
+      } catch (error) {
+        return { partition: partition.id, storeUrl, objects: 0, error: String(error) };
+      }
+    } finally {
+      const users = (this.persistersByUrl.get(storeUrl) ?? 1) - 1;
+      if (users > 0) this.persistersByUrl.set(storeUrl, users);
+      else {
+        this.persistersByUrl.delete(storeUrl);
+        this.health.forget(storeUrl);
+      }
     }
   }
 

@@ -392,6 +392,34 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       );
     });
 
+    it('a failing store is reported while a topic uses it, and forgotten once its last topic is deleted', async (t) => {
+      const kit = await kitOf(t);
+      const b = await broker(t);
+      await createTopic(b.client, kit.url);
+      await produce(b.client, 0, 100);
+      await persisted(b);
+      await kit.breakIt();
+      try {
+        await produce(b.client, 100, 100); // segments close, their uploads fail
+        await waitFor(
+          () => b.broker.persister.health.failingCount === 1,
+          'the store reported failing',
+          UPLOAD_WAIT_MS,
+        );
+        assert.match(b.broker.persister.detail().join('\n'), /^store .*: failing since/);
+        const deleted = await b.client.apply([{ op: 'delete', name: TOPIC, expectedRevision: -1 }]);
+        assert.equal(deleted.errorCode, ErrorCode.NONE);
+        await waitFor(
+          () => b.broker.persister.health.failingCount === 0,
+          'booblik_store_failing back to 0',
+          UPLOAD_WAIT_MS,
+        );
+        assert.deepEqual(b.broker.persister.detail(), [], '/readyz no longer lists the store');
+      } finally {
+        await kit.restore();
+      }
+    });
+
     it('a flipped byte in a stored object is detected by its CRC and never served', async (t) => {
       const kit = await kitOf(t);
       const b = await broker(t, { localRetentionBytes: 0 });
