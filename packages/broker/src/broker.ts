@@ -7,6 +7,7 @@ import { ClusterNode } from './cluster/cluster-node.js';
 import { checkSingleNode, establishIdentity } from './cluster/identity.js';
 import { type BrokerConfig, ConfigError } from './config/keys.js';
 import { DataDirLock } from './data-dir-lock.js';
+import { dirNameProblem } from './dir-names.js';
 import { type HttpEndpoints, startHttp } from './http.js';
 import { shutdownGraceMs } from './limits.js';
 import { listen } from './listen.js';
@@ -176,6 +177,7 @@ export class Broker {
       this.server.on('error', (error) => this.ctx.noisyLog.warn(`protocol listener: ${error.message}`));
       this.http?.server.on('error', (error) => this.ctx.noisyLog.warn(`http listener: ${error.message}`));
       this.lock = DataDirLock.acquire(c.dataDir);
+      this.checkConfiguredNames();
       if (c.clusterEtcd.length > 0) await this.joinCluster();
       else {
         checkSingleNode(c.dataDir);
@@ -239,6 +241,15 @@ export class Broker {
     this.ctx.cluster = this.clusterNode;
     await this.clusterNode.openOwned();
     await this.clusterNode.ensureTopics(c.topics);
+  }
+
+  /** A topic of booblik.topics whose directories the data directory cannot hold is a configuration error. */
+  private checkConfiguredNames(): void {
+    const bytesMax = this.registry.dirNameBytesMax;
+    for (const t of this.config.topics) {
+      const problem = dirNameProblem(t.name, t.partitions, bytesMax);
+      if (problem !== null) throw new ConfigError(`booblik.topics: ${problem}`);
+    }
   }
 
   private logRecovery(r: PartitionReport): void {

@@ -15,6 +15,7 @@ import {
   type WriterStats,
 } from '@booblik/log';
 import { type AckPolicyValue, ReplicaFlag, type Route, type RouteV2 } from '@booblik/protocol';
+import { dirNameBytesMax } from './dir-names.js';
 import type { PartitionOpenHooks, StorePurge } from './persister/persister-service.js';
 
 export interface PartitionReport extends OpenReport {
@@ -83,12 +84,19 @@ export class PartitionRegistry implements PartitionResolver {
   private readonly removals = new Map<string, Promise<void>>();
   /** A topic's store: its history restored at open, its segments persisted (persister/). */
   private openHooks: PartitionOpenHooks | undefined;
+  private nameBytesMax: number | undefined;
 
   constructor(
     private readonly dataDir: string,
     private readonly logConfig: Readonly<LogConfig>,
     private readonly logger: Logger,
   ) {}
+
+  /** The longest partition directory name the data directory takes (probed once, when first asked). */
+  get dirNameBytesMax(): number {
+    this.nameBytesMax ??= dirNameBytesMax(path.resolve(this.dataDir));
+    return this.nameBytesMax;
+  }
 
   setOpenHooks(hooks: PartitionOpenHooks): void {
     this.openHooks = hooks;

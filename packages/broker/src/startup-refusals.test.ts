@@ -166,6 +166,19 @@ describe('startup refusals', () => {
     assert.ok(!fs.existsSync(path.join(dir, 'cluster.json')), 'no broker id was written');
   });
 
+  it('a topic of booblik.topics whose directory the file system cannot name exits 2 naming the key, and no topic is stored', async (t) => {
+    const dir = tempDir(t);
+    const name = 'ü'.repeat(200); // fits the protocol (249 characters), not a 255-byte file name
+    const p = startProcess(['--port=0', '--http.port=-1', `--data.dir=${dir}`, `--topics=ok:1,${name}:2`]);
+    assert.equal(await p.exitCode(), 2, p.output());
+    assert.match(
+      p.output(),
+      /booblik failed to start: booblik\.topics: name: "ü{40}\.\.\." needs a partition directory of 402 bytes in UTF-8 \("<name>-1"\), expected at most \d+/,
+    );
+    assert.ok(!fs.existsSync(path.join(dir, 'topics.json')), 'no topic was stored');
+    assert.ok(!fs.existsSync(path.join(dir, 'ok-0')), 'no partition was made');
+  });
+
   it('an HTTP port in use exits 2 naming booblik.http.port, before any file is touched', async (t) => {
     const httpPort = await occupyPort(t);
     const dir = await stoppedDataDir(t, ['a']);

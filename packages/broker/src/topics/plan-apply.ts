@@ -9,6 +9,7 @@ import {
   topicSpecProblem,
 } from '@booblik/protocol';
 import { parseStoreUrl, StoreUrlError } from '@booblik/store';
+import { dirNameProblem } from '../dir-names.js';
 import { compressionProblem } from '../persister/compression.js';
 import { minInSyncProblem } from '../replication/min-in-sync.js';
 
@@ -35,12 +36,16 @@ export type ApplyRefusal =
 /**
  * Checks every change against the current specs, in order, and returns the plan or the first
  * refusal: the spec's fields, the topic named once, the expected revision, then what may change here
- * (partitions only grow; one node has no replicas and no fragment store).
+ * (partitions only grow, directory names the data directory can hold; one node has no replicas).
  */
 export function planApply(
   current: ReadonlyMap<string, TopicSpec>,
   changes: readonly TopicChange[],
-  where: { cluster: boolean } = { cluster: false },
+  where: {
+    cluster: boolean;
+    /** The longest directory name the data directory takes (dir-names.ts); unchecked when unset. */
+    dirNameBytesMax?: number;
+  } = { cluster: false },
 ): ApplyPlan | ApplyRefusal {
   const plan: ApplyPlan = { upserts: [], deletes: [], purges: [], newStores: [] };
   const named = new Set<string>();
@@ -78,6 +83,10 @@ export function planApply(
       continue;
     }
     const spec = { ...change.spec, labels: { ...change.spec.labels } };
+    if (where.dirNameBytesMax !== undefined) {
+      const problem = dirNameProblem(name, spec.partitions, where.dirNameBytesMax);
+      if (problem !== null) return invalid(problem);
+    }
     if (existing !== undefined && spec.partitions < existing.partitions) {
       return invalid(
         `partitions: ${spec.partitions}, expected >= ${existing.partitions} (partitions may grow, never shrink)`,

@@ -158,7 +158,10 @@ export class TopicService implements TopicTable {
   }
 
   private async applyNow(req: ApplyRequest): Promise<ApplyOutcome> {
-    const plan = planApply(this.specs, req.changes);
+    const plan = planApply(this.specs, req.changes, {
+      cluster: false,
+      dirNameBytesMax: this.registry.dirNameBytesMax,
+    });
     if (isRefusal(plan)) return plan;
     const storeRefused = await newStoreRefusal(plan);
     if (storeRefused !== null) return storeRefused;
