@@ -1,6 +1,6 @@
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { defaultLogConfig, type LogConfig, type Logger } from '@booblik/log';
+import { defaultLogConfig, type LogConfig, type Logger, partitionDirName } from '@booblik/log';
 import { crc32cImplementation } from '@booblik/protocol';
 import type { ApiContext } from './api/context.js';
 import { ClusterNode } from './cluster/cluster-node.js';
@@ -170,7 +170,15 @@ export class Broker {
           c.bindAddress,
           registry,
           () => this.ready && (this.clusterNode?.ready ?? true),
-          () => this.persister.detail(),
+          () => [
+            ...this.registry
+              .failed()
+              .map(
+                (f) =>
+                  `partition ${partitionDirName(f.topic, f.id)}: cannot be opened, not served: ${f.problem}`,
+              ),
+            ...this.persister.detail(),
+          ],
         );
       }
       // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.

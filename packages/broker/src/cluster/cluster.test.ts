@@ -499,6 +499,39 @@ describe('a three-broker cluster on a real etcd', () => {
     }
   });
 
+  test('a partition its broker cannot open is reported there and refused with STORAGE_ERROR; its other partitions are served', async () => {
+    // A file where each broker would make split-0's directory: whichever gets it cannot open it.
+    for (const b of kit.brokers) fs.writeFileSync(path.join(b.dataDir, 'split-0'), 'not a directory');
+    const client = await connect(broker('b1').address);
+    try {
+      await createTopic(client, 'split', 3);
+      const failed = /ERROR partition split-0: cannot be opened, not served/;
+      await until(
+        async () => kit.brokers.filter((b) => b.process!.lines.some((l) => failed.test(l))).length,
+        (n) => n === 1,
+        'the owner of split-0 reported it',
+        10_000,
+      );
+      const owner = kit.brokers.find((b) => b.process!.lines.some((l) => failed.test(l)))!;
+      for (const id of [1, 2])
+        assert.equal(await produceV1(client, 'split', id, [`p${id}`]), 0, `split-${id} served`);
+      const id = client.id();
+      client.send(
+        encodeProduceRequest(id, { topic: 'split', partition: 0, ack: 1, records: [Buffer.from('x')] }),
+      );
+      assert.equal(errorName((await client.expect(id)).errorCode), 'STORAGE_ERROR');
+      const text = await (await fetch(`http://127.0.0.1:${owner.httpPort}/metrics`)).text();
+      assert.match(text, /^booblik_partitions_failed 1$/m);
+      assert.equal(
+        (await client.apply([{ op: 'delete', name: 'split', expectedRevision: -1 }])).errorCode,
+        0,
+      );
+    } finally {
+      client.close();
+      for (const b of kit.brokers) fs.rmSync(path.join(b.dataDir, 'split-0'), { force: true });
+    }
+  });
+
   test('deleting topics with a store: a dry run changes nothing, a plain delete leaves the objects, a purge removes them from every copy', async () => {
     const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-store-'));
     const client = await connect(broker('b1').address);
