@@ -499,36 +499,56 @@ describe('a three-broker cluster on a real etcd', () => {
     }
   });
 
-  test('a partition its broker cannot open is reported there and refused with STORAGE_ERROR; its other partitions are served', async () => {
-    // A file where each broker would make split-0's directory: whichever gets it cannot open it.
-    for (const b of kit.brokers) fs.writeFileSync(path.join(b.dataDir, 'split-0'), 'not a directory');
+  test('partitions their brokers cannot open are reported there and refused with STORAGE_ERROR, through any broker; the rest is served', async () => {
+    // A file where each broker would make each of split's directories: one partition per broker
+    // (one per zone), the one of the broker taking the APPLY included, and none can be opened.
+    for (const b of kit.brokers) {
+      for (let p = 0; p < 3; p++) fs.writeFileSync(path.join(b.dataDir, `split-${p}`), 'not a directory');
+    }
     const client = await connect(broker('b1').address);
     try {
       await createTopic(client, 'split', 3);
-      const failed = /ERROR partition split-0: cannot be opened, not served/;
+      const failed = (b: KitBroker) =>
+        b.process!.lines.filter((l) => /ERROR partition split-\d: cannot be opened, not served/.test(l))
+          .length;
       await until(
-        async () => kit.brokers.filter((b) => b.process!.lines.some((l) => failed.test(l))).length,
-        (n) => n === 1,
-        'the owner of split-0 reported it',
+        async () => kit.brokers.map(failed),
+        (n) => n.every((x) => x === 1),
+        'each broker reported its own',
         10_000,
       );
-      const owner = kit.brokers.find((b) => b.process!.lines.some((l) => failed.test(l)))!;
-      for (const id of [1, 2])
-        assert.equal(await produceV1(client, 'split', id, [`p${id}`]), 0, `split-${id} served`);
-      const id = client.id();
-      client.send(
-        encodeProduceRequest(id, { topic: 'split', partition: 0, ack: 1, records: [Buffer.from('x')] }),
-      );
-      assert.equal(errorName((await client.expect(id)).errorCode), 'STORAGE_ERROR');
-      const text = await (await fetch(`http://127.0.0.1:${owner.httpPort}/metrics`)).text();
-      assert.match(text, /^booblik_partitions_failed 1$/m);
+      for (const via of kit.brokers) {
+        const c = await connect(via.address);
+        for (let p = 0; p < 3; p++) {
+          const id = c.id();
+          c.send(
+            encodeProduceRequest(id, { topic: 'split', partition: p, ack: 1, records: [Buffer.from('x')] }),
+          );
+          assert.equal(
+            errorName((await c.expect(id)).errorCode),
+            'STORAGE_ERROR',
+            `split-${p} through ${via.name}`,
+          );
+        }
+        c.close();
+        const text = await (await fetch(`http://127.0.0.1:${via.httpPort}/metrics`)).text();
+        assert.match(text, /^booblik_partitions_failed 1$/m, via.name);
+      }
+      // The other topics are served, through every broker.
+      for (const via of kit.brokers) {
+        const c = await connect(via.address);
+        assert.ok((await produceV1(c, 'default', 0, [`after-split via ${via.name}`])) >= 0);
+        c.close();
+      }
       assert.equal(
         (await client.apply([{ op: 'delete', name: 'split', expectedRevision: -1 }])).errorCode,
         0,
       );
     } finally {
       client.close();
-      for (const b of kit.brokers) fs.rmSync(path.join(b.dataDir, 'split-0'), { force: true });
+      for (const b of kit.brokers) {
+        for (let p = 0; p < 3; p++) fs.rmSync(path.join(b.dataDir, `split-${p}`), { force: true });
+      }
     }
   });
 

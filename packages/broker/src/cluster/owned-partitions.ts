@@ -124,6 +124,8 @@ export class OwnedPartitions {
           `partition ${r.topic}-${r.partition}: offsets ${r.logStartOffset}..${r.logEndOffset}, ${r.segments} segment(s), ${r.bytes} B, opened in ${r.recoveryMs.toFixed(1)} ms`,
         );
         this.changed();
+      } else if (this.registry.failureOf(topic, id) !== undefined) {
+        this.changed(); // it could not be opened: answered STORAGE_ERROR from now on, not NO_PRIMARY
       }
     }
     if (opening.length > 0) for (const listener of this.openedListeners) listener();
