@@ -231,20 +231,34 @@ export class PersisterService implements PartitionOpenHooks {
 
 /**
  * Logs the one line a topic deleted with its store history gets on each broker that held it: the
- * store and how many objects went, or (an error) what is left to remove by hand.
+ * store and how many objects went, or (an error) what is left to remove by hand. `expected`: the
+ * partitions that should have been purged here (one node: all of the topic's), so that one that was
+ * not open (it could not be opened, or its store never was) is not passed over in silence.
  */
-export function logPurge(logger: Logger, topic: string, purges: readonly StorePurge[]): void {
-  if (purges.length === 0) return;
-  const stores = [...new Set(purges.map((p) => p.storeUrl))].join(', ');
+export function logPurge(
+  logger: Logger,
+  topic: string,
+  purges: readonly StorePurge[],
+  expected?: { partitions: number; storeUrl: string },
+): void {
+  const missing =
+    expected === undefined
+      ? []
+      : [...Array(expected.partitions).keys()].filter((id) => !purges.some((p) => p.partition === id));
+  if (purges.length === 0 && missing.length === 0) return;
+  const stores = [...new Set(purges.map((p) => p.storeUrl))].join(', ') || expected?.storeUrl;
   const objects = purges.reduce((n, p) => n + p.objects, 0);
   const failed = purges.filter((p) => p.error !== undefined);
   const summary = `${objects} object(s) of ${purges.length} partition(s) removed from store ${stores}`;
-  if (failed.length === 0) {
+  if (failed.length === 0 && missing.length === 0) {
     logger.info(`topic ${topic}: deleted with its store history: ${summary}`);
     return;
   }
-  const first = failed[0]!;
+  const why =
+    failed.length > 0
+      ? `partition ${failed[0]!.partition}: ${failed[0]!.error}${failed.length > 1 ? ` and ${failed.length - 1} more` : ''}`
+      : `partition(s) ${missing.join(', ')} not open here, so not purged`;
   logger.error(
-    `topic ${topic}: deleted, but its store history was not all removed (${summary}; partition ${first.partition}: ${first.error}${failed.length > 1 ? ` and ${failed.length - 1} more` : ''}): remove what is left under ${topic}/ with the store's tools`,
+    `topic ${topic}: deleted, but its store history was not all removed (${summary}; ${why}): remove what is left under ${topic}/ with the store's tools`,
   );
 }

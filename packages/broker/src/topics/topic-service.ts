@@ -185,9 +185,15 @@ export class TopicService implements TopicTable {
 
     for (const name of plan.deletes) {
       const purgeStore = plan.purges.includes(name);
+      const spec = before.get(name)!;
+      // Every partition of the topic is here: each one with a store should have been purged.
+      const expected =
+        purgeStore && spec.storeUrl !== ''
+          ? { partitions: spec.partitions, storeUrl: spec.storeUrl }
+          : undefined;
       void this.registry
         .removeTopic(name, { purgeStore })
-        .then((purges) => logPurge(this.logger, name, purges));
+        .then((purges) => logPurge(this.logger, name, purges, expected));
     }
     for (const spec of plan.upserts) {
       const existed = before.has(spec.name);
