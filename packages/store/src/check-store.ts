@@ -19,9 +19,10 @@ export interface StoreCheckOptions extends Pick<OpenStoreOptions, 's3'> {
 
 /**
  * Whether the store a URL names answers now, as one listing of `prefix` (and, for file://, a
- * directory this process may write to). Resolves if it does; rejects with the store's error: `StoreUrlError` (the URL), `StoreRefusedError` (credentials,
- * permissions, no such bucket or directory), `StoreUnavailableError` (down, 5xx, or no answer
- * within `timeoutMs`). Error messages carry no credential from the environment.
+ * directory this process may write to). Resolves if it does; rejects with the store's error:
+ * `StoreUrlError` (the URL), `StoreRefusedError` (credentials, permissions, no such bucket or
+ * directory), `StoreUnavailableError` (down, 5xx, or no answer within `timeoutMs`). Error messages
+ * carry no credential from the environment.
  */
 export async function checkStore(url: string, options: StoreCheckOptions = {}): Promise<void> {
   const location = parseStoreUrl(url);
