@@ -1,12 +1,13 @@
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { defaultLogConfig, type LogConfig, type Logger } from '@booblik/log';
+import { defaultLogConfig, type LogConfig, type Logger, partitionDirName } from '@booblik/log';
 import { crc32cImplementation } from '@booblik/protocol';
 import type { ApiContext } from './api/context.js';
 import { ClusterNode } from './cluster/cluster-node.js';
 import { checkSingleNode, establishIdentity } from './cluster/identity.js';
 import { type BrokerConfig, ConfigError } from './config/keys.js';
 import { DataDirLock } from './data-dir-lock.js';
+import { dirNameProblem } from './dir-names.js';
 import { type HttpEndpoints, startHttp } from './http.js';
 import { shutdownGraceMs } from './limits.js';
 import { listen } from './listen.js';
@@ -169,13 +170,22 @@ export class Broker {
           c.bindAddress,
           registry,
           () => this.ready && (this.clusterNode?.ready ?? true),
-          () => this.persister.detail(),
+          () => [
+            ...this.registry
+              .failed()
+              .map(
+                (f) =>
+                  `partition ${partitionDirName(f.topic, f.id)}: cannot be opened, not served: ${f.problem}`,
+              ),
+            ...this.persister.detail(),
+          ],
         );
       }
       // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
       this.server.on('error', (error) => this.ctx.noisyLog.warn(`protocol listener: ${error.message}`));
       this.http?.server.on('error', (error) => this.ctx.noisyLog.warn(`http listener: ${error.message}`));
       this.lock = DataDirLock.acquire(c.dataDir);
+      this.checkConfiguredNames();
       if (c.clusterEtcd.length > 0) await this.joinCluster();
       else {
         checkSingleNode(c.dataDir);
@@ -239,6 +249,15 @@ export class Broker {
     this.ctx.cluster = this.clusterNode;
     await this.clusterNode.openOwned();
     await this.clusterNode.ensureTopics(c.topics);
+  }
+
+  /** A topic of booblik.topics whose directories the data directory cannot hold is a configuration error. */
+  private checkConfiguredNames(): void {
+    const bytesMax = this.registry.dirNameBytesMax;
+    for (const t of this.config.topics) {
+      const problem = dirNameProblem(t.name, t.partitions, bytesMax);
+      if (problem !== null) throw new ConfigError(`booblik.topics: ${problem}`);
+    }
   }
 
   private logRecovery(r: PartitionReport): void {

@@ -15,7 +15,8 @@ import {
   type WriterStats,
 } from '@booblik/log';
 import { type AckPolicyValue, ReplicaFlag, type Route, type RouteV2 } from '@booblik/protocol';
-import type { PartitionOpenHooks } from './persister/persister-service.js';
+import { dirNameBytesMax } from './dir-names.js';
+import type { PartitionOpenHooks, StorePurge } from './persister/persister-service.js';
 
 export interface PartitionReport extends OpenReport {
   topic: string;
@@ -47,7 +48,16 @@ export type Resolution =
   | { kind: 'remote'; route: Route }
   /** The partition exists but nobody serves it now (its broker's lease expired, or it is opening). */
   | { kind: 'none' }
+  /** It is this broker's to serve, but it could not be opened here (FailedPartition.problem). */
+  | { kind: 'failed'; problem: string }
   | { kind: 'unknown' };
+
+/** A partition this broker could not open (its directory could not be made or read): reported, not served. */
+export interface FailedPartition {
+  topic: string;
+  id: number;
+  problem: string;
+}
 
 /** The lookup every handler goes through. */
 export interface PartitionResolver {
@@ -65,6 +75,7 @@ interface TopicEntry {
 }
 
 const UNKNOWN: Resolution = { kind: 'unknown' };
+const NO_ROUTE: Route = { primary: '', replicas: [] };
 
 /**
  * The partitions served here, by (topic, partition). Topics are added, grown, reconfigured and
@@ -83,12 +94,21 @@ export class PartitionRegistry implements PartitionResolver {
   private readonly removals = new Map<string, Promise<void>>();
   /** A topic's store: its history restored at open, its segments persisted (persister/). */
   private openHooks: PartitionOpenHooks | undefined;
+  private nameBytesMax: number | undefined;
+  /** By topic, then id: partitions whose open failed. Tried again at the next start. */
+  private readonly failures = new Map<string, Map<number, FailedPartition>>();
 
   constructor(
     private readonly dataDir: string,
     private readonly logConfig: Readonly<LogConfig>,
     private readonly logger: Logger,
   ) {}
+
+  /** The longest partition directory name the data directory takes (probed once, when first asked). */
+  get dirNameBytesMax(): number {
+    this.nameBytesMax ??= dirNameBytesMax(path.resolve(this.dataDir));
+    return this.nameBytesMax;
+  }
 
   setOpenHooks(hooks: PartitionOpenHooks): void {
     this.openHooks = hooks;
@@ -101,18 +121,34 @@ export class PartitionRegistry implements PartitionResolver {
 
   resolve(topic: string, id: number): Resolution {
     const partition = this.topics.get(topic)?.partitions[id];
-    return partition === undefined ? UNKNOWN : { kind: 'local', partition };
+    if (partition !== undefined) return { kind: 'local', partition };
+    const failed = this.failureOf(topic, id);
+    return failed === undefined ? UNKNOWN : { kind: 'failed', problem: failed.problem };
   }
 
-  /** On one node every partition is served here. */
-  routeOf(_topic: string, _partition: number, self: string): Route {
+  /** Why the partition could not be opened here, if it could not. */
+  failureOf(topic: string, id: number): FailedPartition | undefined {
+    return this.failures.get(topic)?.get(id);
+  }
+
+  /** Every partition that could not be opened, for /readyz and the metrics. */
+  failed(): FailedPartition[] {
+    return [...this.failures.values()].flatMap((byId) => [...byId.values()]);
+  }
+
+  /** On one node every partition is served here (but one that failed to open, which has no primary). */
+  routeOf(topic: string, partition: number, self: string): Route {
+    if (this.failures.size > 0 && this.failureOf(topic, partition) !== undefined) return NO_ROUTE;
     // One object for every partition of an answer (a LIST or METADATA of thousands of them).
     if (this.selfRoute.primary !== self) this.selfRoute = { primary: self, replicas: [] };
     return this.selfRoute;
   }
 
   /** On one node: epoch 0, this broker the one replica, always in sync and level. */
-  routeV2Of(_topic: string, _partition: number, self: string): RouteV2 {
+  routeV2Of(topic: string, partition: number, self: string): RouteV2 {
+    if (this.failures.size > 0 && this.failureOf(topic, partition) !== undefined) {
+      return { epoch: 0, primary: '', replicas: [] };
+    }
     if (this.selfRouteV2.primary !== self) {
       const flags = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
       this.selfRouteV2 = {
@@ -153,11 +189,18 @@ export class PartitionRegistry implements PartitionResolver {
     const partitions: Partition[] = [];
     const reports: PartitionReport[] = [];
     for (let id = 0; id < spec.partitions; id++) {
-      const { partition, report } = Partition.open(path.resolve(this.dataDir), spec.name, id, logConfig, {
-        logger: this.logger,
-      });
-      partitions.push(partition);
-      reports.push({ topic: spec.name, partition: id, ...report });
+      let opened: ReturnType<typeof Partition.open>;
+      try {
+        opened = Partition.open(path.resolve(this.dataDir), spec.name, id, logConfig, {
+          logger: this.logger,
+        });
+      } catch (error) {
+        this.openFailed(spec.name, id, error);
+        partitions.length = id + 1; // a hole: the other partitions keep their ids
+        continue;
+      }
+      partitions[id] = opened.partition;
+      reports.push({ topic: spec.name, partition: id, ...opened.report });
     }
     this.topics.set(spec.name, { partitions, readOnly: false });
     this.sortedNames = null;
@@ -186,8 +229,17 @@ export class PartitionRegistry implements PartitionResolver {
     for (let id = entry.partitions.length; id < count; id++) {
       const dirName = partitionDirName(name, id);
       await this.removals.get(dirName);
-      if (fresh) this.removeLeftovers(name, id);
-      const { partition, report } = await this.openOne(name, id, logConfig);
+      let opened: Awaited<ReturnType<PartitionRegistry['openOne']>>;
+      try {
+        if (fresh) this.removeLeftovers(name, id);
+        opened = await this.openOne(name, id, logConfig, false, fresh);
+      } catch (error) {
+        if (this.topics.get(name) !== entry) break;
+        this.openFailed(name, id, error);
+        entry.partitions.length = id + 1; // a hole: the next partitions keep their ids
+        continue;
+      }
+      const { partition, report } = opened;
       if (this.topics.get(name) !== entry) {
         // Deleted while it opened: nothing may serve it.
         void this.retire(partition);
@@ -221,9 +273,17 @@ export class PartitionRegistry implements PartitionResolver {
       this.topics.set(name, entry);
       this.sortedNames = null;
     }
-    if (entry.partitions[id] !== undefined) return null;
+    // One that failed is tried again at the next start, not at every change of the cluster.
+    if (entry.partitions[id] !== undefined || this.failureOf(name, id) !== undefined) return null;
     await this.removals.get(partitionDirName(name, id));
-    const { partition, report } = await this.openOne(name, id, logConfig, heldBack);
+    let opened: Awaited<ReturnType<PartitionRegistry['openOne']>>;
+    try {
+      opened = await this.openOne(name, id, logConfig, heldBack);
+    } catch (error) {
+      if (this.topics.get(name) === entry) this.openFailed(name, id, error);
+      return null;
+    }
+    const { partition, report } = opened;
     if (this.topics.get(name) !== entry || entry.partitions[id] !== undefined) {
       await partition.close();
       return null;
@@ -234,13 +294,33 @@ export class PartitionRegistry implements PartitionResolver {
   }
 
   /** Opens one partition in a worker thread; a topic with a store starts where the store's history ends. */
-  private async openOne(name: string, id: number, logConfig: Readonly<LogConfig>, heldBack = false) {
-    const remote = await this.openHooks?.remoteFor(name, id);
+  private async openOne(
+    name: string,
+    id: number,
+    logConfig: Readonly<LogConfig>,
+    heldBack = false,
+    created = false,
+  ) {
+    const remote = await this.openHooks?.remoteFor(name, id, created);
     return Partition.openAsync(path.resolve(this.dataDir), name, id, logConfig, {
       logger: this.logger,
       ...(heldBack ? { highWatermark: 0 } : {}),
       ...(remote === undefined ? {} : { remote }),
     });
+  }
+
+  /** Reports a partition that cannot be opened; every other partition is served on. */
+  private openFailed(topic: string, id: number, error: unknown): void {
+    const problem = error instanceof Error ? error.message : String(error);
+    let byId = this.failures.get(topic);
+    if (byId === undefined) {
+      byId = new Map();
+      this.failures.set(topic, byId);
+    }
+    byId.set(id, { topic, id, problem });
+    this.logger.error(
+      `partition ${partitionDirName(topic, id)}: cannot be opened, not served (PRODUCE, FETCH and METADATA of it answer STORAGE_ERROR; fixed, it opens at the next start): ${problem}`,
+    );
   }
 
   /**
@@ -258,11 +338,12 @@ export class PartitionRegistry implements PartitionResolver {
 
   /** Stops serving one partition (moved to another broker) and removes its files, as a delete does. */
   removePartition(topic: string, id: number): Promise<void> {
+    this.failures.get(topic)?.delete(id);
     const entry = this.topics.get(topic);
     const partition = entry?.partitions[id];
     if (entry === undefined || partition === undefined) return Promise.resolve();
     delete entry.partitions[id];
-    return this.retire(partition);
+    return this.retire(partition).then(() => {});
   }
 
   setReadOnly(topic: string, readOnly: boolean): void {
@@ -278,24 +359,34 @@ export class PartitionRegistry implements PartitionResolver {
 
   /**
    * Stops serving a topic at once; its holders are told, its files removed once its writers have
-   * drained and no read holds them. Resolves when the files are gone.
+   * drained and no read holds them. With `purgeStore` each partition's history goes from the
+   * topic's store too, after its last upload. Resolves when the files are gone, with what each
+   * partition's purge did.
    */
-  removeTopic(topic: string): Promise<void> {
+  removeTopic(topic: string, options: { purgeStore?: boolean } = {}): Promise<StorePurge[]> {
+    this.failures.delete(topic);
     const entry = this.topics.get(topic);
-    if (entry === undefined) return Promise.resolve();
+    if (entry === undefined) return Promise.resolve([]);
     this.topics.delete(topic);
     this.sortedNames = null;
-    return Promise.all([...served(entry)].map((p) => this.retire(p))).then(() => {});
+    const purgeStore = options.purgeStore ?? false;
+    return Promise.all([...served(entry)].map((p) => this.retire(p, purgeStore))).then((purges) =>
+      purges.filter((p): p is StorePurge => p !== undefined),
+    );
   }
 
-  private retire(partition: Partition): Promise<void> {
+  private retire(partition: Partition, purgeStore = false): Promise<StorePurge | undefined> {
     this.retired.add(partition);
     const callbacks = this.retireCallbacks.get(partition);
     this.retireCallbacks.delete(partition);
     for (const callback of callbacks ?? []) callback();
     const dirName = partitionDirName(partition.topic, partition.id);
-    const removal = Promise.resolve(this.openHooks?.closed(partition))
-      .then(() => partition.remove())
+    let purge: StorePurge | undefined;
+    const removal: Promise<void> = Promise.resolve(this.openHooks?.closed(partition, purgeStore))
+      .then((purged) => {
+        purge = purged;
+        return partition.remove();
+      })
       .catch((error: unknown) =>
         this.logger.error(`${partition.name}: removing files failed: ${String(error)}`),
       )
@@ -304,7 +395,7 @@ export class PartitionRegistry implements PartitionResolver {
       });
     this.removals.set(dirName, removal);
     this.logger.info(`partition ${partition.name}: deleted`);
-    return removal;
+    return removal.then(() => purge);
   }
 
   /** Whether the partition's topic was deleted after the caller looked it up. */

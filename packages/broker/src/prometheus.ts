@@ -81,6 +81,11 @@ export function createPrometheusRegistry(
   perPartition('booblik_partition_log_start_offset', 'First offset still stored', (p) => p.logStartOffset);
   perPartition('booblik_partition_size_bytes', 'Bytes stored', (p) => p.sizeBytes);
   perPartition('booblik_partition_segments', 'Segment files', (p) => p.segmentCount);
+  gauge(
+    'booblik_partitions_failed',
+    'Partitions that could not be opened here: not served, listed on /readyz',
+    () => partitions.failed().length,
+  );
   perPartition(
     'booblik_partition_fsyncs',
     'fdatasync calls made for FORCED groups',

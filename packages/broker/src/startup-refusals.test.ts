@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { AckPolicy } from '@booblik/protocol';
+import { AckPolicy, ErrorCode } from '@booblik/protocol';
 import { LOCK_FILE_NAME } from './data-dir-lock.js';
 import { startProcess, tempDir } from './test-support/broker-process.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
@@ -164,6 +164,99 @@ describe('startup refusals', () => {
       /booblik\.advertised\.address: needed when booblik\.bind\.address is 0\.0\.0\.0/,
     );
     assert.ok(!fs.existsSync(path.join(dir, 'cluster.json')), 'no broker id was written');
+  });
+
+  it('a topic of booblik.topics whose directory the file system cannot name exits 2 naming the key, and no topic is stored', async (t) => {
+    const dir = tempDir(t);
+    const name = 'ü'.repeat(200); // fits the protocol (249 characters), not a 255-byte file name
+    const p = startProcess(['--port=0', '--http.port=-1', `--data.dir=${dir}`, `--topics=ok:1,${name}:2`]);
+    assert.equal(await p.exitCode(), 2, p.output());
+    assert.match(
+      p.output(),
+      /booblik failed to start: booblik\.topics: name: "ü{40}\.\.\." needs a partition directory of 402 bytes in UTF-8 \("<name>-1"\), expected at most \d+/,
+    );
+    assert.ok(!fs.existsSync(path.join(dir, 'topics.json')), 'no topic was stored');
+    assert.ok(!fs.existsSync(path.join(dir, 'ok-0')), 'no partition was made');
+  });
+
+  it('partitions that cannot be opened (a name too long for the file system, a file where the directory goes) do not stop the start: reported, refused with STORAGE_ERROR, the rest served', async (t) => {
+    const dir = tempDir(t);
+    const args = ['--port=0', '--http.port=0', `--data.dir=${dir}`, '--topics=good:1,blocked:2'];
+    const first = startProcess(args);
+    const c1 = await RawClient.connect(await first.listening);
+    const kept = await c1.produce({
+      topic: 'good',
+      partition: 0,
+      ack: AckPolicy.FORCED,
+      records: [Buffer.from('kept')],
+    });
+    assert.equal(kept.errorCode, ErrorCode.NONE);
+    c1.close();
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    // As a broker from before the name check stored it, and as a disk gone wrong left it.
+    const long = 'ü'.repeat(200);
+    const specFile = path.join(dir, 'topics.json');
+    const stored = JSON.parse(fs.readFileSync(specFile, 'utf8'));
+    stored.topics.push({ ...stored.topics.find((s: { name: string }) => s.name === 'good'), name: long });
+    fs.writeFileSync(specFile, JSON.stringify(stored));
+    fs.rmSync(path.join(dir, 'blocked-1'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'blocked-1'), 'not a directory');
+
+    const p = startProcess(args);
+    t.after(() => p.proc.kill('SIGKILL'));
+    const c = await RawClient.connect(await p.listening);
+    t.after(() => c.close());
+    const errors = p.lines.filter((l) => /ERROR partition .*: cannot be opened, not served/.test(l));
+    assert.equal(errors.length, 2, p.output());
+    assert.ok(errors.some((l) => l.includes('blocked-1') && /EEXIST|ENOTDIR/.test(l)));
+    assert.ok(errors.some((l) => l.includes(`${long}-0`) && l.includes('ENAMETOOLONG')));
+
+    // The rest is served, as before.
+    assert.deepEqual(fetched(await c.fetch({ topic: 'good', partition: 0, fetchOffset: 0 }), 0).records, [
+      'kept',
+    ]);
+    assert.equal(
+      (
+        await c.produce({
+          topic: 'blocked',
+          partition: 0,
+          ack: AckPolicy.WRITTEN,
+          records: [Buffer.from('x')],
+        })
+      ).errorCode,
+      ErrorCode.NONE,
+    );
+    assert.equal((await c.metadata()).errorCode, ErrorCode.NONE, 'a METADATA of every topic is answered');
+    // What cannot be opened is an error, on a connection that stays open.
+    for (const [topic, partition] of [
+      ['blocked', 1],
+      [long, 0],
+    ] as const) {
+      const produce = await c.produce({
+        topic,
+        partition,
+        ack: AckPolicy.WRITTEN,
+        records: [Buffer.from('x')],
+      });
+      assert.equal(produce.errorCode, ErrorCode.STORAGE_ERROR, `PRODUCE ${topic.slice(0, 8)}-${partition}`);
+      const fetch = await c.fetch({ topic, partition, fetchOffset: 0 });
+      assert.equal(fetch.errorCode, ErrorCode.STORAGE_ERROR, `FETCH ${topic.slice(0, 8)}-${partition}`);
+      assert.equal(
+        (await c.metadata(topic)).errorCode,
+        ErrorCode.STORAGE_ERROR,
+        `METADATA ${topic.slice(0, 8)}`,
+      );
+    }
+    assert.equal(c.closed, false);
+
+    const http = `http://127.0.0.1:${p.httpPort()}`;
+    const ready = await fetch(`${http}/readyz`);
+    assert.equal(ready.status, 200, 'ready: it serves everything else');
+    const body = await ready.text();
+    assert.match(body, /^ready\npartition blocked-1: cannot be opened, not served: /m);
+    assert.ok(body.includes(`partition ${long}-0: cannot be opened, not served: `), body);
+    assert.match(await (await fetch(`${http}/metrics`)).text(), /^booblik_partitions_failed 2$/m);
   });
 
   it('an HTTP port in use exits 2 naming booblik.http.port, before any file is touched', async (t) => {

@@ -5,6 +5,11 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** The broker does not speak what the command needs; nothing was sent that it could misread. */
+export class BrokerTooOldError extends Error {
+  override name = 'BrokerTooOldError';
+}
+
 /** Input on stdin that cannot be read as records (a length prefix cut short, a negative length). */
 export class InputError extends Error {
   override name = 'InputError';

@@ -32,7 +32,7 @@ export const verbHelp: Record<string, string> = {
   topics: `booblik topics list [-l SELECTOR] [--format table|json|yaml]
 booblik topics apply -f FILE.yaml [--dry-run]
 booblik topics edit NAME
-booblik topics delete NAME...
+booblik topics delete NAME... [--purge-store] [--dry-run]
 booblik topics watch [-l SELECTOR] [--format table|json]
   Topics on a running broker. SELECTOR is Gazette's: k=v, k!=v, k, !k, k in (a,b), k notin (a,b),
   a comma meaning "and"; name=T selects topic T.
@@ -42,7 +42,10 @@ booblik topics watch [-l SELECTOR] [--format table|json]
            not exist; none: any); delete: true deletes. All of it or nothing. --dry-run shows the
            changes and has the broker check them, changing nothing
   edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown
-  delete   deletes the topics (all or none), each at the revision it is seen at
+  delete   deletes the topics (all or none), each at the revision it is seen at. A topic's objects
+           in its fragment store stay, and a topic created again under the name on that store
+           continues that history; --purge-store removes them too (the broker logs how many).
+           --dry-run has the broker check the deletions, changing nothing anywhere
   watch    prints the listing, then again on every change, until Ctrl-C`,
   fragments: `booblik fragments <topic> [--partition N]
   Each segment of the topic's partitions, oldest first: first and last offset, bytes, where it

@@ -29,6 +29,7 @@ import {
   ErrorCode,
   encodeApiVersionsRequest,
   encodeApplyRequest,
+  encodeApplyRequestV2,
   encodeFetchRequestV2,
   encodeFetchRequestV3,
   encodeFetchRequestV4,
@@ -376,10 +377,14 @@ export class Connection {
   async applyTopics(changes: readonly TopicChangeInput[], options: ApplyOptions = {}): Promise<ApplyResult> {
     const wire = changes.map(toWireChange);
     const what = `APPLY of ${changes.length} change(s)`;
+    // v2 only when a purge is asked for: every other APPLY keeps v1's bytes, for every broker.
+    const encode = wire.some((c) => c.op === 'delete' && c.purgeStore === true)
+      ? encodeApplyRequestV2
+      : encodeApplyRequest;
     return this.request(
       what,
       {},
-      (id) => encodeApplyRequest(id, { dryRun: options.dryRun ?? false, changes: wire }),
+      (id) => encode(id, { dryRun: options.dryRun ?? false, changes: wire }),
       (body) => decodeApplyResponse(body),
       this.requestTimeoutMs,
       undefined,

@@ -1,9 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiKey, ErrorCode, partitionForKey } from '@booblik/protocol';
+import {
+  ApiKey,
+  ErrorCode,
+  encodeApplyResponse,
+  encodeErrorResponse,
+  partitionForKey,
+} from '@booblik/protocol';
 import { Connection } from './connection.js';
-import { InvalidArgumentError } from './errors.js';
+import { BrokerError, InvalidArgumentError } from './errors.js';
 import { startBrokerProcess } from './test-support/broker-process.js';
+import { FakeBroker } from './test-support/fake-broker.js';
 import { InvalidArgumentRefusal, OffsetMismatchError, RevisionMismatchError } from './topic-errors.js';
 
 async function connected(t: import('node:test').TestContext, args: string[] = []) {
@@ -117,6 +124,34 @@ describe('topics from the TypeScript client', () => {
       assert.deepEqual([e.expectedOffset, e.logEndOffset], [0, 1]);
       return true;
     });
+  });
+
+  it('a delete purging the store goes as APPLY v2, any other APPLY keeps v1; a broker without v2 refuses it whole', async (t) => {
+    // This fake speaks APPLY v1 only, as a broker from before v2 does.
+    const broker = await FakeBroker.start(({ request }) =>
+      request.apiVersion === 1
+        ? encodeApplyResponse(request.correlationId, 5)
+        : encodeErrorResponse(request.correlationId, ErrorCode.UNSUPPORTED_VERSION),
+    );
+    t.after(() => broker.close());
+    const c = await Connection.connect(broker.address);
+    t.after(() => c.close());
+    assert.deepEqual(await c.applyTopics([{ op: 'delete', name: 'a' }]), { revision: 5 });
+    await assert.rejects(
+      c.applyTopics([{ op: 'delete', name: 'a', purgeStore: true }]),
+      (e: unknown) => e instanceof BrokerError && e.code === ErrorCode.UNSUPPORTED_VERSION,
+    );
+    assert.deepEqual(
+      broker.received.map((r) => [r.apiKey, r.apiVersion, r.body]),
+      [
+        [ApiKey.APPLY, 1, { dryRun: false, changes: [{ op: 'delete', name: 'a', expectedRevision: -1 }] }],
+        [
+          ApiKey.APPLY,
+          2,
+          { dryRun: false, changes: [{ op: 'delete', name: 'a', expectedRevision: -1, purgeStore: true }] },
+        ],
+      ],
+    );
   });
 
   it('apiVersions lists the topic APIs; METADATA v2 carries the routes', async (t) => {

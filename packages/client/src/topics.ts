@@ -34,7 +34,12 @@ export interface TopicSpecInput {
 
 export type TopicChangeInput =
   | { op: 'upsert'; spec: TopicSpecInput }
-  | { op: 'delete'; name: string; expectedRevision?: number };
+  /**
+   * `purgeStore`: also remove the topic's history from its fragment store (APPLY v2; a broker
+   * without it refuses the whole APPLY with UNSUPPORTED_VERSION and deletes nothing). Without it the
+   * store's objects stay.
+   */
+  | { op: 'delete'; name: string; expectedRevision?: number; purgeStore?: boolean };
 
 export interface ApplyOptions {
   /** Check everything on the broker, change nothing; the answer is the current revision. */
@@ -72,7 +77,10 @@ export function toWireSpec(input: TopicSpecInput): TopicSpec {
 export function toWireChange(change: TopicChangeInput): TopicChange {
   if (change.op === 'upsert') return { op: 'upsert', spec: toWireSpec(change.spec) };
   if (change.op === 'delete') {
-    return { op: 'delete', name: change.name, expectedRevision: change.expectedRevision ?? Revision.ANY };
+    const expectedRevision = change.expectedRevision ?? Revision.ANY;
+    return change.purgeStore === true
+      ? { op: 'delete', name: change.name, expectedRevision, purgeStore: true }
+      : { op: 'delete', name: change.name, expectedRevision };
   }
   throw new InvalidArgumentError(
     `op: ${String((change as { op: unknown }).op)}, expected "upsert" or "delete"`,

@@ -51,6 +51,36 @@ describe('keyspace copy', () => {
     await copy.waitForRevision(revision - 1, 1);
   });
 
+  test('copy: a deletion purging the store is told apart from a plain one, and from an earlier purge of the name', async (t) => {
+    const cluster = uniqueCluster();
+    const copy = await KeyspaceCopy.start(newClient(), { cluster });
+    t.after(() => copy.close());
+    const store = new EtcdSpecStore(newClient(), { cluster });
+    await store.apply([{ op: 'upsert', spec: specOf('orders', 0, 1) }]);
+    await copy.waitForRevision(
+      await store.apply([{ op: 'delete', name: 'orders', expectedRevision: -1, purgeStore: true }]),
+      5000,
+    );
+    assert.equal(copy.specs.has('orders'), false);
+    assert.equal(copy.purgeRequested('orders'), true, 'deleted purging its store');
+
+    // Created again, then deleted plainly: the marker of the first deletion is not this one's.
+    await copy.waitForRevision(await store.apply([{ op: 'upsert', spec: specOf('orders', 0, 1) }]), 5000);
+    assert.equal(copy.purgeRequested('orders'), false, 'a topic that exists is not purged');
+    await copy.waitForRevision(
+      await store.apply([{ op: 'delete', name: 'orders', expectedRevision: -1 }]),
+      5000,
+    );
+    assert.equal(copy.purgeRequested('orders'), false, 'a plain delete keeps the store');
+
+    // A copy that only reads the keyspace whole did not see the deletion: it never guesses a purge.
+    await store.apply([{ op: 'upsert', spec: specOf('orders', 0, 1) }]);
+    await store.apply([{ op: 'delete', name: 'orders', expectedRevision: -1, purgeStore: true }]);
+    const late = await KeyspaceCopy.start(newClient(), { cluster });
+    t.after(() => late.close());
+    assert.equal(late.purgeRequested('orders'), false);
+  });
+
   test('copy: a revision never reached fails the wait with a retriable timeout', async (t) => {
     const copy = await KeyspaceCopy.start(newClient(), { cluster: uniqueCluster() });
     t.after(() => copy.close());

@@ -67,6 +67,10 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
   private readonly assignmentMap = new Map<string, Map<string, AssignmentEntry>>();
   /** `<topic>/<partition>` -> the owning member's id and the owner key's create revision. */
   private readonly ownerMap = new Map<string, OwnerEntry>();
+  /** Topic -> the mod revision of its purge marker. */
+  private readonly purgeMap = new Map<string, number>();
+  /** Topic -> the revision its spec was deleted at, as the watch saw it (not known after a resync). */
+  private readonly specDeletedAt = new Map<string, number>();
   private watcher: Watcher | null = null;
   private watching = false;
   private closed = false;
@@ -124,6 +128,18 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     return this.ownerMap;
   }
 
+  /**
+   * Whether the topic is deleted and its deletion asked for its store's history to go too: the
+   * purge marker was put in the transaction that deleted the spec (a marker from an earlier
+   * deletion of the name does not count). False when the copy did not see the deletion itself
+   * (read whole again after it), so a purge is never made on a guess.
+   */
+  purgeRequested(topic: string): boolean {
+    if (this.specMap.has(topic)) return false;
+    const deletedAt = this.specDeletedAt.get(topic);
+    return deletedAt !== undefined && this.purgeMap.get(topic) === deletedAt;
+  }
+
   /** Every assignment, in no particular order. */
   *assignments(): IterableIterator<AssignmentEntry> {
     for (const byMember of this.assignmentMap.values()) yield* byMember.values();
@@ -179,6 +195,8 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     this.specMap.clear();
     this.assignmentMap.clear();
     this.ownerMap.clear();
+    this.purgeMap.clear();
+    this.specDeletedAt.clear();
     for (const kv of response.kvs) this.put(kv);
     this.advance(Number(response.header.revision));
     this.watch();
@@ -218,7 +236,13 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     if (this.closed) return;
     for (const event of response.events) {
       if (event.type === 'Put') this.put(event.kv);
-      else this.delete(event.kv.key.toString());
+      else {
+        const key = event.kv.key.toString();
+        const parsed = this.keyspace.parse(key);
+        // A delete event's mod revision is the deletion's: a purge marker put with it matches it.
+        if (parsed?.kind === 'spec') this.specDeletedAt.set(parsed.topic, Number(event.kv.mod_revision));
+        this.delete(key);
+      }
     }
     this.advance(Number(response.header.revision));
   }
@@ -269,6 +293,12 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
       if ('problem' in decoded) return decoded.problem;
       if (decoded.value.name !== parsed.topic) return `name: ${decoded.value.name}, expected ${parsed.topic}`;
       this.specMap.set(parsed.topic, decoded.value);
+      this.specDeletedAt.delete(parsed.topic);
+      return null;
+    }
+    if (parsed.kind === 'purge') {
+      // The value carries nothing yet; the key's mod revision is what ties it to a deletion.
+      this.purgeMap.set(parsed.topic, Number(kv.mod_revision));
       return null;
     }
     if (parsed.kind === 'owner') {
@@ -302,6 +332,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     if (parsed.kind === 'member') this.memberMap.delete(parsed.member);
     else if (parsed.kind === 'spec') this.specMap.delete(parsed.topic);
     else if (parsed.kind === 'owner') this.ownerMap.delete(`${parsed.topic}/${parsed.partition}`);
+    else if (parsed.kind === 'purge') this.purgeMap.delete(parsed.topic);
     else {
       const partitionKey = `${parsed.topic}/${parsed.partition}`;
       const byMember = this.assignmentMap.get(partitionKey);

@@ -5,6 +5,8 @@
  *   /<cluster>/specs/<topic>                               topic spec value (revision = key's mod revision)
  *   /<cluster>/assignments/<topic>/<partition>/<member>    assignment value, under the assignee's lease
  *   /<cluster>/owners/<topic>/<partition>                  owner value: the member whose data it is (no lease)
+ *   /<cluster>/purges/<topic>                              `{}`, put by the APPLY that deletes the topic purging
+ *                                                          its store (its mod revision is the delete's)
  *
  * Names are checked before they become keys, so none holds a `/` and every key parses back into
  * exactly one (kind, names) triple.
@@ -38,7 +40,8 @@ export type ParsedKey =
   | { kind: 'member'; member: string }
   | { kind: 'spec'; topic: string }
   | { kind: 'assignment'; topic: string; partition: number; member: string }
-  | { kind: 'owner'; topic: string; partition: number };
+  | { kind: 'owner'; topic: string; partition: number }
+  | { kind: 'purge'; topic: string };
 
 /** Every key of one cluster: building them, and reading one back. */
 export class Keyspace {
@@ -48,6 +51,7 @@ export class Keyspace {
   readonly specsPrefix: string;
   readonly assignmentsPrefix: string;
   readonly ownersPrefix: string;
+  readonly purgesPrefix: string;
 
   constructor(readonly cluster: string) {
     const problem = clusterNameProblem(cluster);
@@ -57,6 +61,7 @@ export class Keyspace {
     this.specsPrefix = `${this.prefix}specs/`;
     this.assignmentsPrefix = `${this.prefix}assignments/`;
     this.ownersPrefix = `${this.prefix}owners/`;
+    this.purgesPrefix = `${this.prefix}purges/`;
   }
 
   memberKey(member: string): string {
@@ -91,6 +96,11 @@ export class Keyspace {
     return `${this.topicOwnersPrefix(topic)}${partition}`;
   }
 
+  /** Marks the deletion of a topic, in the same transaction, as one that purges its store. */
+  purgeKey(topic: string): string {
+    return this.purgesPrefix + this.specKey(topic).slice(this.specsPrefix.length);
+  }
+
   /** What a key under the prefix names, or null for a key this version does not know (left alone). */
   parse(key: string): ParsedKey | null {
     if (!key.startsWith(this.prefix)) return null;
@@ -118,6 +128,10 @@ export class Keyspace {
       const partition = parsePartition(partitionText);
       if (topicNameProblem(topic) !== null || partition < 0) return null;
       return { kind: 'owner', topic, partition };
+    }
+    if (key.startsWith(this.purgesPrefix)) {
+      const topic = key.slice(this.purgesPrefix.length);
+      return topicNameProblem(topic) === null ? { kind: 'purge', topic } : null;
     }
     return null;
   }

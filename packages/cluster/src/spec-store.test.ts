@@ -124,7 +124,14 @@ describe('etcd spec store', () => {
     );
     await assert.rejects(
       store.apply([1, 2, 3].map((i) => ({ op: 'upsert' as const, spec: specOf(`t${i}`, 0) }))),
-      /changes: 3, expected at most 2 in one APPLY \(the etcd server's --max-txn-ops\)/,
+      /changes: 3 \(3 operations: .*\), expected at most 2 operations in one APPLY \(the etcd server's --max-txn-ops\)/,
+    );
+    await assert.rejects(
+      store.apply([
+        { op: 'delete', name: 'a', expectedRevision: -1, purgeStore: true },
+        { op: 'delete', name: 'b', expectedRevision: -1 },
+      ]),
+      /changes: 2 \(3 operations: a delete purging its store is two\), expected at most 2 operations/,
     );
     assert.deepEqual((await store.load()).specs, []);
   });

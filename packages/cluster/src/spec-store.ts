@@ -65,9 +65,11 @@ export class EtcdSpecStore implements ClusterSpecStore {
   }
 
   async apply(changes: readonly TopicChange[]): Promise<number> {
-    if (changes.length > this.txnOpsMax) {
+    // A delete purging its store puts a marker too: two operations.
+    const ops = changes.length + changes.filter(isPurge).length;
+    if (ops > this.txnOpsMax) {
       throw new SpecChangeInvalidError(
-        `changes: ${changes.length}, expected at most ${this.txnOpsMax} in one APPLY (the etcd server's --max-txn-ops)`,
+        `changes: ${changes.length} (${ops} operations: a delete purging its store is two), expected at most ${this.txnOpsMax} operations in one APPLY (the etcd server's --max-txn-ops)`,
       );
     }
     const keys: string[] = [];
@@ -104,16 +106,21 @@ export class EtcdSpecStore implements ClusterSpecStore {
       // A key that does not exist has mod revision 0, so "must not exist" is the same compare.
       txn = txn.and(key, 'Mod', '==', revision);
     }
-    const ops = changes.map((change, i) =>
+    const writes = changes.flatMap((change, i) =>
       change.op === 'upsert'
-        ? this.client.put(keys[i]!).value(encodeSpec(change.spec))
-        : this.client.delete().key(keys[i]!),
+        ? [this.client.put(keys[i]!).value(encodeSpec(change.spec))]
+        : isPurge(change)
+          ? [
+              this.client.delete().key(keys[i]!),
+              this.client.put(this.keyspace.purgeKey(change.name)).value('{}'),
+            ]
+          : [this.client.delete().key(keys[i]!)],
     );
     const reads = keys.map((key) => this.client.get(key));
     let result: ITxnResponse;
     try {
       result = await txn
-        .then(...ops)
+        .then(...writes)
         .else(...reads)
         .commit();
     } catch (error) {
@@ -135,6 +142,10 @@ export class EtcdSpecStore implements ClusterSpecStore {
       'etcd refused the APPLY transaction, but every compared topic is at its expected revision',
     );
   }
+}
+
+function isPurge(change: TopicChange): boolean {
+  return change.op === 'delete' && change.purgeStore === true;
 }
 
 function nameOf(change: TopicChange): string {

@@ -23,7 +23,7 @@ export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
   [ApiKey.PRODUCE]: [1, 2, 3],
   [ApiKey.FETCH]: [1, 2, 3, 4],
   [ApiKey.METADATA]: [1, 2, 3, 4, 5],
-  [ApiKey.APPLY]: [1],
+  [ApiKey.APPLY]: [1, 2],
   [ApiKey.LIST]: [1, 2],
   [ApiKey.API_VERSIONS]: [1],
   [ApiKey.LIST_FRAGMENTS]: [1],

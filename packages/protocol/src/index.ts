@@ -13,6 +13,7 @@ export * from './records/fetch-payload.js';
 export * from './records/stored-records.js';
 export * from './requests/api-versions/v1.js';
 export * from './requests/apply/v1.js';
+export * from './requests/apply/v2.js';
 export { decodeRequest, type Request, RequestRefusal } from './requests/decode-request.js';
 export * from './requests/error-details.js';
 export * from './requests/fetch/v1.js';

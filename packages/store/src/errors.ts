@@ -13,7 +13,8 @@ export abstract class StoreError extends Error {
     readonly storeUrl: string,
     readonly operation: string,
     readonly key: string | undefined,
-    detail: string,
+    /** What went wrong, without the URL, operation and key around it. */
+    readonly detail: string,
     options?: { cause?: unknown },
   ) {
     super(

@@ -1,3 +1,4 @@
+export { checkStore, STORE_CHECK_TIMEOUT_MS, type StoreCheckOptions, withoutSecrets } from './check-store.js';
 export {
   InvalidKeyError,
   ObjectExistsError,

@@ -159,6 +159,43 @@ describe('APPLY', () => {
     }
   });
 
+  it("a name that fits the protocol but not the data directory's file system is refused, naming the field, the bytes and the limit", async (t) => {
+    const { port, broker, dataDir } = await startBroker(t);
+    const limit = broker.partitions.dirNameBytesMax;
+    const tooLong = 'ü'.repeat(200); // 200 characters, 400 bytes in UTF-8: "<name>-0" is 402
+    if (Buffer.byteLength(`${tooLong}-0`) <= limit)
+      return t.skip(`this file system takes ${limit}-byte names`);
+    const c = await RawClient.connect(port);
+    t.after(() => c.close());
+    for (const dryRun of [true, false]) {
+      const answer = await c.apply([upsert(tooLong, 1)], dryRun);
+      assert.equal(answer.errorCode, ErrorCode.INVALID_ARGUMENT);
+      assert.match(
+        decodeInvalidArgument(answer.body).message,
+        new RegExp(
+          `^changes\\[0\\]\\.name: "ü{40}\\.\\.\\." needs a partition directory of 402 bytes in UTF-8 \\("<name>-0"\\), expected at most ${limit} `,
+        ),
+      );
+    }
+    assert.deepEqual(
+      fs.readdirSync(dataDir).filter((f) => f.startsWith('ü')),
+      [],
+      'no directory was made',
+    );
+    // At the limit it fits; one partition more, and the suffix "-10" passes it.
+    const atLimit = `${'ü'.repeat(Math.floor((limit - 2) / 2))}${(limit - 2) % 2 === 1 ? 'a' : ''}`;
+    assert.equal(Buffer.byteLength(`${atLimit}-9`), limit);
+    assert.equal((await c.apply([upsert(atLimit, 10)])).errorCode, ErrorCode.NONE);
+    assert.equal(metadataOf(await c.metadata(atLimit))[0]!.partitions.length, 10);
+    const grown = await c.apply([upsert(atLimit, 11)]);
+    assert.equal(grown.errorCode, ErrorCode.INVALID_ARGUMENT);
+    assert.match(
+      decodeInvalidArgument(grown.body).message,
+      /needs a partition directory of \d+ bytes in UTF-8 \("<name>-10"\)/,
+    );
+    assert.equal((await c.metadata('t')).errorCode, ErrorCode.NONE, 'the broker serves on');
+  });
+
   it('dry run checks everything and changes nothing', async (t) => {
     const { port } = await startBroker(t);
     const c = await RawClient.connect(port);

@@ -66,7 +66,12 @@ export function handleFetch(
     }
   }
   if (where.kind !== 'local') {
-    const code = where.kind === 'none' ? ErrorCode.NO_PRIMARY : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const code =
+      where.kind === 'none'
+        ? ErrorCode.NO_PRIMARY
+        : where.kind === 'failed'
+          ? ErrorCode.STORAGE_ERROR // it is here, but could not be opened
+          : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     answer.deliver(refuse(ctx, correlationId, code));
     return;
   }

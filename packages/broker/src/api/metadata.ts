@@ -81,6 +81,11 @@ function describe(
     const partitions: Entry[] = [];
     for (let id = 0; id < spec.partitions; id++) {
       const where = ctx.routing.resolve(name, id);
+      // Asked about by name, a partition that could not be opened is answered as the error it is;
+      // in a listing of every topic it shows without a primary, so the others are still listed.
+      if (where.kind === 'failed' && req.topics.length > 0) {
+        return refuse(ctx, correlationId, ErrorCode.STORAGE_ERROR);
+      }
       if (localOnly && where.kind !== 'local') continue;
       if (where.kind === 'local') {
         const p = where.partition;

@@ -32,6 +32,9 @@ function target(req: ProduceRequest, ctx: ApiContext): Target {
       what: `${req.topic}-${req.partition}: no such topic or partition`,
     };
   }
+  if (where.kind === 'failed') {
+    return { code: ErrorCode.STORAGE_ERROR, what: `${req.topic}-${req.partition}: ${where.problem}` };
+  }
   if (ctx.registry.isReadOnly(req.topic)) {
     return { code: ErrorCode.TOPIC_READ_ONLY, what: `${req.topic}: read-only` };
   }

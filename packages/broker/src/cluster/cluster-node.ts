@@ -146,6 +146,7 @@ export class ClusterNode {
         new EtcdSpecStore(client, { cluster: options.cluster }),
         routing,
         logger,
+        options.registry.dirNameBytesMax,
       );
       const owned = new OwnedPartitions(
         copy,

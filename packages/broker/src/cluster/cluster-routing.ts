@@ -121,7 +121,10 @@ export class ClusterRouting implements PartitionResolver {
     const replicated = owner !== undefined && owner.replicas.length > 1;
     if (owner?.member === this.self.id) {
       const local = this.registry.get(topic, partition);
-      if (local === undefined) return NONE;
+      if (local === undefined) {
+        const failed = this.registry.failureOf(topic, partition);
+        return failed === undefined ? NONE : { kind: 'failed', problem: failed.problem };
+      }
       // A replicated primary serves once it is assigned in its epoch and has committed what it found.
       if (replicated && !(this.replicated?.isServing(topic, partition) ?? false)) return NONE;
       if (replicated) {

@@ -9,6 +9,7 @@ import {
 import type { Logger } from '@booblik/log';
 import { type ApplyRequest, ErrorCode, type TopicSpec } from '@booblik/protocol';
 import { isRefusal, planApply } from '../topics/plan-apply.js';
+import { newStoreRefusal } from '../topics/store-check.js';
 import type { ApplyOutcome } from '../topics/topic-service.js';
 import { RevisionNotReachedError, type TopicTable } from '../topics/topic-table.js';
 import type { ClusterRouting } from './cluster-routing.js';
@@ -34,6 +35,11 @@ export class ClusterTopics implements TopicTable {
     private readonly store: EtcdSpecStore,
     private readonly routing: ClusterRouting,
     private readonly logger: Logger,
+    /**
+     * This broker's data directory's limit: checked where the APPLY is taken. Another broker's file
+     * system may take less; a partition it cannot open is reported there, not fatal.
+     */
+    private readonly dirNameBytesMax?: number,
   ) {
     copy.on('change', (revision) => {
       this.sorted = null;
@@ -99,8 +105,14 @@ export class ClusterTopics implements TopicTable {
 
   private async applyNow(req: ApplyRequest): Promise<ApplyOutcome> {
     // Checked against the copy first for a precise refusal; etcd's compare is what decides.
-    const plan = planApply(this.copy.specs, req.changes, { cluster: true });
+    const plan = planApply(this.copy.specs, req.changes, {
+      cluster: true,
+      ...(this.dirNameBytesMax === undefined ? {} : { dirNameBytesMax: this.dirNameBytesMax }),
+    });
     if (isRefusal(plan)) return plan;
+    // Asked by this broker: the others reach the store the same way, or report it failing.
+    const storeRefused = await newStoreRefusal(plan);
+    if (storeRefused !== null) return storeRefused;
     if (req.dryRun || req.changes.length === 0) return { code: ErrorCode.NONE, revision: this.copy.revision };
     let revision: number;
     try {

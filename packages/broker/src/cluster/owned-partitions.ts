@@ -4,6 +4,7 @@ import { type KeyspaceCopy, SerialRuns } from '@booblik/cluster';
 import { type LogConfig, type Logger, replaceFileDurably } from '@booblik/log';
 import { isReadOnly, type TopicSpec } from '@booblik/protocol';
 import type { PartitionRegistry } from '../partitions.js';
+import { logPurge } from '../persister/persister-service.js';
 
 /** `<data dir>/cluster-owned.json`: the owner record revision of each partition opened here. */
 const OWNED_FILE = 'cluster-owned.json';
@@ -65,8 +66,13 @@ export class OwnedPartitions {
     const specs = this.copy.specs;
     for (const name of this.registry.topicNames()) {
       if (!specs.has(name)) {
-        this.logger.info(`cluster: topic ${name} deleted; removing its partitions here`);
-        void this.registry.removeTopic(name);
+        const purgeStore = this.copy.purgeRequested(name);
+        this.logger.info(
+          `cluster: topic ${name} deleted${purgeStore ? ' purging its store' : ''}; removing its partitions here`,
+        );
+        void this.registry
+          .removeTopic(name, { purgeStore })
+          .then((purges) => logPurge(this.logger, name, purges));
         this.specRevisions.delete(name);
         this.changed();
       }
@@ -118,6 +124,8 @@ export class OwnedPartitions {
           `partition ${r.topic}-${r.partition}: offsets ${r.logStartOffset}..${r.logEndOffset}, ${r.segments} segment(s), ${r.bytes} B, opened in ${r.recoveryMs.toFixed(1)} ms`,
         );
         this.changed();
+      } else if (this.registry.failureOf(topic, id) !== undefined) {
+        this.changed(); // it could not be opened: answered STORAGE_ERROR from now on, not NO_PRIMARY
       }
     }
     if (opening.length > 0) for (const listener of this.openedListeners) listener();

@@ -87,6 +87,11 @@ export class PartitionPersister {
     return this.conflict;
   }
 
+  /** The store's URL, as logged. */
+  get storeUrl(): string {
+    return this.store.url;
+  }
+
   on(listener: (event: PersisterEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -125,27 +130,21 @@ export class PartitionPersister {
   }
 
   /**
-   * The topic was deleted: its history in the store goes too, the manifest first, so a topic created
-   * again under the name starts empty instead of restoring the old one. Best effort: a store that
-   * fails leaves objects that a later listing ignores only once they are removed by hand (logged).
+   * The topic was deleted asking for its history to go too: stops after the pass under way (so no
+   * upload lands after this), then deletes every object under the partition's prefix, the manifest
+   * first: a topic created again under the name then starts empty even if the rest fails. Resolves
+   * with the number of objects deleted; rejects with the store's error.
    */
-  async purge(): Promise<void> {
+  async purge(): Promise<number> {
     await this.close();
     const { topic, id } = this.partition;
-    try {
-      await this.store.delete(manifestKey(topic, id));
-      const keys: string[] = [];
-      for await (const info of this.store.list(partitionPrefix(topic, id))) keys.push(info.key);
-      for (const key of keys) await this.store.delete(key);
-      this.stats.deletions += keys.length;
-      this.logger.info(
-        `${this.partition.name}: topic deleted; its ${keys.length} object(s) removed from the store`,
-      );
-    } catch (error) {
-      this.logger.error(
-        `${this.partition.name}: topic deleted, but its objects under ${partitionPrefix(topic, id)} could not all be removed from the store: ${String(error)}`,
-      );
-    }
+    const manifest = manifestKey(topic, id);
+    const keys: string[] = [];
+    this.countRequest();
+    for await (const info of this.store.list(partitionPrefix(topic, id))) keys.push(info.key);
+    keys.sort((a, b) => (a === manifest ? -1 : b === manifest ? 1 : 0));
+    for (const key of keys) await this.deleteObject(key);
+    return keys.length;
   }
 
   private async pass(): Promise<void> {

@@ -15,12 +15,31 @@ export const PERSIST_CHECK_MS = 1000;
 /** How long a partition's open waits for its store's manifest before opening without its history. */
 export const RESTORE_WAIT_MS = 10_000;
 
+/** What purging one partition's history from its store did. */
+export interface StorePurge {
+  partition: number;
+  /** The store, as its URL is logged (normalized, no credentials). */
+  storeUrl: string;
+  /** Objects deleted. */
+  objects: number;
+  /** Why it stopped short, when it did. */
+  error?: string;
+}
+
 /** What the broker's partitions hand over when one opens or goes. */
 export interface PartitionOpenHooks {
-  /** The history to open with, from the store the topic's spec names (none without a store). */
-  remoteFor(topic: string, id: number): Promise<RemoteHistory | undefined>;
+  /**
+   * The history to open with, from the store the topic's spec names (none without a store).
+   * `created`: the partition is new in the topic table, so a history found is an earlier topic's.
+   */
+  remoteFor(topic: string, id: number, created?: boolean): Promise<RemoteHistory | undefined>;
   opened(partition: Partition): void;
-  closed(partition: Partition): Promise<void>;
+  /**
+   * The partition is no longer served here (deleted, or moved away). `purgeStore`: its topic was
+   * deleted asking for its history to go from its store too; resolves with what that did (nothing
+   * for a topic without a store).
+   */
+  closed(partition: Partition, purgeStore: boolean): Promise<StorePurge | undefined>;
 }
 
 interface TopicStore {
@@ -45,6 +64,8 @@ export class PersisterService implements PartitionOpenHooks {
   readonly cache: FragmentCache;
   private readonly stores = new Map<string, Promise<TopicStore>>();
   private readonly persisters = new Map<Partition, PartitionPersister>();
+  /** Persisters per store URL: a store none of them uses is forgotten by the health report. */
+  private readonly persistersByUrl = new Map<string, number>();
   /** Manifests read at open, handed to the partition's persister once it exists. */
   private readonly manifests = new Map<string, Manifest>();
   private timer: NodeJS.Timeout | undefined;
@@ -99,7 +120,7 @@ export class PersisterService implements PartitionOpenHooks {
     return lines;
   }
 
-  async remoteFor(topic: string, id: number): Promise<RemoteHistory | undefined> {
+  async remoteFor(topic: string, id: number, created = false): Promise<RemoteHistory | undefined> {
     const spec = this.specOf(topic);
     if (spec === undefined || spec.storeUrl === '') return undefined;
     const { store, source } = await this.storeOf(spec);
@@ -111,6 +132,12 @@ export class PersisterService implements PartitionOpenHooks {
         const { manifest } = await loadManifest(store, topic, id, this.logger);
         this.health.succeeded(store.url);
         this.manifests.set(`${topic}\0${id}`, manifest);
+        const end = manifest.fragments.at(-1)?.endOffset;
+        if (created && end !== undefined) {
+          this.logger.warn(
+            `${topic}-${id}: created over the history an earlier topic of this name left in store ${store.url} (offsets ${manifest.fragments[0]!.baseOffset}..${end}, ${manifest.fragments.length} fragment(s)): it continues that history at offset ${end}; booblik topics delete --purge-store removes a history with its topic`,
+          );
+        }
         return { source, fragments: manifest.fragments };
       } catch (error) {
         this.health.failed(store.url, error);
@@ -144,18 +171,36 @@ export class PersisterService implements PartitionOpenHooks {
           () => this.uploadsHere(partition.topic, partition.id),
         );
         this.persisters.set(partition, persister);
+        this.persistersByUrl.set(store.url, (this.persistersByUrl.get(store.url) ?? 0) + 1);
         persister.kick();
       },
       (error: unknown) => this.logger.error(`${partition.name}: store ${spec.storeUrl}: ${String(error)}`),
     );
   }
 
-  async closed(partition: Partition): Promise<void> {
+  async closed(partition: Partition, purgeStore: boolean): Promise<StorePurge | undefined> {
     const persister = this.persisters.get(partition);
     this.persisters.delete(partition);
-    // No spec any more: the topic was deleted, not moved to another broker (which restores from here).
-    if (this.specOf(partition.topic) === undefined) await persister?.purge();
-    else await persister?.close();
+    if (persister === undefined) return undefined;
+    const storeUrl = persister.storeUrl;
+    try {
+      if (!purgeStore) {
+        await persister.close();
+        return undefined;
+      }
+      try {
+        return { partition: partition.id, storeUrl, objects: await persister.purge() };
+      } catch (error) {
+        return { partition: partition.id, storeUrl, objects: 0, error: String(error) };
+      }
+    } finally {
+      const users = (this.persistersByUrl.get(storeUrl) ?? 1) - 1;
+      if (users > 0) this.persistersByUrl.set(storeUrl, users);
+      else {
+        this.persistersByUrl.delete(storeUrl);
+        this.health.forget(storeUrl);
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -183,4 +228,38 @@ export class PersisterService implements PartitionOpenHooks {
     }
     return opened;
   }
+}
+
+/**
+ * Logs the one line a topic deleted with its store history gets on each broker that held it: the
+ * store and how many objects went, or (an error) what is left to remove by hand. `expected`: the
+ * partitions that should have been purged here (one node: all of the topic's), so that one that was
+ * not open (it could not be opened, or its store never was) is not passed over in silence.
+ */
+export function logPurge(
+  logger: Logger,
+  topic: string,
+  purges: readonly StorePurge[],
+  expected?: { partitions: number; storeUrl: string },
+): void {
+  const missing =
+    expected === undefined
+      ? []
+      : [...Array(expected.partitions).keys()].filter((id) => !purges.some((p) => p.partition === id));
+  if (purges.length === 0 && missing.length === 0) return;
+  const stores = [...new Set(purges.map((p) => p.storeUrl))].join(', ') || expected?.storeUrl;
+  const objects = purges.reduce((n, p) => n + p.objects, 0);
+  const failed = purges.filter((p) => p.error !== undefined);
+  const summary = `${objects} object(s) of ${purges.length} partition(s) removed from store ${stores}`;
+  if (failed.length === 0 && missing.length === 0) {
+    logger.info(`topic ${topic}: deleted with its store history: ${summary}`);
+    return;
+  }
+  const why =
+    failed.length > 0
+      ? `partition ${failed[0]!.partition}: ${failed[0]!.error}${failed.length > 1 ? ` and ${failed.length - 1} more` : ''}`
+      : `partition(s) ${missing.join(', ')} not open here, so not purged`;
+  logger.error(
+    `topic ${topic}: deleted, but its store history was not all removed (${summary}; ${why}): remove what is left under ${topic}/ with the store's tools`,
+  );
 }

@@ -15,7 +15,6 @@ import {
 import { type ObjectStore, openStore } from '@booblik/store';
 import { type S3TestServer, s3ServerForSuite, TEST_CREDENTIALS } from '@booblik/store/test-support/s3-server';
 import type { BrokerConfig } from '../config/keys.js';
-import { waitForAsync } from '../test-support/broker-process.js';
 import { produced, RawClient } from '../test-support/raw-client.js';
 import { startBroker, type TestBroker } from '../test-support/start-broker.js';
 import { waitFor } from '../test-support/wait-for.js';
@@ -321,20 +320,64 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       );
     });
 
-    it('a deleted topic takes its history from the store: created again, it starts empty', async (t) => {
+    it('a plain delete leaves the objects in the store; the topic created again continues that history, and says so', async (t) => {
       const kit = await kitOf(t);
       const b = await broker(t);
       await createTopic(b.client, kit.url);
       await produce(b.client, 0, 300);
       await persisted(b);
-      assert.ok((await objectKeys(kit.store)).length > 1);
+      const storeEnd = partitionOf(b)
+        .fragmentViews()
+        .filter((v) => v.location === 'both')
+        .at(-1)!.endOffset;
+      const history = await answers(b.client, 0, storeEnd);
+      const keys = await objectKeys(kit.store);
       const deleted = await b.client.apply([{ op: 'delete', name: TOPIC, expectedRevision: -1 }]);
       assert.equal(deleted.errorCode, ErrorCode.NONE);
-      await waitForAsync(
-        async () => (await objectKeys(kit.store)).length === 0,
-        'the objects removed',
+      await waitFor(() => !fs.existsSync(path.join(b.dataDir, `${TOPIC}-0`)), 'the partition removed here');
+      assert.deepEqual(await objectKeys(kit.store), keys, 'every object is still in the store');
+
+      await createTopic(b.client, kit.url);
+      assert.equal(partitionOf(b).highWatermark.value, storeEnd, 'it continues where the history ends');
+      assert.deepEqual(await answers(b.client, 0, storeEnd), history, 'the old records, from the store');
+      assert.ok(
+        b.lines.some((l) =>
+          new RegExp(
+            `WARN ${TOPIC}-0: created over the history an earlier topic .* at offset ${storeEnd}`,
+          ).test(l),
+        ),
+        'the broker says the new topic took up an old history',
+      );
+    });
+
+    it('a delete purging the store: a dry run removes nothing; then every object goes, in one line, and the topic created again starts empty', async (t) => {
+      const kit = await kitOf(t);
+      const b = await broker(t);
+      await createTopic(b.client, kit.url);
+      await produce(b.client, 0, 300);
+      await persisted(b);
+      const keys = await objectKeys(kit.store);
+      assert.ok(keys.length > 1);
+      const purge = { op: 'delete' as const, name: TOPIC, expectedRevision: -1, purgeStore: true };
+
+      assert.equal((await b.client.apply([purge], true)).errorCode, ErrorCode.NONE);
+      assert.ok(partitionOf(b), 'the dry run deleted nothing');
+      assert.deepEqual(await objectKeys(kit.store), keys, 'the dry run removed nothing from the store');
+
+      assert.equal((await b.client.apply([purge])).errorCode, ErrorCode.NONE);
+      await waitFor(
+        () => b.lines.some((l) => l.includes(`topic ${TOPIC}: deleted with its store history`)),
+        'the purge logged',
         UPLOAD_WAIT_MS,
       );
+      assert.deepEqual(await objectKeys(kit.store), [], 'no object of the topic is left');
+      const line = b.lines.find((l) => l.includes(`topic ${TOPIC}: deleted with its store history`))!;
+      assert.match(
+        line,
+        new RegExp(`^INFO .*: ${keys.length} object\\(s\\) of 1 partition\\(s\\) removed from store `),
+      );
+      assert.ok(line.includes(kit.store.url), `the line names the store: ${line}`);
+
       await createTopic(b.client, kit.url);
       const first = await b.client.produce({
         topic: TOPIC,
@@ -347,6 +390,34 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
         0,
         'the new topic starts at offset 0, not after the old history',
       );
+    });
+
+    it('a failing store is reported while a topic uses it, and forgotten once its last topic is deleted', async (t) => {
+      const kit = await kitOf(t);
+      const b = await broker(t);
+      await createTopic(b.client, kit.url);
+      await produce(b.client, 0, 100);
+      await persisted(b);
+      await kit.breakIt();
+      try {
+        await produce(b.client, 100, 100); // segments close, their uploads fail
+        await waitFor(
+          () => b.broker.persister.health.failingCount === 1,
+          'the store reported failing',
+          UPLOAD_WAIT_MS,
+        );
+        assert.match(b.broker.persister.detail().join('\n'), /^store .*: failing since/);
+        const deleted = await b.client.apply([{ op: 'delete', name: TOPIC, expectedRevision: -1 }]);
+        assert.equal(deleted.errorCode, ErrorCode.NONE);
+        await waitFor(
+          () => b.broker.persister.health.failingCount === 0,
+          'booblik_store_failing back to 0',
+          UPLOAD_WAIT_MS,
+        );
+        assert.deepEqual(b.broker.persister.detail(), [], '/readyz no longer lists the store');
+      } finally {
+        await kit.restore();
+      }
     });
 
     it('a flipped byte in a stored object is detected by its CRC and never served', async (t) => {

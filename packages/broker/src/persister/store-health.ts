@@ -39,6 +39,13 @@ export class StoreHealth {
     this.states.set(url, { failing: true, sinceMs: this.now(), lastError: message });
   }
 
+  /** No topic here uses the store any more: it is no longer reported, failing or not. */
+  forget(url: string): void {
+    const state = this.states.get(url);
+    this.states.delete(url);
+    if (state?.failing) this.logger.info(`store ${url}: no topic here uses it any more; no longer reported`);
+  }
+
   isFailing(url: string): boolean {
     return this.states.get(url)?.failing ?? false;
   }

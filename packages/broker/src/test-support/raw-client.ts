@@ -5,6 +5,7 @@ import {
   decodeMetadataResponse,
   decodeProduceResponse,
   encodeApplyRequest,
+  encodeApplyRequestV2,
   encodeFetchRequestV2,
   encodeListRequest,
   encodeMetadataRequest,
@@ -94,9 +95,11 @@ export class RawClient {
     return this.expect(id);
   }
 
+  /** APPLY v1, or v2 when a change asks for a purge of its store. */
   async apply(changes: TopicChange[], dryRun = false): Promise<ResponseFrame> {
     const id = this.id();
-    this.send(encodeApplyRequest(id, { dryRun, changes }));
+    const purging = changes.some((c) => c.op === 'delete' && c.purgeStore === true);
+    this.send((purging ? encodeApplyRequestV2 : encodeApplyRequest)(id, { dryRun, changes }));
     return this.expect(id);
   }
 

@@ -9,6 +9,7 @@ import {
   topicSpecProblem,
 } from '@booblik/protocol';
 import { parseStoreUrl, StoreUrlError } from '@booblik/store';
+import { dirNameProblem } from '../dir-names.js';
 import { compressionProblem } from '../persister/compression.js';
 import { minInSyncProblem } from '../replication/min-in-sync.js';
 
@@ -16,6 +17,10 @@ import { minInSyncProblem } from '../replication/min-in-sync.js';
 export interface ApplyPlan {
   upserts: TopicSpec[];
   deletes: string[];
+  /** The deletes that also purge the topic's store (APPLY v2's op 3). */
+  purges: string[];
+  /** Topics created with a store: the store is asked whether it answers before anything changes. */
+  newStores: { index: number; name: string; storeUrl: string }[];
 }
 
 export type ApplyRefusal =
@@ -31,14 +36,18 @@ export type ApplyRefusal =
 /**
  * Checks every change against the current specs, in order, and returns the plan or the first
  * refusal: the spec's fields, the topic named once, the expected revision, then what may change here
- * (partitions only grow; one node has no replicas and no fragment store).
+ * (partitions only grow, directory names the data directory can hold; one node has no replicas).
  */
 export function planApply(
   current: ReadonlyMap<string, TopicSpec>,
   changes: readonly TopicChange[],
-  where: { cluster: boolean } = { cluster: false },
+  where: {
+    cluster: boolean;
+    /** The longest directory name the data directory takes (dir-names.ts); unchecked when unset. */
+    dirNameBytesMax?: number;
+  } = { cluster: false },
 ): ApplyPlan | ApplyRefusal {
-  const plan: ApplyPlan = { upserts: [], deletes: [] };
+  const plan: ApplyPlan = { upserts: [], deletes: [], purges: [], newStores: [] };
   const named = new Set<string>();
   for (const [index, change] of changes.entries()) {
     const at = `changes[${index}]`;
@@ -70,9 +79,14 @@ export function planApply(
 
     if (change.op === 'delete') {
       if (existing !== undefined) plan.deletes.push(name);
+      if (existing !== undefined && change.purgeStore === true) plan.purges.push(name);
       continue;
     }
     const spec = { ...change.spec, labels: { ...change.spec.labels } };
+    if (where.dirNameBytesMax !== undefined) {
+      const problem = dirNameProblem(name, spec.partitions, where.dirNameBytesMax);
+      if (problem !== null) return invalid(problem);
+    }
     if (existing !== undefined && spec.partitions < existing.partitions) {
       return invalid(
         `partitions: ${spec.partitions}, expected >= ${existing.partitions} (partitions may grow, never shrink)`,
@@ -88,6 +102,9 @@ export function planApply(
     if (minProblem !== null) return invalid(minProblem);
     const storeProblem = storeUrlProblem(spec, existing);
     if (storeProblem !== null) return invalid(storeProblem);
+    if (existing === undefined && spec.storeUrl !== '') {
+      plan.newStores.push({ index, name, storeUrl: spec.storeUrl });
+    }
     plan.upserts.push(spec);
   }
   return plan;

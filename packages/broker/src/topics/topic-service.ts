@@ -9,8 +9,10 @@ import {
   topicSpecWithDefaults,
 } from '@booblik/protocol';
 import type { PartitionRegistry, PartitionReport } from '../partitions.js';
-import { type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
+import { logPurge } from '../persister/persister-service.js';
+import { type ApplyPlan, type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
 import type { SpecStore } from './spec-store.js';
+import { newStoreRefusal } from './store-check.js';
 import { RevisionNotReachedError, type TopicTable } from './topic-table.js';
 
 export type ApplyOutcome =
@@ -162,8 +164,13 @@ export class TopicService implements TopicTable {
   }
 
   private async applyNow(req: ApplyRequest): Promise<ApplyOutcome> {
-    const plan = planApply(this.specs, req.changes);
+    const plan = planApply(this.specs, req.changes, {
+      cluster: false,
+      dirNameBytesMax: this.registry.dirNameBytesMax,
+    });
     if (isRefusal(plan)) return plan;
+    const storeRefused = await newStoreRefusal(plan);
+    if (storeRefused !== null) return storeRefused;
     if (req.dryRun || (plan.upserts.length === 0 && plan.deletes.length === 0)) {
       return { code: ErrorCode.NONE, revision: this.currentRevision };
     }
@@ -183,7 +190,16 @@ export class TopicService implements TopicTable {
     this.currentRevision = revision;
 
     for (const name of plan.deletes) {
-      void this.registry.removeTopic(name);
+      const purgeStore = plan.purges.includes(name);
+      const spec = before.get(name)!;
+      // Every partition of the topic is here: each one with a store should have been purged.
+      const expected =
+        purgeStore && spec.storeUrl !== ''
+          ? { partitions: spec.partitions, storeUrl: spec.storeUrl }
+          : undefined;
+      void this.registry
+        .removeTopic(name, { purgeStore })
+        .then((purges) => logPurge(this.logger, name, purges, expected));
     }
     for (const spec of plan.upserts) {
       const existed = before.has(spec.name);
@@ -196,7 +212,7 @@ export class TopicService implements TopicTable {
       }
       this.registry.setReadOnly(spec.name, isReadOnly(spec));
     }
-    this.logger.info(`topics: revision ${revision}: ${describeChanges(plan.upserts, plan.deletes, before)}`);
+    this.logger.info(`topics: revision ${revision}: ${describeChanges(plan, before)}`);
     for (const w of [...this.watcherSet]) w(revision, false);
     return { code: ErrorCode.NONE, revision };
   }
@@ -204,13 +220,12 @@ export class TopicService implements TopicTable {
 
 /** One line, however large the APPLY: the first few changes, then a count. */
 function describeChanges(
-  upserts: readonly TopicSpec[],
-  deletes: readonly string[],
+  { upserts, deletes, purges }: ApplyPlan,
   before: ReadonlyMap<string, TopicSpec>,
 ): string {
   const all = [
     ...upserts.map((s) => `${before.has(s.name) ? 'changed' : 'created'} ${s.name}:${s.partitions}`),
-    ...deletes.map((n) => `deleted ${n}`),
+    ...deletes.map((n) => (purges.includes(n) ? `deleted ${n} (purging its store)` : `deleted ${n}`)),
   ];
   const shown = all.slice(0, 5).join(', ');
   return all.length > 5 ? `${shown} and ${all.length - 5} more` : shown;

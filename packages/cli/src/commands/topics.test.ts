@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import { Connection, FragmentLocation } from '@booblik/client';
 import { startBrokerProcess } from '@booblik/client/testing';
 import { booblik, booblikMain, start } from '../test-support/spawn.js';
 
@@ -113,7 +114,7 @@ describe('booblik topics', () => {
     assert.match(missing.stderr, /no topic nope/);
   });
 
-  it('delete removes every named topic, or none when one is missing', async (t) => {
+  it('delete removes every named topic, or none when one is missing; delete --dry-run removes none', async (t) => {
     const broker = await startBrokerProcess(t, ['--topics=a:1,b:1,c:1']);
     const none = await booblik(['topics', 'delete', 'a', 'nope', '--broker', broker]);
     assert.equal(none.code, 1);
@@ -121,12 +122,86 @@ describe('booblik topics', () => {
       (await listJson(broker)).map((x) => x.name),
       ['a', 'b', 'c'],
     );
+    const dry = await booblik(['topics', 'delete', 'a', 'b', '--dry-run', '--broker', broker]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout.toString(), /would delete a\nwould delete b\ndry run: .*nothing changed/);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      ['a', 'b', 'c'],
+      '--dry-run deleted nothing',
+    );
     const run = await booblik(['topics', 'delete', 'a', 'b', '--broker', broker]);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(
       (await listJson(broker)).map((x) => x.name),
       ['c'],
     );
+  });
+
+  it("delete leaves a topic's history in its store, and a topic created again continues it; --purge-store removes it, --dry-run nothing", async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=default:1']);
+    const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cli-store-'));
+    t.after(() => fs.rmSync(storeDir, { recursive: true, force: true }));
+    const file = tempFile(
+      t,
+      'stored.yaml',
+      `store: file://${storeDir}\nsegmentBytes: 1024\npartitions: 1\nchildren:\n  - name: kept\n  - name: purged\n`,
+    );
+    assert.equal((await booblik(['topics', 'apply', '-f', file, '--broker', broker])).code, 0);
+    const c = await Connection.connect(broker);
+    t.after(() => c.close());
+    const records = Array.from({ length: 20 }, (_, i) => Buffer.from(`record ${i} ${'x'.repeat(200)}`));
+    for (const topic of ['kept', 'purged']) await c.produce(topic, 0, records);
+    // Bounded: uploads run about once a second.
+    const deadline = Date.now() + 30_000;
+    const persistedEnd = async (topic: string) =>
+      (await c.listFragments(topic, 0))[0]!.fragments
+        .filter((f) => f.location === FragmentLocation.BOTH)
+        .at(-1)?.endOffset ?? 0;
+    while ((await persistedEnd('kept')) === 0 || (await persistedEnd('purged')) === 0) {
+      assert.ok(Date.now() < deadline, 'closed segments uploaded within 30 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const keptEnd = await persistedEnd('kept');
+    // A topic applied again waits for its deletion's removals, the store's included: its offsets say what is left.
+    const recreatedEnd = async (topic: string) => {
+      const yaml = tempFile(t, `${topic}.yaml`, `name: ${topic}\npartitions: 1\nstore: file://${storeDir}\n`);
+      assert.equal((await booblik(['topics', 'apply', '-f', yaml, '--broker', broker])).code, 0);
+      return (await c.metadata(topic))[0]!.partitions[0]!.highWatermark;
+    };
+
+    const plain = await booblik(['topics', 'delete', 'kept', '--broker', broker]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(
+      plain.stdout.toString(),
+      /deleted kept \(its objects stay in store file:\/\/.*--purge-store removes them\)/,
+    );
+    assert.equal(
+      await recreatedEnd('kept'),
+      keptEnd,
+      'created again, it continues the history left in the store',
+    );
+
+    const dry = await booblik([
+      'topics',
+      'delete',
+      'purged',
+      '--purge-store',
+      '--dry-run',
+      '--broker',
+      broker,
+    ]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(
+      dry.stdout.toString(),
+      /would delete purged and its history in store file:\/\/.*\ndry run: .*nothing changed/,
+    );
+    assert.ok((await c.listTopics('name=purged')).topics.length === 1, 'the dry run deleted nothing');
+
+    const purged = await booblik(['topics', 'delete', 'purged', '--purge-store', '--broker', broker]);
+    assert.equal(purged.code, 0, purged.stderr);
+    assert.match(purged.stdout.toString(), /deleted purged and its history in store file:\/\//);
+    assert.equal(await recreatedEnd('purged'), 0, 'created again after a purge, it starts empty');
   });
 
   it('watch prints the listing, then again on a change, and Ctrl-C ends it with exit 0', async (t) => {

@@ -6,10 +6,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection, type ListedTopic, type TopicSpec } from '@booblik/client';
+import { BrokerError, Connection, type ListedTopic, type TopicSpec } from '@booblik/client';
+import { ErrorCode } from '@booblik/protocol';
 import { type Args, brokerAddress, parse } from '../args.js';
 import { ExitCode } from '../constants.js';
-import { TopicNotFoundError, UsageError } from '../errors.js';
+import { BrokerTooOldError, TopicNotFoundError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
@@ -33,6 +34,7 @@ export async function topicsCommand(args: string[], io: Io): Promise<number> {
     format: { type: 'string', short: 'o' },
     file: { type: 'string', short: 'f' },
     'dry-run': { type: 'boolean' },
+    'purge-store': { type: 'boolean' },
   });
   const out = new Output(io.stdout);
   const [sub] = parsed.positionals;
@@ -194,19 +196,55 @@ function runEditor(file: string, io: Io): Promise<void> {
   });
 }
 
-/** booblik topics delete NAME...: all of them or none, each at the revision it is seen at. */
+/**
+ * booblik topics delete NAME... [--purge-store] [--dry-run]: all of them or none, each at the
+ * revision it is seen at. A topic's objects in its fragment store stay unless --purge-store asks
+ * for them to go too (APPLY v2). With --dry-run the broker checks the deletions and changes nothing.
+ */
 async function remove(parsed: Args, io: Io, out: Output): Promise<number> {
   const names = parsed.positionals.slice(1);
   if (names.length === 0) throw new UsageError('topics delete: expected at least one topic name');
+  const dryRun = parsed.flag('dry-run');
+  const purgeStore = parsed.flag('purge-store');
   return withConnection(parsed, io, async (c) => {
     const current = new Map((await c.listTopics()).topics.map((t) => [t.spec.name, t.spec]));
     const missing = names.filter((n) => !current.has(n));
     if (missing.length > 0) throw new TopicNotFoundError(missing);
-    const { revision } = await c.applyTopics(
-      names.map((name) => ({ op: 'delete' as const, name, expectedRevision: current.get(name)!.revision })),
+    let revision: number;
+    try {
+      ({ revision } = await c.applyTopics(
+        names.map((name) => ({
+          op: 'delete' as const,
+          name,
+          expectedRevision: current.get(name)!.revision,
+          ...(purgeStore ? { purgeStore } : {}),
+        })),
+        { dryRun },
+      ));
+    } catch (error) {
+      if (purgeStore && error instanceof BrokerError && error.code === ErrorCode.UNSUPPORTED_VERSION) {
+        throw new BrokerTooOldError(
+          `the broker has no APPLY v2, which --purge-store needs; nothing was deleted`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    for (const name of names) {
+      const store = current.get(name)!.storeUrl;
+      const what =
+        store === ''
+          ? ''
+          : purgeStore
+            ? ` and its history in store ${store}`
+            : ` (its objects stay in store ${store}, and a topic created again under the name there continues that history; --purge-store removes them)`;
+      await out.write(`${dryRun ? 'would delete' : 'deleted'} ${name}${what}\n`);
+    }
+    await out.write(
+      dryRun
+        ? `dry run: the broker accepts ${names.length} deletion(s); nothing changed (revision ${revision})\n`
+        : `revision ${revision}\n`,
     );
-    for (const name of names) await out.write(`deleted ${name}\n`);
-    await out.write(`revision ${revision}\n`);
     return ExitCode.OK;
   });
 }

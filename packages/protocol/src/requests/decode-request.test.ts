@@ -40,7 +40,7 @@ describe('request validation: each rule gets its code and says where', () => {
     refused(rawRequest(2, 5, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 5/);
     refused(rawRequest(3, 6, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 6/);
     refused(rawRequest(5, 3, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 3/);
-    refused(rawRequest(4, 2, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 2/);
+    refused(rawRequest(4, 3, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 3/);
   });
 
   it('PRODUCE: empty and 250-character topic names', () => {

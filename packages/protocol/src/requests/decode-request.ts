@@ -4,6 +4,7 @@ import { ErrorCode, RequestError } from '../errors.js';
 import { readRequestHeader } from '../frame/header.js';
 import { requestHeaderBytes } from '../limits.js';
 import { type ApplyRequest, decodeApplyRequest } from './apply/v1.js';
+import { decodeApplyRequestV2 } from './apply/v2.js';
 import { decodeFetchRequestV1, type FetchRequest } from './fetch/v1.js';
 import { decodeFetchRequestV2 } from './fetch/v2.js';
 import { decodeListRequest, type ListRequest } from './list/v1.js';
@@ -102,8 +103,12 @@ export function decodeRequest(frame: Buffer): Request {
         if (apiVersion !== 1 && apiVersion !== 2) break;
         return { apiKey, apiVersion, correlationId, body: decodeMetadataRequest(frame, requestHeaderBytes) };
       case ApiKey.APPLY:
-        if (apiVersion !== 1) break;
-        return { apiKey, apiVersion, correlationId, body: decodeApplyRequest(frame, requestHeaderBytes) };
+        if (apiVersion === 1) {
+          return { apiKey, apiVersion, correlationId, body: decodeApplyRequest(frame, requestHeaderBytes) };
+        }
+        // v2 is v1 with op 3: a delete that also purges the topic's store.
+        if (apiVersion !== 2) break;
+        return { apiKey, apiVersion, correlationId, body: decodeApplyRequestV2(frame, requestHeaderBytes) };
       case ApiKey.LIST:
         // v2 asks v1's question; its answer carries RouteV2.
         if (apiVersion !== 1 && apiVersion !== 2) break;

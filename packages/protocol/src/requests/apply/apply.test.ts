@@ -12,6 +12,7 @@ import {
   encodeRevisionMismatchResponse,
 } from '../error-details.js';
 import { type ApplyRequest, decodeApplyResponse, encodeApplyRequest, encodeApplyResponse } from './v1.js';
+import { encodeApplyRequestV2 } from './v2.js';
 
 const spec = {
   name: 'a',
@@ -127,5 +128,66 @@ describe('APPLY v1', () => {
     const decoded = decodeInvalidArgument(readResponseFrame(body(frame)).body);
     assert.ok(Buffer.byteLength(decoded.message) <= 0xffff);
     assert.match(decoded.message, /^é+$/);
+  });
+});
+
+describe('APPLY v2', () => {
+  it('golden bytes: a delete purging the store is op 3, everything else as in v1', () => {
+    const frame = encodeApplyRequestV2(7, {
+      dryRun: true,
+      changes: [
+        { op: 'delete', name: 'x', expectedRevision: 3, purgeStore: true },
+        { op: 'delete', name: 'y', expectedRevision: -1 },
+      ],
+    });
+    assert.equal(
+      frame.toString('hex'),
+      '00000025' +
+        '0004' +
+        '0002' +
+        '00000007' +
+        '01' +
+        '00000002' +
+        '03' +
+        '000178' +
+        '0000000000000003' +
+        '02' +
+        '000179' +
+        'ffffffffffffffff',
+    );
+    assert.deepEqual(decodeRequest(body(frame)).body, {
+      dryRun: true,
+      changes: [
+        { op: 'delete', name: 'x', expectedRevision: 3, purgeStore: true },
+        { op: 'delete', name: 'y', expectedRevision: -1 },
+      ],
+    });
+  });
+
+  it('v1 cannot carry a purge: its encoder refuses one, its decoder refuses op 3 (nothing older misreads it)', () => {
+    const purge: ApplyRequest = {
+      dryRun: false,
+      changes: [{ op: 'delete', name: 'x', expectedRevision: -1, purgeStore: true }],
+    };
+    assert.throws(() => encodeApplyRequest(1, purge), /needs APPLY v2/);
+    const asV1 = encodeApplyRequestV2(1, purge);
+    asV1.writeInt16BE(1, 6); // the same bytes under version 1
+    assert.throws(
+      () => decodeRequest(body(asV1)),
+      (e: unknown) =>
+        e instanceof RequestRefusal &&
+        e.code === ErrorCode.CORRUPT_REQUEST &&
+        /changes\[0\].op: 3, expected 1 \(upsert\) or 2 \(delete\)/.test(e.message),
+    );
+  });
+
+  it('an op past 3 is CORRUPT_REQUEST naming the ops v2 has', () => {
+    assert.throws(
+      () => decodeRequest(rawRequest(4, 2, 5, Buffer.concat([i8(0), i32(1), i8(4), str('x'), i64(0)]))),
+      (e: unknown) =>
+        e instanceof RequestRefusal &&
+        e.code === ErrorCode.CORRUPT_REQUEST &&
+        /changes\[0\].op: 4, expected 1 \(upsert\), 2 \(delete\) or 3/.test(e.message),
+    );
   });
 });

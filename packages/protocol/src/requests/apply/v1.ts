@@ -16,11 +16,17 @@ import { writeResponseHeader } from '../../frame/header.js';
 import { applyChangesMax, lengthPrefixBytes, requestHeaderBytes, responseHeaderBytes } from '../../limits.js';
 import { readTopicSpec, type TopicSpec, topicSpecBytes, writeTopicSpec } from '../../topics/spec.js';
 
-export const ApplyOp = { UPSERT: 1, DELETE: 2 } as const;
+/** Change ops; DELETE_PURGING_STORE (3) is APPLY v2's (requests/apply/v2.ts), refused by v1. */
+export const ApplyOp = { UPSERT: 1, DELETE: 2, DELETE_PURGING_STORE: 3 } as const;
 
 export type TopicChange =
   /** Creates or replaces the spec; `spec.revision` is the revision expected. */
-  { op: 'upsert'; spec: TopicSpec } | { op: 'delete'; name: string; expectedRevision: number };
+  | { op: 'upsert'; spec: TopicSpec }
+  /**
+   * Deletes the topic. `purgeStore` (APPLY v2 only) also removes its history from its fragment
+   * store; without it the store's objects stay.
+   */
+  | { op: 'delete'; name: string; expectedRevision: number; purgeStore?: boolean };
 
 export interface ApplyRequest {
   dryRun: boolean;
@@ -28,6 +34,11 @@ export interface ApplyRequest {
 }
 
 export function decodeApplyRequest(frame: Buffer, payloadStart: number): ApplyRequest {
+  return readApplyRequest(frame, payloadStart, 1);
+}
+
+/** v1's body, or v2's (the same, op 3 allowed). */
+export function readApplyRequest(frame: Buffer, payloadStart: number, version: 1 | 2): ApplyRequest {
   const reader = new WireReader(frame, payloadStart);
   const dryRunByte = reader.int8('dryRun');
   if (dryRunByte !== 0 && dryRunByte !== 1) throw fieldError('dryRun', dryRunByte, '0 or 1');
@@ -49,11 +60,20 @@ export function decodeApplyRequest(frame: Buffer, payloadStart: number): ApplyRe
     const op = reader.int8(`${field}.op`);
     if (op === ApplyOp.UPSERT) {
       changes.push({ op: 'upsert', spec: readTopicSpec(reader, `${field}.spec`) });
-    } else if (op === ApplyOp.DELETE) {
+    } else if (op === ApplyOp.DELETE || (op === ApplyOp.DELETE_PURGING_STORE && version >= 2)) {
       const name = reader.string(`${field}.name`);
-      changes.push({ op: 'delete', name, expectedRevision: reader.int64(`${field}.expectedRevision`) });
+      const expectedRevision = reader.int64(`${field}.expectedRevision`);
+      changes.push(
+        op === ApplyOp.DELETE
+          ? { op: 'delete', name, expectedRevision }
+          : { op: 'delete', name, expectedRevision, purgeStore: true },
+      );
     } else {
-      throw fieldError(`${field}.op`, op, '1 (upsert) or 2 (delete)');
+      throw fieldError(
+        `${field}.op`,
+        op,
+        version >= 2 ? '1 (upsert), 2 (delete) or 3 (delete, purging the store)' : '1 (upsert) or 2 (delete)',
+      );
     }
   }
   return { dryRun: dryRunByte === 1, changes };
@@ -63,13 +83,21 @@ function changeBytes(change: TopicChange): number {
   return 1 + (change.op === 'upsert' ? topicSpecBytes(change.spec) : stringBytes(change.name) + 8);
 }
 
+/** v1 has no way to ask for a purge: a change asking for one needs encodeApplyRequestV2. */
 export function encodeApplyRequest(correlationId: number, req: ApplyRequest): Buffer {
+  if (req.changes.some((c) => c.op === 'delete' && c.purgeStore === true)) {
+    throw new RangeError('a delete with purgeStore needs APPLY v2 (encodeApplyRequestV2)');
+  }
+  return writeApplyRequest(correlationId, req, 1);
+}
+
+export function writeApplyRequest(correlationId: number, req: ApplyRequest, version: 1 | 2): Buffer {
   let payloadBytes = 1 + 4;
   for (const c of req.changes) payloadBytes += changeBytes(c);
   const w = new WireWriter(lengthPrefixBytes + requestHeaderBytes + payloadBytes);
   w.int32(requestHeaderBytes + payloadBytes)
     .int16(ApiKey.APPLY)
-    .int16(1)
+    .int16(version)
     .int32(correlationId);
   w.int8(req.dryRun ? 1 : 0).int32(req.changes.length);
   for (const c of req.changes) {
@@ -77,7 +105,9 @@ export function encodeApplyRequest(correlationId: number, req: ApplyRequest): Bu
       w.int8(ApplyOp.UPSERT);
       writeTopicSpec(w, c.spec);
     } else {
-      w.int8(ApplyOp.DELETE).string(c.name).int64(c.expectedRevision);
+      w.int8(c.purgeStore === true ? ApplyOp.DELETE_PURGING_STORE : ApplyOp.DELETE)
+        .string(c.name)
+        .int64(c.expectedRevision);
     }
   }
   return w.done();
