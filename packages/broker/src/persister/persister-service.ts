@@ -55,6 +55,11 @@ export class PersisterService implements PartitionOpenHooks {
     private readonly specOf: (topic: string) => TopicSpec | undefined,
     cacheBytes: number,
     private readonly logger: Logger,
+    /**
+     * In a cluster the primaries number epochs by their terms: a restore there begins none of its
+     * own, so the manifest's past is not handed to the log.
+     */
+    private readonly clustered = false,
   ) {
     this.health = new StoreHealth(logger);
     this.cache = new FragmentCache(cacheBytes);
@@ -110,7 +115,9 @@ export class PersisterService implements PartitionOpenHooks {
         const { manifest } = await loadManifest(store, topic, id, this.logger);
         this.health.succeeded(store.url);
         this.manifests.set(`${topic}\0${id}`, manifest);
-        return { source, fragments: manifest.fragments };
+        if (this.clustered) return { source, fragments: manifest.fragments };
+        const past = { epochs: manifest.epochs ?? [], highWatermark: manifest.highWatermark ?? null };
+        return { source, fragments: manifest.fragments, past };
       } catch (error) {
         this.health.failed(store.url, error);
         if (Date.now() + wait > deadline) {
