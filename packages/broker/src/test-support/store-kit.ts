@@ -115,5 +115,7 @@ export async function persisted(b: TestBroker): Promise<void> {
 export async function manifestOf(store: ObjectStore) {
   return JSON.parse((await store.get(manifestKey(TOPIC, 0))).toString()) as {
     fragments: { key: string; baseOffset: number; endOffset: number }[];
+    epochs?: { epoch: number; startOffset: number }[];
+    highWatermark?: number;
   };
 }
