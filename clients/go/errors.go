@@ -37,6 +37,9 @@ const (
 	// CodeOutcomeUnknown: the request was taken but its outcome is not known (a batch written but
 	// not acknowledged, an APPLY whose answer from etcd was lost): sending it again may apply it twice.
 	CodeOutcomeUnknown ErrorCode = 16
+	// CodeRecordsLost: FETCH v5 only (this client sends v2/v3): records before the consumer's
+	// position were lost by a restore from the store; those offsets hold other records now.
+	CodeRecordsLost ErrorCode = 17
 )
 
 // codeInfo is one row of the error table, the same in every booblik client (the TypeScript
@@ -74,6 +77,8 @@ var codeTable = [...]codeInfo{
 		"broker to broker: a write from a primary that has been replaced by a later epoch"},
 	CodeOutcomeUnknown: {"OUTCOME_UNKNOWN", false,
 		"the request may or may not have taken effect (a batch written but not acknowledged, an APPLY whose answer from etcd was lost); sending it again may apply it twice"},
+	CodeRecordsLost: {"RECORDS_LOST", false,
+		"FETCH v5: records before the consumer's position, from the offset the answer names, were lost (the partition was restored from its store); those offsets hold other records now"},
 }
 
 func (c ErrorCode) info() (codeInfo, bool) {

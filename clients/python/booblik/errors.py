@@ -31,6 +31,7 @@ class ErrorCode(enum.IntEnum):
     NOT_ENOUGH_REPLICAS = 14  # the cluster: fewer in-sync replicas than the topic's minimum
     STALE_EPOCH = 15  # broker to broker: a write from a replaced primary
     OUTCOME_UNKNOWN = 16  # taken, outcome not known: it may have been stored; a resend may store it twice
+    RECORDS_LOST = 17  # FETCH v5 (not sent by this client): records before the position were lost
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,13 @@ ERROR_TABLE = (
         False,
         "the request may or may not have taken effect (a batch written but not acknowledged, an APPLY"
         " whose answer from etcd was lost); sending it again may apply it twice",
+    ),
+    ErrorInfo(
+        17,
+        "RECORDS_LOST",
+        False,
+        "FETCH v5: records before the consumer's position, from the offset the answer names, were lost"
+        " (the partition was restored from its store); those offsets hold other records now",
     ),
 )
 

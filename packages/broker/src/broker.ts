@@ -84,6 +84,7 @@ export class Broker {
       (name) => this.ctx.topics.get(name),
       config.storeCacheBytes,
       logger,
+      config.clusterEtcd.length > 0,
     );
     this.registry.setOpenHooks(this.persister);
     this.ctx = {

@@ -34,7 +34,13 @@ interface Owner {
  * module is built would be two behaviours to test and document. A pid file works everywhere; what a
  * kernel lock gives for free (it dies with the process) it gets from a liveness check: the owner's
  * pid must be alive AND have the start time written into the file, so a broker killed with SIGKILL,
- * whose pid the kernel later gave to another process, does not block the next start.
+ * whose pid the kernel later gave to another process, does not block the next start. "Alive" means
+ * not a zombie: a broker killed with SIGKILL whose parent has not reaped it yet still answers a
+ * signal 0 and keeps its start time, but it holds no file and can never write again, so its state in
+ * /proc (Z, or X while it is being reaped) counts as dead. (A Node process ends when its main thread
+ * does, so a broker's pid in state Z is the whole process gone, not a leader waiting for threads.)
+ * The state check is what a kernel lock would add, and a kernel lock only where the native module is
+ * built would still need this check where it is not: one behaviour everywhere is kept instead.
  *
  * The file is created complete or not at all: written under a unique name, then hard-linked to
  * `booblik.lock`, which fails if the name exists (the same guarantee as O_CREAT|O_EXCL, without a
@@ -147,7 +153,10 @@ function parseOwner(text: string): Owner | null {
   return { pid: Number(m[1]), startTime: orNull(m[2]!), bootId: orNull(m[3]!) };
 }
 
-/** The pid answers a signal 0 and, where /proc can tell, is the same process that wrote the file. */
+/**
+ * The pid answers a signal 0 and, where /proc can tell, is the same process that wrote the file and
+ * has not exited. Anything /proc cannot tell counts as alive: the check fails closed.
+ */
 function isAlive(owner: Owner): boolean {
   try {
     process.kill(owner.pid, 0);
@@ -157,17 +166,26 @@ function isAlive(owner: Owner): boolean {
   }
   const bootId = readProc('/proc/sys/kernel/random/boot_id');
   if (owner.bootId !== null && bootId !== null && owner.bootId !== bootId) return false;
-  const startTime = processStartTime(owner.pid);
-  if (owner.startTime !== null && startTime !== null && owner.startTime !== startTime) return false;
-  return true;
+  const stat = processStat(owner.pid);
+  if (stat === null) return true;
+  if (owner.startTime !== null && stat.startTime !== null && owner.startTime !== stat.startTime) return false;
+  return !EXITED_STATES.has(stat.state);
 }
 
+/** Process states of /proc/<pid>/stat for a process that has exited: a zombie, or dead (`x` before Linux 3.13). */
+const EXITED_STATES = new Set(['Z', 'X', 'x']);
+
 function processStartTime(pid: number): string | null {
+  return processStat(pid)?.startTime ?? null;
+}
+
+/** Fields 3 (state) and 22 (start time, clock ticks after boot) of /proc/<pid>/stat, or null where there is none. */
+function processStat(pid: number): { state: string; startTime: string | null } | null {
   const stat = readProc(`/proc/${pid}/stat`);
   if (stat === null) return null;
   // The command name (field 2) is in parentheses and may hold spaces: count fields after its end.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields[19] ?? null; // field 22 overall
+  return { state: fields[0] ?? '', startTime: fields[19] ?? null };
 }
 
 function readProc(file: string): string | null {

@@ -4,6 +4,7 @@
  */
 import {
   fetchResponseFixedBytes,
+  fetchResponseV5FixedBytes,
   fetchWaitMsMax,
   frameBytesMax,
   responseHeaderBytes,
@@ -17,6 +18,9 @@ export { fetchWaitMsMax, frameBytesMax };
  * any frame above 8 MiB (found by the reliability suite: maxBytes 2^31-1 got a 12 MiB frame).
  */
 export const fetchPayloadBytesMax = frameBytesMax - responseHeaderBytes - fetchResponseFixedBytes;
+
+/** The same for a FETCH v5 answer, whose body carries the epoch fields too. */
+export const fetchPayloadBytesMaxV5 = frameBytesMax - responseHeaderBytes - fetchResponseV5FixedBytes;
 
 /**
  * Bytes of responses a connection may have waiting in its socket buffer, together with what its

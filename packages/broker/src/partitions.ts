@@ -4,6 +4,7 @@ import {
   type AppendBatch,
   type AppendResult,
   type AppendWaiter,
+  type EpochHistory,
   fsyncDir,
   type HighWatermark,
   type LogConfig,
@@ -30,6 +31,10 @@ export interface ServedPartition {
   readonly name: string;
   readonly highWatermark: HighWatermark;
   readonly logStartOffset: number;
+  /** The offset the next record written gets. */
+  readonly logEndOffset: number;
+  /** Which epoch wrote which records: what FETCH v5 answers by. */
+  readonly epochs: Pick<EpochHistory, 'latestEpoch' | 'endOf' | 'spanAt'>;
   readonly sizeBytes: number;
   readonly segmentCount: number;
   readonly writerStats: Readonly<WriterStats>;

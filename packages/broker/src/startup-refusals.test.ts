@@ -5,8 +5,9 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AckPolicy, ErrorCode } from '@booblik/protocol';
 import { LOCK_FILE_NAME } from './data-dir-lock.js';
-import { startProcess, tempDir } from './test-support/broker-process.js';
+import { startProcess, startUnderNonReapingParent, tempDir } from './test-support/broker-process.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
+import { waitFor } from './test-support/wait-for.js';
 
 /** Every entry under `dir` with its size and mtime: what "touched nothing" is checked against. */
 function snapshot(dir: string): Record<string, string> {
@@ -21,6 +22,16 @@ function snapshot(dir: string): Record<string, string> {
   };
   walk(dir);
   return out;
+}
+
+/** Field 3 of /proc/<pid>/stat (R, S, Z, ...), or null once the pid is gone. */
+function processState(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** Holds a TCP port on 127.0.0.1 until the test ends. */
@@ -116,6 +127,35 @@ describe('startup refusals', () => {
     t.after(() => second.proc.kill('SIGKILL'));
     const c2 = await RawClient.connect(await second.listening);
     t.after(() => c2.close());
+    assert.deepEqual(fetched(await c2.fetch({ topic: 't', partition: 0, fetchOffset: 0 }), 0).records, [
+      'kept',
+    ]);
+    assert.match(
+      fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8'),
+      new RegExp(`^pid ${second.proc.pid}\n`),
+    );
+  });
+
+  it('a broker killed with SIGKILL and not yet reaped (a zombie) does not block the next start', {
+    skip: process.platform !== 'linux' && 'zombie states are read from /proc',
+  }, async (t) => {
+    const dir = tempDir(t);
+    const args = ['--port=0', '--http.port=-1', `--data.dir=${dir}`, '--topics=t:1'];
+    const { parent, brokerPid } = startUnderNonReapingParent(args);
+    t.after(() => parent.proc.kill('SIGKILL')); // the zombie goes to init, which reaps it
+    const client = await RawClient.connect(await parent.listening);
+    await client.produce({ topic: 't', partition: 0, ack: AckPolicy.FORCED, records: [Buffer.from('kept')] });
+    client.close();
+    const pid = await brokerPid;
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => processState(pid) === 'Z', `pid ${pid} to become a zombie`);
+    assert.match(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8'), new RegExp(`^pid ${pid}\n`));
+
+    const second = startProcess(args);
+    t.after(() => second.proc.kill('SIGKILL'));
+    const c2 = await RawClient.connect(await second.listening);
+    t.after(() => c2.close());
+    assert.equal(processState(pid), 'Z', 'the first broker was still a zombie when the second started');
     assert.deepEqual(fetched(await c2.fetch({ topic: 't', partition: 0, fetchOffset: 0 }), 0).records, [
       'kept',
     ]);

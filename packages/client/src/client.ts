@@ -230,6 +230,14 @@ export class Client {
     );
   }
 
+  /**
+   * Every fetch may carry the epoch read last: it is sent as FETCH v5 to a broker that has it, and
+   * without it (v3, v4) to one that does not.
+   */
+  speaksFetchEpochs(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   private fetchFromPrimary(request: FetchOptions, options: RequestOptions): Promise<FetchResult> {
     const { topic, partition } = request;
     return this.onPrimary(
@@ -237,7 +245,10 @@ export class Client {
       partition,
       `FETCH ${topic}/${partition} at ${request.offset}`,
       (broker) =>
-        broker.connection.fetch({ ...request, followRoutes: followsRoutes(broker, ApiKey.FETCH) }, options),
+        broker.connection.fetch(
+          epochIfSpoken(broker, { ...request, followRoutes: followsRoutes(broker, ApiKey.FETCH) }),
+          options,
+        ),
       options.signal,
     );
   }
@@ -273,7 +284,7 @@ export class Client {
         this.replicaRoutes.set(key, null);
         return await this.fetchFromPrimary(request, options);
       }
-      return await broker.connection.fetch({ ...request, fromReplica: true }, options);
+      return await broker.connection.fetch(epochIfSpoken(broker, { ...request, fromReplica: true }), options);
     } catch (error) {
       const lost = isConnectionLoss(error);
       if (!lost && !(error instanceof BrokerError && error.retriable)) throw error;
@@ -512,4 +523,11 @@ interface Attempt {
 
 function routeKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
+}
+
+/** The request without its lastEpoch for a broker without FETCH v5 (it is sent as v3 or v4 then). */
+function epochIfSpoken(broker: PooledBroker, request: FetchOptions): FetchOptions {
+  if (request.lastEpoch === undefined || broker.maxVersion(ApiKey.FETCH) >= 5) return request;
+  const { lastEpoch: _unsent, ...rest } = request;
+  return rest;
 }

@@ -12,12 +12,12 @@ import {
   AckPolicy,
   type AckPolicyValue,
   ALL_PARTITIONS,
+  ApiKey,
   type ApiVersionRange,
   apiVersionsBeforeDiscovery,
   CorruptRecordError,
   decodeApiVersionsResponse,
   decodeApplyResponse,
-  decodeFetchResponse,
   decodeListFragmentsResponse,
   decodeListResponse,
   decodeMetadataResponse,
@@ -33,6 +33,7 @@ import {
   encodeFetchRequestV2,
   encodeFetchRequestV3,
   encodeFetchRequestV4,
+  encodeFetchRequestV5,
   encodeListFragmentsRequest,
   encodeListRequest,
   encodeMetadataRequest,
@@ -48,13 +49,13 @@ import {
   type FrameSink,
   fetchWaitMsMax,
   frameBytesMax,
-  indexFetchPayload,
   lengthPrefixBytes,
   listWaitMsMax,
   type MetadataResponseV2,
   type MetadataResponseV4,
   type MetadataResponseV5,
   MoveFlag,
+  NO_EPOCH,
   NO_WATCH,
   type PartitionFragments,
   type ProduceResult,
@@ -79,7 +80,7 @@ import {
   unknownEffect,
   WrongPortError,
 } from './errors.js';
-import { DecodedFetch, type FetchResult } from './fetch-result.js';
+import { decodeFetchAnswer, type FetchResult } from './fetch-result.js';
 import {
   CLOSE_WAIT_MS,
   CORRELATION_ID_MAX,
@@ -143,6 +144,13 @@ export interface FetchOptions {
   followRoutes?: boolean;
   /** Send FETCH v4: the broker may answer as an in-sync replica, with a high watermark that can trail the primary's. */
   fromReplica?: boolean;
+  /**
+   * Send FETCH v5 (the broker must have it; see speaksFetchEpochs), which also follows routes and
+   * takes reads from replicas as v4: the epoch of the last record read (-1: none known). A position
+   * past where that epoch ended is refused with RecordsLostError; the result's records are of one
+   * epoch, FetchResult.epoch.
+   */
+  lastEpoch?: number;
 }
 
 export interface RequestOptions {
@@ -195,6 +203,8 @@ export class Connection {
   /** Whether any answer arrived: an HTTP reply can only be the very first bytes. */
   private answered = false;
   private closeReason: Error | undefined;
+  /** Whether the broker has FETCH v5, once asked (see speaksFetchEpochs). */
+  private fetchEpochs: Promise<boolean> | undefined;
   private markClosed!: (reason: Error | undefined) => void;
 
   /** Opens a connection to `host:port` (a bare host means port 9092). */
@@ -566,9 +576,12 @@ export class Connection {
     );
   }
 
-  /** One FETCH (version 2, 3 with followRoutes, 4 with fromReplica): whole records with their offsets, the high watermark, and what was cut. */
+  /**
+   * One FETCH (version 2, 3 with followRoutes, 4 with fromReplica, 5 with lastEpoch): whole records
+   * with their offsets, the high watermark, and what was cut.
+   */
   fetch(request: FetchOptions, options: RequestOptions = {}): Promise<FetchResult> {
-    const { topic, partition, offset, maxBytes } = request;
+    const { topic, partition, offset, maxBytes, lastEpoch } = request;
     const maxWaitMs = request.maxWaitMs ?? 0;
     const minBytes = request.minBytes ?? 0;
     try {
@@ -577,36 +590,46 @@ export class Connection {
       checkInt32('maxBytes', maxBytes, 1);
       checkInt32('maxWaitMs', maxWaitMs, 0);
       checkInt32('minBytes', minBytes, 0);
+      if (lastEpoch !== undefined) checkInt32('lastEpoch', lastEpoch, NO_EPOCH);
     } catch (error) {
       return Promise.reject(error);
     }
+    const fields = { topic, partition, fetchOffset: offset, maxBytes, maxWaitMs, minBytes };
     const what = `FETCH ${topic}/${partition} at ${offset}`;
     // The broker may hold the request for its wait (capped at fetchWaitMsMax) before answering.
     const timeoutMs = this.requestTimeoutMs + Math.min(maxWaitMs, fetchWaitMsMax);
+    const subject = { topics: [topic], partition };
     return this.request(
       what,
-      { topics: [topic], partition },
+      subject,
       (id) =>
-        (request.fromReplica
-          ? encodeFetchRequestV4
-          : request.followRoutes
-            ? encodeFetchRequestV3
-            : encodeFetchRequestV2)(id, {
-          topic,
-          partition,
-          fetchOffset: offset,
-          maxBytes,
-          maxWaitMs,
-          minBytes,
-        }),
-      (body): FetchResult => {
-        const { highWatermark, payload } = decodeFetchResponse(body);
-        const index = indexFetchPayload(payload, { fetchOffset: offset, maxBytes });
-        return new DecodedFetch(highWatermark, offset, payload, index);
-      },
+        lastEpoch !== undefined
+          ? encodeFetchRequestV5(id, { ...fields, lastEpoch })
+          : (request.fromReplica
+              ? encodeFetchRequestV4
+              : request.followRoutes
+                ? encodeFetchRequestV3
+                : encodeFetchRequestV2)(id, fields),
+      (body): FetchResult => decodeFetchAnswer(body, offset, maxBytes, lastEpoch !== undefined),
       timeoutMs,
       options.signal,
+      (code, body) => refusalOf(code, what, body, subject, offset),
     );
+  }
+
+  /**
+   * Whether the broker has FETCH v5, so a consumer can send the epoch it read last: asked with
+   * API_VERSIONS once per connection (a failure is asked again next time).
+   */
+  speaksFetchEpochs(): Promise<boolean> {
+    this.fetchEpochs ??= this.apiVersions().then(
+      (versions) => (versions.find((v) => v.apiKey === ApiKey.FETCH)?.maxVersion ?? 0) >= 5,
+      (error: unknown) => {
+        this.fetchEpochs = undefined;
+        throw error;
+      },
+    );
+    return this.fetchEpochs;
   }
 
   /** Opens a new connection to the same address with the same settings (this one is left as it is). */

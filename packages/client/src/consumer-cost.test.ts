@@ -33,8 +33,10 @@ function connectionServing(perFetch: number): Connection {
         truncatedBytes: 0,
         truncatedRecordBytes: -1,
         recordExceedsMaxBytes: false,
+        epoch: -1,
       };
     },
+    speaksFetchEpochs: async () => false,
     redial: () => Promise.reject(new Error('the stand-in never loses its connection')),
   };
   return stub as unknown as Connection;

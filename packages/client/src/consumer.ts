@@ -2,17 +2,19 @@
  * A consumer of one partition, reading from an offset the caller keeps. Iterate it with `for await`
  * (it never ends on its own: a partition has no end) and stop with break, return() or an AbortSignal;
  * or call poll() for one fetch at a time. After a lost connection it dials again with backoff and
- * resumes from its position.
+ * resumes from its position. On a broker with FETCH v5 it sends the epoch of the last record it read,
+ * so a position whose records the broker lost (a restore from its store) is RecordsLostError, not
+ * other records under the same offsets.
  *
  *   idle ──poll / next──> fetching ──> idle
  *     │                      └─(connection lost)─> reconnecting ──> fetching
  *     └────────────── close() from any state ──────────────> closed
  */
-import { RecordExceedsMaxBytesError } from '@booblik/protocol';
+import { NO_EPOCH, RecordExceedsMaxBytesError } from '@booblik/protocol';
 import { checkCount, checkInt32, checkOffset } from './checks.js';
 import type { Client } from './client.js';
 import { type Clock, delay, systemClock } from './clock.js';
-import type { Connection, FetchResult } from './connection.js';
+import { Connection, type FetchResult } from './connection.js';
 import { AbortError, ConsumerStateError, isConnectionLoss } from './errors.js';
 import {
   DEFAULT_MAX_BYTES,
@@ -22,6 +24,7 @@ import {
   DEFAULT_RECONNECT_DELAY_MS_MAX,
 } from './limits.js';
 import { StateMachine } from './state-machine.js';
+import { NotPrimaryError } from './topic-errors.js';
 
 export interface ConsumerOptions {
   /** Bytes asked for per fetch (default 1 MiB); a record that can never fit is an error, not a stall. */
@@ -44,6 +47,11 @@ export interface ConsumerOptions {
   clock?: Clock;
   /** Jitter source in [0, 1): spreads the reconnects of many consumers after a broker restart. */
   random?: () => number;
+  /**
+   * The epoch of the record before `offset`, kept with the position by a consumer that resumes
+   * (`consumer.epoch`); default -1: none known, nothing is checked until the first records.
+   */
+  epoch?: number;
 }
 
 export interface ConsumerRecord {
@@ -99,6 +107,10 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private owned: Connection | Client | undefined;
   private readonly given: Connection | Client;
   private offset: number;
+  /** The epoch of the record before the position (FETCH v5); NO_EPOCH when not known. */
+  private lastEpoch: number;
+  /** Whether `connection` takes FETCH v5, once known (reset with each new connection). */
+  private epochsOn: { connection: Connection | Client; spoken: boolean } | undefined;
   private seen: number | undefined;
   /** Bumped by seek(): a fetch started before it is dropped when it returns. */
   private generation = 0;
@@ -126,6 +138,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   ) {
     checkInt32('partition', partition, 0);
     this.offset = checkOffset('offset', offset);
+    this.lastEpoch = checkInt32('epoch', options.epoch ?? NO_EPOCH, NO_EPOCH);
     this.connection = connection;
     this.given = connection;
     this.maxBytes = checkInt32('maxBytes', options.maxBytes ?? DEFAULT_MAX_BYTES, 1);
@@ -159,6 +172,14 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     return this.offset;
   }
 
+  /**
+   * The epoch of the last record received (-1 when not known: before the first, or from a broker
+   * without FETCH v5). Persist it with the position and pass it back as ConsumerOptions.epoch.
+   */
+  get epoch(): number {
+    return this.lastEpoch;
+  }
+
   /** Records between the position and the high watermark of the last fetch; undefined before the first. */
   get lag(): number | undefined {
     return this.seen === undefined ? undefined : Math.max(0, this.seen - this.offset);
@@ -169,9 +190,13 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     return this.seen;
   }
 
-  /** Moves the position; records already fetched and not handed out are dropped. */
-  seek(offset: number): void {
+  /**
+   * Moves the position; records already fetched and not handed out are dropped. `epoch` is that of
+   * the record before `offset` if known (RecordsLostError's, to go on from where records were lost).
+   */
+  seek(offset: number, epoch = NO_EPOCH): void {
     this.offset = checkOffset('offset', offset);
+    this.lastEpoch = checkInt32('epoch', epoch, NO_EPOCH);
     this.dropBuffered();
     this.generation++;
   }
@@ -185,6 +210,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     const fetched = await this.fetchAtPosition();
     if (!fetched) return [];
     this.offset = fetched.fetchOffset + fetched.count;
+    if (fetched.count > 0) this.lastEpoch = fetched.epoch;
     const records = new Array<ConsumerRecord>(fetched.count);
     for (let i = 0; i < fetched.count; i++) {
       records[i] = this.toConsumerRecord(fetched.fetchOffset + i, fetched.payloadAt(i));
@@ -272,6 +298,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     const offset = fetched.fetchOffset + this.next;
     const payload = fetched.payloadAt(this.next++);
     this.offset = offset + 1;
+    this.lastEpoch = fetched.epoch;
     return { done: false, value: this.toConsumerRecord(offset, payload) };
   }
 
@@ -291,7 +318,16 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     const connection = this.connection;
     if (fetched.count === 0 || fetched.highWatermark <= offset || connection?.state !== 'open') return;
     const stop = new AbortController();
-    const request = { topic: this.topic, partition: this.partition, offset, maxBytes: this.maxBytes };
+    const request = {
+      topic: this.topic,
+      partition: this.partition,
+      offset,
+      maxBytes: this.maxBytes,
+      // After the records being handed out, all of the fetch's one epoch.
+      ...(this.epochsOn?.connection === connection && this.epochsOn.spoken
+        ? { lastEpoch: fetched.epoch }
+        : {}),
+    };
     const result = connection.fetch({ ...request, maxWaitMs: 0, minBytes: 0 }, { signal: stop.signal }).then(
       (r) => r,
       () => undefined,
@@ -349,8 +385,10 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
 
   private async fetchWithReconnect(offset: number): Promise<FetchResult> {
     for (let failures = 0; ; failures++) {
+      let withEpoch = false;
       try {
         const connection = await this.currentConnection();
+        withEpoch = await this.speaksEpochs(connection);
         return await connection.fetch(
           {
             topic: this.topic,
@@ -359,10 +397,22 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
             maxBytes: this.maxBytes,
             maxWaitMs: this.maxWaitMs,
             minBytes: this.minBytes,
+            ...(withEpoch ? { lastEpoch: this.lastEpoch } : {}),
           },
           { signal: this.signal },
         );
       } catch (error) {
+        if (
+          withEpoch &&
+          error instanceof NotPrimaryError &&
+          this.epochsOn?.connection instanceof Connection
+        ) {
+          // FETCH v5 follows routes; on a Connection to a cluster broker that is not the primary, v2 is
+          // proxied: it goes on so, without epochs. (A Client follows the route itself.)
+          this.epochsOn = { connection: this.epochsOn.connection, spoken: false };
+          failures--;
+          continue;
+        }
         if (this.signal.aborted) {
           throw error instanceof AbortError
             ? error
@@ -379,6 +429,14 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
         if (!this.machine.is('closed')) this.machine.to('fetching');
       }
     }
+  }
+
+  /** Whether fetches on `connection` carry the epoch (FETCH v5): asked once per connection. */
+  private async speaksEpochs(connection: Connection | Client): Promise<boolean> {
+    if (this.epochsOn?.connection !== connection) {
+      this.epochsOn = { connection, spoken: await connection.speaksFetchEpochs() };
+    }
+    return this.epochsOn.spoken;
   }
 
   private async currentConnection(): Promise<Connection | Client> {

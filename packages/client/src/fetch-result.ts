@@ -1,5 +1,12 @@
 /** What one FETCH brings back, decoded: whole records, checked, and what was cut at the end. */
-import { type FetchPayloadIndex, recordHeaderBytes } from '@booblik/protocol';
+import {
+  decodeFetchResponse,
+  decodeFetchResponseV5,
+  type FetchPayloadIndex,
+  indexFetchPayload,
+  ProtocolError,
+  recordHeaderBytes,
+} from '@booblik/protocol';
 
 export interface FetchedRecord {
   offset: number;
@@ -9,6 +16,11 @@ export interface FetchedRecord {
 
 export interface FetchResult {
   highWatermark: number;
+  /**
+   * The epoch of every record returned (FETCH v5: the answer's records past the epoch's end are
+   * dropped, to be fetched again); -1 when the answer did not say (v2..v4).
+   */
+  readonly epoch: number;
   /** The offset asked for: the first record's offset. */
   fetchOffset: number;
   /** Whole records only, each checked against its CRC-32C. */
@@ -53,6 +65,7 @@ export class DecodedFetch implements FetchResult {
     /** The FETCH payload the index points into. */
     private readonly payload: Buffer,
     index: FetchPayloadIndex,
+    readonly epoch = -1,
   ) {
     this.count = index.count;
     this.index = index;
@@ -100,4 +113,41 @@ export class DecodedFetch implements FetchResult {
     }
     return this.withOffsets;
   }
+}
+
+/**
+ * A FETCH answer's body as a FetchResult. A v5 answer (`withEpochs`) keeps only the records of the
+ * epoch at fetchOffset: those past its end are dropped (the next fetch starts there), so every record
+ * returned has `epoch`, the one a consumer sends back as the last it read.
+ */
+export function decodeFetchAnswer(
+  body: Buffer,
+  fetchOffset: number,
+  maxBytes: number,
+  withEpochs: boolean,
+): FetchResult {
+  if (!withEpochs) {
+    const { highWatermark, payload } = decodeFetchResponse(body);
+    return new DecodedFetch(
+      highWatermark,
+      fetchOffset,
+      payload,
+      indexFetchPayload(payload, { fetchOffset, maxBytes }),
+    );
+  }
+  const answer = decodeFetchResponseV5(body);
+  if (answer.epochEndOffset >= 0 && answer.epochEndOffset <= fetchOffset) {
+    throw new ProtocolError(
+      `FETCH v5 answer: epochEndOffset ${answer.epochEndOffset}, expected past fetchOffset ${fetchOffset}`,
+    );
+  }
+  let payload = answer.payload;
+  let index = indexFetchPayload(payload, { fetchOffset, maxBytes });
+  const keep = answer.epochEndOffset - fetchOffset;
+  if (answer.epochEndOffset >= 0 && keep < index.count) {
+    // Checked already: cut at the first record of the next epoch and index what is left.
+    payload = payload.subarray(0, index.bounds[Math.max(0, keep)]);
+    index = indexFetchPayload(payload, { fetchOffset, maxBytes, verifyCrc: false });
+  }
+  return new DecodedFetch(answer.highWatermark, fetchOffset, payload, index, answer.epoch);
 }

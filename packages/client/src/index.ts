@@ -39,6 +39,7 @@ export {
   InvalidArgumentRefusal,
   NotPrimaryError,
   OffsetMismatchError,
+  RecordsLostError,
   RevisionMismatchError,
 } from './topic-errors.js';
 export * from './topics.js';

@@ -6,6 +6,7 @@ import {
   decodeInvalidArgument,
   decodeNotPrimary,
   decodeOffsetMismatch,
+  decodeRecordsLost,
   decodeRevisionMismatch,
   ErrorCode,
   ProtocolError,
@@ -74,13 +75,41 @@ export class NotPrimaryError extends BrokerError {
   }
 }
 
-/** The error for a refusal (or OUTCOME_UNKNOWN), with the details its body carries for the codes that have one. */
+/**
+ * FETCH v5: the records read before `fetchOffset`, from `lostFromOffset` on, are not in the partition
+ * any more (it was restored from its store after its disk was lost), and those offsets hold other
+ * records now. Not retriable as it is: `consumer.seek(lostFromOffset, epoch)` goes on with what the
+ * partition holds there now, once whatever was made of the lost records is dealt with.
+ */
+export class RecordsLostError extends BrokerError {
+  override name = 'RecordsLostError';
+  constructor(
+    request: string,
+    /** The position the fetch was sent from: one past the last record read. */
+    readonly fetchOffset: number,
+    /** The epoch of the last record read, as the partition knows it (the latest at or below it). */
+    readonly epoch: number,
+    /** Where that epoch ended in the partition: the first record read that is lost. */
+    readonly lostFromOffset: number,
+    subject: RequestSubject = {},
+  ) {
+    super(ErrorCode.RECORDS_LOST, request, subject);
+    this.message =
+      `${request} refused: the records read from offset ${lostFromOffset} up to ${fetchOffset} were lost by the broker ` +
+      `(epoch ${epoch} ended at ${lostFromOffset}); those offsets hold other records now`;
+  }
+}
+
+/**
+ * The error for a refusal (or OUTCOME_UNKNOWN), with the details its body carries for the codes that have one.
+ * `requestOffset` is the offset the request named (PRODUCE v2's expected offset, FETCH's offset).
+ */
 export function refusalOf(
   code: number,
   request: string,
   body: Buffer,
   subject: RequestSubject = {},
-  expectedOffset = -1,
+  requestOffset = -1,
 ): BrokerError {
   if (code === ErrorCode.OUTCOME_UNKNOWN) return new OutcomeUnknownError(request, subject);
   if (body.length === 0) return new BrokerError(code, request, subject);
@@ -103,7 +132,11 @@ export function refusalOf(
       case ErrorCode.NOT_PRIMARY:
         return new NotPrimaryError(request, decodeNotPrimary(body), subject);
       case ErrorCode.OFFSET_MISMATCH:
-        return new OffsetMismatchError(request, expectedOffset, decodeOffsetMismatch(body).logEndOffset);
+        return new OffsetMismatchError(request, requestOffset, decodeOffsetMismatch(body).logEndOffset);
+      case ErrorCode.RECORDS_LOST: {
+        const lost = decodeRecordsLost(body);
+        return new RecordsLostError(request, requestOffset, lost.epoch, lost.endOffset, subject);
+      }
       default:
         return new BrokerError(code, request, subject);
     }

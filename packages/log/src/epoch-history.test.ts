@@ -132,3 +132,44 @@ describe('epoch history', () => {
     }
   });
 });
+
+describe('epoch history: spans and adoption', () => {
+  it('spanAt: the epoch of a record and where the next epoch starts, null for the latest', (t) => {
+    const history = EpochHistory.open(tempDir(t), 0);
+    assert.deepEqual(history.spanAt(7), { epoch: 0, nextStartOffset: null });
+    history.begin(2, 10);
+    history.begin(5, 30);
+    assert.deepEqual(history.spanAt(0), { epoch: 0, nextStartOffset: 10 });
+    assert.deepEqual(history.spanAt(10), { epoch: 2, nextStartOffset: 30 });
+    assert.deepEqual(history.spanAt(29), { epoch: 2, nextStartOffset: 30 });
+    assert.deepEqual(history.spanAt(30), { epoch: 5, nextStartOffset: null });
+  });
+
+  it('adopt takes a history kept elsewhere, durably; one that breaks the rules changes nothing', (t) => {
+    const dir = tempDir(t);
+    const history = EpochHistory.open(dir, 100);
+    assert.throws(
+      () =>
+        history.adopt([
+          { epoch: 2, startOffset: 5 },
+          { epoch: 2, startOffset: 9 },
+        ]),
+      /epoch: 2/,
+    );
+    assert.throws(
+      () =>
+        history.adopt([
+          { epoch: 1, startOffset: 5 },
+          { epoch: 2, startOffset: 4 },
+        ]),
+      /startOffset: 4/,
+    );
+    assert.deepEqual(history.entries, []);
+    history.adopt([
+      { epoch: 1, startOffset: 5 },
+      { epoch: 3, startOffset: 5 },
+    ]);
+    assert.equal(fileOf(dir), '1 5\n3 5\n');
+    assert.throws(() => history.adopt([{ epoch: 4, startOffset: 6 }]), /holds 2 entries already/);
+  });
+});

@@ -95,6 +95,15 @@ export class EpochHistory {
   }
 
   /**
+   * The epoch of the record at `offset` and where the next epoch starts (null when it is the
+   * latest): the records from `offset` up to that start are all of the one epoch.
+   */
+  spanAt(offset: number): { epoch: number; nextStartOffset: number | null } {
+    const i = this.lastIndexWhere((e) => e.startOffset <= offset);
+    return { epoch: i < 0 ? 0 : this.list[i]!.epoch, nextStartOffset: this.list[i + 1]?.startOffset ?? null };
+  }
+
+  /**
    * Where `epoch` ends in this log, as KIP-279 answers it: E is the largest epoch in the history at or
    * below `epoch`, and its end the start of the entry after E, or `logEndOffset` when E is the latest.
    * With no such entry (an empty history, or `epoch` below the first), E is 0, the records before
@@ -108,6 +117,24 @@ export class EpochHistory {
       epoch: i < 0 ? 0 : this.list[i]!.epoch,
       endOffset: after !== undefined ? after.startOffset : logEndOffset,
     };
+  }
+
+  /**
+   * Takes `entries` (a history kept elsewhere: the store's, for a log restored on an empty disk) in
+   * place of this one, which must be empty; durable before it returns. Entries that break the file's
+   * rules (epochs that do not increase, starts that go back) are RangeError, and nothing changes.
+   */
+  adopt(entries: readonly EpochEntry[]): void {
+    if (this.list.length > 0)
+      throw new RangeError(`adopt: the history holds ${this.list.length} entries already`);
+    let before: EpochEntry | undefined;
+    for (const e of entries) {
+      checkWhole('epoch', e.epoch, before === undefined ? 1 : before.epoch + 1);
+      checkWhole('startOffset', e.startOffset, before?.startOffset ?? 0);
+      before = e;
+    }
+    if (entries.length > 0)
+      this.replace(entries.map((e) => ({ epoch: e.epoch, startOffset: e.startOffset })));
   }
 
   /** Drops the entries starting at or after `offset` (the log was cut there); durable before it returns. */

@@ -2,6 +2,7 @@
  * The storage seam: a segment whose bytes live in a store rather than (or as well as) in a local file.
  * The log defines what it needs here and never imports a store; the broker adapts one to it.
  */
+import type { EpochEntry } from './epoch-history.js';
 
 /** A sparse index as plain arrays: offsets relative to the segment's base, positions in its bytes. */
 export interface FragmentIndex {
@@ -38,6 +39,20 @@ export interface RemoteHistory {
   source: FragmentSource;
   /** Contiguous, oldest first; what the store's manifest lists. */
   fragments: readonly Fragment[];
+  /**
+   * What the store recorded of the partition beyond its fragments, for a log restored on an empty
+   * disk: with it, the restore starts a new epoch (see restore-epoch.ts). Absent where epochs are
+   * given by someone else (a cluster's primaries number them by their terms).
+   */
+  past?: StoredPast;
+}
+
+/** What a store's manifest recorded when it was last written. */
+export interface StoredPast {
+  /** The partition's epoch history, oldest first. */
+  epochs: readonly EpochEntry[];
+  /** The high watermark then (records below it were readable, so maybe read); null if not recorded. */
+  highWatermark: number | null;
 }
 
 /** Where a segment's bytes are, as LIST_FRAGMENTS shows it. */

@@ -1,25 +1,13 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { StorageError } from './errors.js';
-import type { Fragment, FragmentSource } from './fragment.js';
+import type { Fragment } from './fragment.js';
 import { PartitionLog } from './partition-log.js';
 import { CORRUPT_FRAGMENT } from './remote-segment.js';
+import { MemorySource, persistAll } from './test-support/memory-source.js';
 import { batchOf, rec } from './test-support/records.js';
 import { tempDir } from './test-support/temp-dir.js';
-
-/** A store in memory: objects by key, with a count of reads. */
-class MemorySource implements FragmentSource {
-  readonly objects = new Map<string, Buffer>();
-  reads = 0;
-  async read(fragment: Fragment, start: number, end: number): Promise<Buffer> {
-    this.reads++;
-    const object = this.objects.get(fragment.key);
-    if (object === undefined) throw new Error(`no object ${fragment.key}`);
-    return Buffer.from(object.subarray(start, end));
-  }
-}
 
 const SMALL: Partial<LogConfig> = { segmentBytesMax: 300, indexIntervalBytes: 40, tailCacheBytes: 0 };
 
@@ -40,27 +28,6 @@ function fill(log: PartitionLog, count: number): void {
     log.writeGroup([batchOf([rec(i, 10 + ((i * 37) % 70))])]);
     log.publish();
   }
-}
-
-/** Uploads every closed segment "as on disk" and marks it persisted, as the broker's persister does. */
-function persistAll(log: PartitionLog, source: MemorySource, now = Date.now(), limit = Infinity): Fragment[] {
-  const done: Fragment[] = [];
-  for (const c of log.persistCandidates().slice(0, limit)) {
-    const key = `t/0/${c.baseOffset}-${c.endOffset - 1}.log`;
-    source.objects.set(key, fs.readFileSync(c.path));
-    const fragment: Fragment = {
-      key,
-      baseOffset: c.baseOffset,
-      endOffset: c.endOffset,
-      sizeBytes: c.sizeBytes,
-      lastWriteMs: c.lastWriteMs,
-      persistedMs: now,
-      index: c.index,
-    };
-    assert.ok(log.markPersisted(fragment));
-    done.push(fragment);
-  }
-  return done;
 }
 
 /** What every offset reads, for several read sizes: the answer bytes exactly. */

@@ -52,6 +52,11 @@ export interface OpenReport {
   cuts: RecoveryCut[];
   /** Milliseconds the scan took. */
   recoveryMs: number;
+  /**
+   * Where the store's history ended when the log found no record of its own and continued there (a
+   * lost or emptied disk); null when the log opened on its own records, or new and empty.
+   */
+  restoredAt: number | null;
 }
 
 export interface ReadResult {
@@ -290,11 +295,11 @@ export class PartitionLog {
       // An empty segment from a start without the store's history: the history wins.
       segments.pop()!.remove();
     }
+    let restoredAt: number | null = null;
     if (segments.length === 0) {
       // A new partition, or a lost disk: offsets continue where the store's history ends.
       segments.push(createSegment(dir, storeEnd, config, options.now ?? Date.now));
-      if (storeEnd > 0)
-        logger.info(`${name}: restored from the store: offsets 0..${storeEnd} are read from it`);
+      if (storeEnd > 0) restoredAt = storeEnd;
     }
     const remote = options.remote
       ? attachFragments(name, segments, fragments, options.remote.source, logger)
@@ -310,6 +315,7 @@ export class PartitionLog {
       logEndOffset: log.logEndOffset,
       cuts,
       recoveryMs: performance.now() - started,
+      restoredAt,
     };
     return { log, report };
   }

@@ -3,7 +3,7 @@ import type { LogConfig } from './config.js';
 import { EpochHistory } from './epoch-history.js';
 import type { Fragment, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
 import type { HighWatermark } from './high-watermark.js';
-import type { Logger } from './logger.js';
+import { type Logger, silentLogger } from './logger.js';
 import {
   type AppendBatch,
   type OpenReport,
@@ -18,8 +18,12 @@ import {
   type ReplicationGate,
   type WriterStats,
 } from './partition-writer.js';
+import { beginRestoreEpoch, type RestoreEpoch } from './restore-epoch.js';
 import { partitionDirName } from './segment-name.js';
 import { sharedWorkerScanner } from './worker-scanner.js';
+
+/** What opening found: the log's recovery, and the epoch a restore on an empty disk began (or null). */
+export type PartitionOpenReport = OpenReport & { restore: RestoreEpoch | null };
 
 /**
  * One partition as the broker sees it: appends go through the writer (group commit), reads and the
@@ -48,10 +52,10 @@ export class Partition {
     id: number,
     config: Readonly<LogConfig>,
     options: { logger?: Logger; now?: () => number; remote?: RemoteHistory; highWatermark?: number } = {},
-  ): { partition: Partition; report: OpenReport } {
+  ): { partition: Partition; report: PartitionOpenReport } {
     const name = partitionDirName(topic, id);
     const { log, report } = PartitionLog.open(`${dataDir}/${name}`, name, config, options);
-    return { partition: Partition.around(topic, id, log, options.logger), report };
+    return Partition.around(topic, id, log, report, options);
   }
 
   /**
@@ -70,26 +74,45 @@ export class Partition {
       remote?: RemoteHistory;
       highWatermark?: number;
     } = {},
-  ): Promise<{ partition: Partition; report: OpenReport }> {
+  ): Promise<{ partition: Partition; report: PartitionOpenReport }> {
     const name = partitionDirName(topic, id);
     const { log, report } = await PartitionLog.openAsync(`${dataDir}/${name}`, name, config, {
       ...options,
       scan: options.scan ?? sharedWorkerScanner.scan,
     });
-    return { partition: Partition.around(topic, id, log, options.logger), report };
+    return Partition.around(topic, id, log, report, options);
   }
 
-  /** The writer and the epoch history of an opened log (the log is closed if the history is refused). */
-  private static around(topic: string, id: number, log: PartitionLog, logger: Logger | undefined): Partition {
+  /**
+   * The writer and the epoch history of an opened log, a new epoch begun if the log was restored on
+   * an empty disk from a store that keeps epochs (the log is closed if the history is refused).
+   */
+  private static around(
+    topic: string,
+    id: number,
+    log: PartitionLog,
+    report: OpenReport,
+    options: { logger?: Logger; remote?: RemoteHistory },
+  ): { partition: Partition; report: PartitionOpenReport } {
+    const logger = options.logger;
     let epochs: EpochHistory;
+    let restore: RestoreEpoch | null = null;
     try {
       epochs = EpochHistory.open(log.dir, log.logEndOffset);
+      const past = options.remote?.past;
+      if (report.restoredAt !== null && past !== undefined) {
+        restore = beginRestoreEpoch(epochs, report.restoredAt, past, log.name, logger ?? silentLogger);
+      } else if (report.restoredAt !== null) {
+        logger?.info(
+          `${log.name}: restored from the store: offsets 0..${report.restoredAt} are read from it`,
+        );
+      }
     } catch (error) {
       log.close();
       throw error;
     }
     const writer = new PartitionWriter(log, logger ? { logger } : {});
-    return new Partition(topic, id, log, writer, epochs);
+    return { partition: new Partition(topic, id, log, writer, epochs), report: { ...report, restore } };
   }
 
   /** New settings from a changed topic spec (retention now, segment capacity at the next roll). */

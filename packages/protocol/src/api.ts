@@ -21,7 +21,7 @@ export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];
 /** Versions each API has; anything else is UNSUPPORTED_VERSION. */
 export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
   [ApiKey.PRODUCE]: [1, 2, 3],
-  [ApiKey.FETCH]: [1, 2, 3, 4],
+  [ApiKey.FETCH]: [1, 2, 3, 4, 5],
   [ApiKey.METADATA]: [1, 2, 3, 4, 5],
   [ApiKey.APPLY]: [1, 2],
   [ApiKey.LIST]: [1, 2],

@@ -24,6 +24,7 @@ describe('error codes', () => {
         [14, 'NOT_ENOUGH_REPLICAS'],
         [15, 'STALE_EPOCH'],
         [16, 'OUTCOME_UNKNOWN'],
+        [17, 'RECORDS_LOST'],
       ],
     );
     for (const e of errorTable) assert.equal(ErrorCode[e.name], e.code);

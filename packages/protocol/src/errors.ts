@@ -12,7 +12,7 @@ export const ErrorCode = {
   CORRUPT_REQUEST: 5,
   /** An addition to the spec's table: clients that predate it show it as UNKNOWN(6), as the spec requires. */
   STORAGE_ERROR: 6,
-  // Additions after v1 (docs/protocol.md). Codes 7, 8 and 11 carry a body; the others do not.
+  // Additions after v1 (docs/protocol.md). Codes 7, 8, 11 and 17 carry a body; the others do not.
   /** APPLY: a change's expected revision is not the topic's; body names the topic and both revisions. */
   REVISION_MISMATCH: 7,
   /** PRODUCE v2: the partition's end is not the expected offset; body carries the actual end. */
@@ -37,6 +37,12 @@ export const ErrorCode = {
    * sending it again may store it twice.
    */
   OUTCOME_UNKNOWN: 16,
+  /**
+   * FETCH v5: the records the consumer read before its position, from the offset the body names, are
+   * not in the log any more (restored from its store after a lost disk); those offsets hold other
+   * records now. Body: the consumer's epoch as the log knows it, and where it ends.
+   */
+  RECORDS_LOST: 17,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -145,6 +151,13 @@ export const errorTable: readonly ErrorInfo[] = [
     retriable: false,
     description:
       'the request may or may not have taken effect (a batch written but not acknowledged, an APPLY whose answer from etcd was lost); sending it again may apply it twice',
+  },
+  {
+    code: 17,
+    name: 'RECORDS_LOST',
+    retriable: false,
+    description:
+      "FETCH v5: records before the consumer's position, from the offset the answer names, were lost (the partition was restored from its store); those offsets hold other records now",
   },
 ];
 

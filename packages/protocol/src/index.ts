@@ -20,6 +20,7 @@ export * from './requests/fetch/v1.js';
 export * from './requests/fetch/v2.js';
 export * from './requests/fetch/v3.js';
 export * from './requests/fetch/v4.js';
+export * from './requests/fetch/v5.js';
 export * from './requests/list/v1.js';
 export * from './requests/list/v2.js';
 export * from './requests/list-fragments/v1.js';

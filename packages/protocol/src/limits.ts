@@ -32,12 +32,16 @@ export const fetchWaitMsMax = 60_000;
 /** FETCH response body before the payload: int64 highWatermark, int32 payloadBytes. */
 export const fetchResponseFixedBytes = 12;
 
+/** FETCH v5 response body before the payload: v1's, plus int32 epoch and int64 epochEndOffset. */
+export const fetchResponseV5FixedBytes = fetchResponseFixedBytes + 12;
+
 /**
- * The largest stored record (header and payload) that a FETCH answer can carry whole: a frame
- * minus the response header and the FETCH body's fixed fields. A record past it could be stored
- * but never read, so the writer refuses it as RECORD_TOO_LARGE whatever the segment size.
+ * The largest stored record (header and payload) that a FETCH answer of every version can carry
+ * whole: a frame minus the response header and the largest FETCH body's fixed fields (v5's). A record
+ * past it could be stored but not read by every client, so the writer refuses it as RECORD_TOO_LARGE
+ * whatever the segment size.
  */
-export const fetchableRecordBytesMax = frameBytesMax - responseHeaderBytes - fetchResponseFixedBytes;
+export const fetchableRecordBytesMax = frameBytesMax - responseHeaderBytes - fetchResponseV5FixedBytes;
 
 /** PRODUCE success body: int64 baseOffset, int64 logEndOffset. */
 export const produceResponseBodyBytes = 16;

@@ -103,7 +103,8 @@ function checkAnswer(frame: ResponseFrame | null, want: ExpectedAnswer, where: (
       `${where()}: logEndOffset ${r.logEndOffset} > baseOffset ${r.baseOffset}`,
     );
   } else if (want.api === 'fetch') {
-    fetchedOf(frame, want.fetch!.fetchOffset, want.fetch!.maxBytes); // payloadBytes and every CRC checked
+    // payloadBytes and every CRC checked
+    fetchedOf(frame, want.fetch!.fetchOffset, want.fetch!.maxBytes, want.fetch!.version);
   } else if (want.api === 'metadata') {
     metadataOf(frame);
   }

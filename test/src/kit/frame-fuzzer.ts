@@ -107,10 +107,11 @@ export function validRequest(rng: Rng, target: FuzzTarget, id: number, ack?: num
       ];
     }
     case 1: {
-      const v2 = rng.chance(0.7);
+      // v1, v2, or v5 (v2 with the epoch last read: -1, or one the broker may not have).
+      const version = rng.chance(0.7) ? (rng.chance(0.2) ? 5 : 2) : 1;
       const maxBytes = rng.pick([1, 7, 8, 9, 100, 4096, 1 << 20]);
       const fields: Field[] = [
-        ...header(2, v2 ? 2 : 1, id),
+        ...header(2, version, id),
         { name: 'topic', kind: 'string', bytes: str(t.name) },
         { name: 'partition', kind: 'i32', bytes: i32(partition) },
         {
@@ -120,12 +121,14 @@ export function validRequest(rng: Rng, target: FuzzTarget, id: number, ack?: num
         },
         { name: 'maxBytes', kind: 'i32', bytes: i32(maxBytes) },
       ];
-      if (v2) {
+      if (version >= 2) {
         fields.push(
           { name: 'maxWaitMillis', kind: 'i32', bytes: i32(rng.pick([0, 0, 0, 1, 5])) },
           { name: 'minBytes', kind: 'i32', bytes: i32(rng.int(0, Math.min(maxBytes, 64))) },
         );
       }
+      if (version === 5)
+        fields.push({ name: 'lastEpoch', kind: 'i32', bytes: i32(rng.pick([-1, -1, 0, 3])) });
       return fields;
     }
     default: {

@@ -12,8 +12,10 @@
  *
  * The additions after v1 (docs/protocol.md) are judged too, since a fuzzed apiKey or apiVersion lands
  * on them: PRODUCE v2 (an expected offset, which may refuse the batch with OFFSET_MISMATCH), METADATA
- * v2 (v1's request), v3, v4 and v5 (a minimum revision and flags), FETCH v3 and v4 (v2's bytes), APPLY
- * v1 and v2, LIST v1 and v2, API_VERSIONS, LIST_FRAGMENTS and REPLICATE (any of their codes; only their
+ * v2 (v1's request), v3, v4 and v5 (a minimum revision and flags), FETCH v3 and v4 (v2's bytes), FETCH v5
+ * (v2's bytes and a last epoch of -1 or more; a broker that never restored a partition has no epoch to
+ * refuse it by, so its codes are v2's and its answer carries the epoch fields), APPLY v1 and v2,
+ * LIST v1 and v2, API_VERSIONS, LIST_FRAGMENTS and REPLICATE (any of their codes; only their
  * framing is judged).
  */
 
@@ -69,6 +71,8 @@ export interface ExpectedAnswer {
     waitMs: number;
     /** Writes earlier in the stream than this FETCH. */
     writesBefore: number;
+    /** 5: the answer carries the epoch fields before the payload. */
+    version: number;
   };
   /** Why the oracle expects this: the rule that decided it. */
   why: string;
@@ -198,7 +202,7 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
     const id = frame.readInt32BE(4);
     // Version 3 of PRODUCE and FETCH is v2's bytes (a client that follows routes).
     if (apiKey === 1 && version >= 1 && version <= 3) judged = judgeProduce(frame, id, version, model, v);
-    else if (apiKey === 2 && version >= 1 && version <= 4) judged = judgeFetch(frame, id, version, model, v);
+    else if (apiKey === 2 && version >= 1 && version <= 5) judged = judgeFetch(frame, id, version, model, v);
     else if (apiKey === 3 && (version === 1 || version === 2))
       judged = judgeMetadata(frame, id, version, model);
     // v4 and v5 ask v3's question (their answers carry RouteV2, and v5 where offsets come from).
@@ -314,6 +318,7 @@ function judgeFetch(
       if (minBytes < 0) return corrupt('FETCH minBytes < 0');
       if (minBytes > maxBytes) return corrupt('FETCH minBytes > maxBytes');
     }
+    if (version === 5 && f.i32() < -1) return corrupt('FETCH v5 lastEpoch < -1');
     const partitions = model.topics.get(topic);
     if (partitions === undefined || partition >= partitions) {
       return answer([Code.UNKNOWN_TOPIC_OR_PARTITION], 'FETCH unknown topic or partition');
@@ -321,7 +326,15 @@ function judgeFetch(
     v.longestHoldMs = Math.max(v.longestHoldMs, waitMs);
     const offset = Number(fetchOffset);
     const { low, high } = model.watermark(topic, partition);
-    const fetch = { topic, partition, fetchOffset: offset, maxBytes, waitMs, writesBefore: v.writes.length };
+    const fetch = {
+      topic,
+      partition,
+      fetchOffset: offset,
+      maxBytes,
+      waitMs,
+      writesBefore: v.writes.length,
+      version,
+    };
     return { ...answer(offsetCodes(offset, low, high), `FETCH offset ${offset}`), fetch };
   } catch (error) {
     if (!(error instanceof Short)) throw error;

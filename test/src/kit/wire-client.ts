@@ -3,6 +3,7 @@ import {
   type AckPolicyValue,
   decodeFetchPayload,
   decodeFetchResponse,
+  decodeFetchResponseV5,
   decodeMetadataResponse,
   decodeProduceResponse,
   encodeFetchRequestV2,
@@ -147,8 +148,9 @@ export const producedOf = (f: ResponseFrame) => decodeProduceResponse(f.body);
 export const metadataOf = (f: ResponseFrame) => decodeMetadataResponse(f.body);
 
 /** A FETCH answer decoded the way a client must: payloadBytes checked, every whole record CRC-checked. */
-export function fetchedOf(f: ResponseFrame, fetchOffset: number, maxBytes: number) {
-  const { highWatermark, payload } = decodeFetchResponse(f.body);
+export function fetchedOf(f: ResponseFrame, fetchOffset: number, maxBytes: number, version = 2) {
+  const { highWatermark, payload } =
+    version === 5 ? decodeFetchResponseV5(f.body) : decodeFetchResponse(f.body);
   const decoded = decodeFetchPayload(payload, { fetchOffset, maxBytes });
   return { highWatermark, ...decoded };
 }

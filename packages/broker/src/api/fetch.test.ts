@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AckPolicy, ErrorCode, encodeFetchRequestV1 } from '@booblik/protocol';
+import {
+  AckPolicy,
+  ErrorCode,
+  encodeFetchRequestV1,
+  frameBytesMax,
+  NO_EPOCH,
+  responseHeaderBytes,
+} from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
-import { fetched, RawClient } from '../test-support/raw-client.js';
+import { fetched, fetchedV5, RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
 import { waitFor } from '../test-support/wait-for.js';
 
@@ -167,5 +174,61 @@ describe('FETCH', () => {
     const answer = await pending;
     assert.equal(answer.errorCode, 0);
     assert.deepEqual(fetched(answer, 0).records, []);
+  });
+});
+
+describe('FETCH v5', () => {
+  it('a partition never restored is epoch 0 to its end, and a long poll woken by a write answers with it', async (t) => {
+    const { consumer, produce } = await setup(t);
+    const pending = consumer.fetchV5({
+      topic: 't',
+      partition: 0,
+      fetchOffset: 0,
+      maxWaitMs: 30_000,
+      lastEpoch: NO_EPOCH,
+    });
+    await produce('wake');
+    const answer = fetchedV5(await pending, 0);
+    assert.deepEqual(answer, { highWatermark: 1, epoch: 0, epochEndOffset: -1, records: ['wake'] });
+  });
+
+  it('an epoch this partition never had (newer than its latest) is not judged: the records are served', async (t) => {
+    const { consumer, produce } = await setup(t);
+    await produce('a', 'b');
+    const answer = await consumer.fetchV5({ topic: 't', partition: 0, fetchOffset: 1, lastEpoch: 7 });
+    assert.equal(answer.errorCode, ErrorCode.NONE);
+    assert.deepEqual(fetchedV5(answer, 1).records, ['b']);
+  });
+
+  it('maxBytes beyond a frame is served as one frame of 8 MiB with the epoch fields in it', async (t) => {
+    const { consumer, producer } = await setup(t);
+    // Two records whose 8,388,580 stored bytes fit a v2 answer's frame, but not a v5 answer's.
+    const record = Buffer.alloc(4_194_282, 1);
+    for (let i = 0; i < 2; i++) {
+      const sent = await producer.produce({
+        topic: 't',
+        partition: 0,
+        ack: AckPolicy.WRITTEN,
+        records: [record],
+      });
+      assert.equal(sent.errorCode, 0);
+    }
+    const answer = await consumer.fetchV5({
+      topic: 't',
+      partition: 0,
+      fetchOffset: 0,
+      maxBytes: 2 ** 31 - 1,
+      lastEpoch: NO_EPOCH,
+    });
+    assert.equal(answer.errorCode, 0);
+    assert.ok(
+      answer.body.length + responseHeaderBytes <= frameBytesMax,
+      `a frame of ${answer.body.length + 6} bytes`,
+    );
+    assert.equal(
+      fetchedV5(answer, 0, 2 ** 31 - 1).records.length,
+      1,
+      'the second is cut: it is fetched again',
+    );
   });
 });

@@ -2,12 +2,16 @@ import { LogClosedError, OffsetOutOfRangeError, type ReadResult, StorageError } 
 import {
   ErrorCode,
   encodeFetchResponseHeader,
+  encodeFetchResponseHeaderV5,
   encodeNotPrimaryResponse,
+  encodeRecordsLostResponse,
   type FetchRequest,
   fetchWaitMsMax,
+  NO_EPOCH,
+  type RecordsLost,
   ReplicaFlag,
 } from '@booblik/protocol';
-import { fetchPayloadBytesMax } from '../limits.js';
+import { fetchPayloadBytesMax, fetchPayloadBytesMaxV5 } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
 import type { AnswerSink, ApiContext, Reply } from './context.js';
 import { refuse } from './refusal.js';
@@ -22,12 +26,14 @@ export interface HoldScope {
 }
 
 /**
- * FETCH v1 and v2. Unknown (topic, partition) is refused at once. With a wait, the request is held
+ * FETCH v1 to v5. Unknown (topic, partition) is refused at once. With a wait, the request is held
  * until max(minBytes, 1) bytes are readable at fetchOffset, or the wait (capped at 60 s) ends; a
  * write that lands meanwhile wakes it at once. Offsets are checked against the log after the wait,
  * so an offset just past the end is answered as soon as it is written. The payload is file bytes as
  * they are, behind the response header: no record is parsed here. The answer goes to `answer`, at
  * once when no disk read is needed: a woken consumer is answered inside the write that woke it.
+ * A v5 request (the one that carries lastEpoch) is checked against the epochs first, and its answer
+ * says the epoch of its records.
  */
 export function handleFetch(
   req: FetchRequest,
@@ -88,6 +94,19 @@ function inSyncReplicaAddress(ctx: ApiContext, topic: string, partition: number)
 }
 
 /**
+ * FETCH v5: the epoch the consumer read last, as this log knows it (the largest at or below
+ * lastEpoch), ended before fetchOffset: the records it read from that end up to its position are not
+ * these (a restore lost them, and the offsets went to new records). Only an epoch that has ended is
+ * judged: at or past the latest one, a position past the end is the usual out of range or wait.
+ */
+function recordsLost(partition: ServedPartition, req: FetchRequest): RecordsLost | null {
+  const lastEpoch = req.lastEpoch ?? NO_EPOCH;
+  if (lastEpoch === NO_EPOCH || lastEpoch >= partition.epochs.latestEpoch) return null;
+  const end = partition.epochs.endOf(lastEpoch, partition.logEndOffset);
+  return end.endOffset < req.fetchOffset ? end : null;
+}
+
+/**
  * Answers from the copy open here: the primary's, or (fromReplica) an in-sync replica's, whose high
  * watermark can trail the primary's: an offset between it and the log end waits as at the high
  * watermark, and is answered empty if the wait ends first.
@@ -101,14 +120,21 @@ function serveHere(
   answer: AnswerSink,
   fromReplica: boolean,
 ): void {
-  if (req.maxBytes > fetchPayloadBytesMax) {
+  const payloadBytesMax = req.lastEpoch === undefined ? fetchPayloadBytesMax : fetchPayloadBytesMaxV5;
+  if (req.maxBytes > payloadBytesMax) {
     // One answer is one frame: serve at most what fits it. minBytes is capped with it, or a long poll
     // for more than a frame could never be satisfied and would always run to its deadline.
     req = {
       ...req,
-      maxBytes: fetchPayloadBytesMax,
-      minBytes: Math.min(req.minBytes, fetchPayloadBytesMax),
+      maxBytes: payloadBytesMax,
+      minBytes: Math.min(req.minBytes, payloadBytesMax),
     };
+  }
+  const lost = recordsLost(partition, req);
+  if (lost !== null) {
+    ctx.metrics.refused('RECORDS_LOST');
+    answer.deliver(encodeRecordsLostResponse(correlationId, lost));
+    return;
   }
   const waitMs = Math.min(req.maxWaitMs, fetchWaitMsMax);
   // Below the log start nothing can ever arrive: waiting would only delay the refusal.
@@ -217,7 +243,7 @@ class HeldFetch {
 
   private respond(result: ReadResult): void {
     this.cleanup();
-    this.answer.deliver(encodeReply(this.correlationId, result, this.ctx));
+    this.answer.deliver(encodeReply(this.correlationId, result, this.ctx, this.partition, this.req));
   }
 
   /** The wait ended (deadline, data, shutdown): answer with whatever the log holds now. */
@@ -258,7 +284,7 @@ function answerNowOrLater(
   }
   if (fromReplica && req.fetchOffset > partition.highWatermark.value) {
     // Committed on the primary, not yet known committed here: nothing to show yet, and no refusal.
-    answer.deliver(encodeFetchResponseHeader(correlationId, partition.highWatermark.value, 0));
+    answer.deliver(responseHeader(correlationId, partition.highWatermark.value, 0, partition, req));
     return;
   }
   let now: ReadResult | null;
@@ -276,7 +302,7 @@ function answerNowOrLater(
     return;
   }
   if (now !== null) {
-    answer.deliver(encodeReply(correlationId, now, ctx));
+    answer.deliver(encodeReply(correlationId, now, ctx, partition, req));
     return;
   }
   readAnswer(partition, req, correlationId, ctx).then(
@@ -296,7 +322,7 @@ async function readAnswer(
   if (ctx.registry.isRetired(partition)) return deleted();
   try {
     const result = await partition.read(req.fetchOffset, req.maxBytes);
-    if (!ctx.registry.isRetired(partition)) return encodeReply(correlationId, result, ctx);
+    if (!ctx.registry.isRetired(partition)) return encodeReply(correlationId, result, ctx, partition, req);
     result.release?.();
     return deleted();
   } catch (error) {
@@ -328,11 +354,37 @@ function refuseRead(
   return refuse(ctx, correlationId, ErrorCode.STORAGE_ERROR);
 }
 
-function encodeReply(correlationId: number, result: ReadResult, ctx: ApiContext): Reply {
+function encodeReply(
+  correlationId: number,
+  result: ReadResult,
+  ctx: ApiContext,
+  partition: ServedPartition,
+  req: FetchRequest,
+): Reply {
   ctx.metrics.fetchBytesOut += result.bytes;
   const pieces = [
-    encodeFetchResponseHeader(correlationId, result.highWatermark, result.bytes),
+    responseHeader(correlationId, result.highWatermark, result.bytes, partition, req),
     ...result.chunks,
   ];
   return result.release === undefined ? pieces : { pieces, release: result.release };
+}
+
+/** The answer's header: v1's, or v5's with the epoch of the record at fetchOffset and where it ends. */
+function responseHeader(
+  correlationId: number,
+  highWatermark: number,
+  payloadBytes: number,
+  partition: ServedPartition,
+  req: FetchRequest,
+): Buffer {
+  if (req.lastEpoch === undefined)
+    return encodeFetchResponseHeader(correlationId, highWatermark, payloadBytes);
+  const span = partition.epochs.spanAt(req.fetchOffset);
+  const epochEndOffset = span.nextStartOffset ?? -1;
+  return encodeFetchResponseHeaderV5(
+    correlationId,
+    highWatermark,
+    { epoch: span.epoch, epochEndOffset },
+    payloadBytes,
+  );
 }

@@ -1,4 +1,4 @@
-import { type Fragment, type Logger, scanStoredRecords, thinIndex } from '@booblik/log';
+import { type EpochEntry, type Fragment, type Logger, scanStoredRecords, thinIndex } from '@booblik/log';
 import { ObjectNotFoundError, type ObjectStore } from '@booblik/store';
 import { bytesChecksum } from './checksum.js';
 import { manifestKey, parseFragmentKey, partitionPrefix } from './object-names.js';
@@ -21,6 +21,16 @@ export interface Manifest {
   /** Incremented by every update, so two copies tell which is newer. */
   generation: number;
   fragments: Fragment[];
+  /**
+   * The partition's epoch history when this was written (absent in a manifest from before epochs
+   * were kept: none). A restore on an empty disk begins the epoch after its newest.
+   */
+  epochs?: EpochEntry[];
+  /**
+   * The partition's high watermark when this was written: records below it were readable. A restore
+   * reports the offsets from the fragments' end up to it as lost (absent: not known).
+   */
+  highWatermark?: number;
 }
 
 export function emptyManifest(topic: string, partition: number): Manifest {
@@ -99,7 +109,22 @@ function parseManifest(bytes: Buffer, topic: string, partition: number): Manifes
     if (expected !== null && f.baseOffset !== expected) return `a gap before offset ${f.baseOffset}`;
     expected = f.endOffset;
   }
+  if (m.highWatermark !== undefined && !(Number.isSafeInteger(m.highWatermark) && m.highWatermark >= 0))
+    return `highWatermark ${JSON.stringify(m.highWatermark)}`;
+  if (m.epochs !== undefined && !isEpochHistory(m.epochs)) return 'malformed epochs';
   return m as Manifest;
+}
+
+/** Epochs that increase from 1, with starts that never go back (the epochs file's rules). */
+function isEpochHistory(epochs: unknown): epochs is EpochEntry[] {
+  if (!Array.isArray(epochs)) return false;
+  let before: EpochEntry = { epoch: 0, startOffset: 0 };
+  for (const e of epochs as EpochEntry[]) {
+    if (!Number.isSafeInteger(e?.epoch) || !Number.isSafeInteger(e?.startOffset)) return false;
+    if (e.epoch <= before.epoch || e.startOffset < before.startOffset) return false;
+    before = e;
+  }
+  return true;
 }
 
 function isFragment(f: unknown): f is Fragment {

@@ -1,4 +1,4 @@
-import type { Fragment, Logger, Partition, PersistCandidate } from '@booblik/log';
+import type { EpochEntry, Fragment, Logger, Partition, PersistCandidate } from '@booblik/log';
 import type { ObjectStore } from '@booblik/store';
 import { fileChecksum } from './checksum.js';
 import { loadManifest, type Manifest, readManifest, saveManifest } from './manifest.js';
@@ -172,6 +172,9 @@ export class PartitionPersister {
     if (manifest === undefined) return;
     this.toDelete.push(...this.partition.takeExpiredFragments());
     if (this.toDelete.length > 0) await this.deleteExpired(manifest);
+    // An epoch begun here (a restore on an empty disk) is in the store before anything else: the
+    // next restore must begin a later one, whatever happens to this disk.
+    if (!sameEpochs(manifest.epochs ?? [], this.partition.epochs.entries)) await this.save(manifest);
     const candidates = this.partition.persistCandidates();
     let uploaded = 0;
     for (let i = 0; i < candidates.length && !this.closed; i += UPLOADS_AT_ONCE) {
@@ -302,8 +305,7 @@ export class PartitionPersister {
     const before = manifest.fragments;
     manifest.fragments = next;
     try {
-      this.countRequest();
-      await saveManifest(this.store, manifest);
+      await this.save(manifest);
     } catch (error) {
       manifest.fragments = before;
       throw error;
@@ -325,8 +327,7 @@ export class PartitionPersister {
       const before = manifest.fragments;
       manifest.fragments = before.filter((f) => !keys.has(f.key));
       try {
-        this.countRequest();
-        await saveManifest(this.store, manifest);
+        await this.save(manifest);
       } catch (error) {
         manifest.fragments = before;
         throw error;
@@ -345,6 +346,17 @@ export class PartitionPersister {
     this.stats.deletions++;
   }
 
+  /**
+   * Replaces the manifest in the store, with what the partition knows now besides its fragments: its
+   * epoch history and its high watermark (what a restore reports lost, should this disk be lost).
+   */
+  private async save(manifest: Manifest): Promise<void> {
+    manifest.epochs = [...this.partition.epochs.entries];
+    manifest.highWatermark = this.partition.highWatermark.value;
+    this.countRequest();
+    await saveManifest(this.store, manifest);
+  }
+
   private countRequest(): void {
     this.requests++;
     this.stats.storeRequests++;
@@ -353,4 +365,10 @@ export class PartitionPersister {
   private emit(event: PersisterEvent): void {
     for (const l of [...this.listeners]) l(event);
   }
+}
+
+function sameEpochs(a: readonly EpochEntry[], b: readonly EpochEntry[]): boolean {
+  return (
+    a.length === b.length && a.every((e, i) => e.epoch === b[i]!.epoch && e.startOffset === b[i]!.startOffset)
+  );
 }

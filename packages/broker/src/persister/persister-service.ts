@@ -76,6 +76,11 @@ export class PersisterService implements PartitionOpenHooks {
     private readonly specOf: (topic: string) => TopicSpec | undefined,
     cacheBytes: number,
     private readonly logger: Logger,
+    /**
+     * In a cluster the primaries number epochs by their terms: a restore there begins none of its
+     * own, so the manifest's past is not handed to the log.
+     */
+    private readonly clustered = false,
   ) {
     this.health = new StoreHealth(logger);
     this.cache = new FragmentCache(cacheBytes);
@@ -138,7 +143,9 @@ export class PersisterService implements PartitionOpenHooks {
             `${topic}-${id}: created over the history an earlier topic of this name left in store ${store.url} (offsets ${manifest.fragments[0]!.baseOffset}..${end}, ${manifest.fragments.length} fragment(s)): it continues that history at offset ${end}; booblik topics delete --purge-store removes a history with its topic`,
           );
         }
-        return { source, fragments: manifest.fragments };
+        if (this.clustered) return { source, fragments: manifest.fragments };
+        const past = { epochs: manifest.epochs ?? [], highWatermark: manifest.highWatermark ?? null };
+        return { source, fragments: manifest.fragments, past };
       } catch (error) {
         this.health.failed(store.url, error);
         if (Date.now() + wait > deadline) {

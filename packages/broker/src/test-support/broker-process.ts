@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
 
 const main = new URL('../main.js', import.meta.url).pathname;
@@ -17,6 +18,32 @@ export function startProcess(args: string[], env: Record<string, string> = {}, e
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watch(proc);
+}
+
+/**
+ * Starts the broker as the child of a parent that never reaps it (a shell that starts it, then becomes
+ * `cat`, which never waits): a broker killed with SIGKILL stays a zombie until the parent ends, as
+ * under a supervisor that is slow to reap. The parent ends when its stdin closes (`parent.proc.kill()`
+ * or this test process's end), and the zombie is then reaped by init. Linux and macOS (needs /bin/sh).
+ */
+export function startUnderNonReapingParent(args: string[]) {
+  const script = '"$@" </dev/null & echo "broker pid $!"; exec cat';
+  const proc = spawn('/bin/sh', ['-c', script, 'sh', process.execPath, main, ...args], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const parent = watch(proc);
+  const brokerPid = parent.listening.then(() => {
+    const m = /^broker pid (\d+)$/.exec(parent.lines.find((l) => l.startsWith('broker pid ')) ?? '');
+    if (m === null) throw new Error(`no broker pid in the parent's output:\n${parent.output()}`);
+    return Number(m[1]);
+  });
+  return { parent, brokerPid };
+}
+
+/** Lines, exit and `booblik listening on` of a started process (see startProcess). */
+function watch(proc: ChildProcessByStdio<Writable | null, Readable, Readable>) {
   const lines: string[] = [];
   const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
   let stderr = '';

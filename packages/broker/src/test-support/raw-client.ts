@@ -2,11 +2,13 @@ import net from 'node:net';
 import {
   decodeFetchPayload,
   decodeFetchResponse,
+  decodeFetchResponseV5,
   decodeMetadataResponse,
   decodeProduceResponse,
   encodeApplyRequest,
   encodeApplyRequestV2,
   encodeFetchRequestV2,
+  encodeFetchRequestV5,
   encodeListRequest,
   encodeMetadataRequest,
   encodeProduceRequest,
@@ -89,6 +91,16 @@ export class RawClient {
     return this.expect(id);
   }
 
+  /** FETCH v5: the same, with the epoch of the last record read. */
+  async fetchV5(
+    req: Partial<FetchRequest> &
+      Pick<FetchRequest, 'topic' | 'partition' | 'fetchOffset'> & { lastEpoch: number },
+  ) {
+    const id = this.id();
+    this.send(encodeFetchRequestV5(id, { maxBytes: 1 << 20, maxWaitMs: 0, minBytes: 0, ...req }));
+    return this.expect(id);
+  }
+
   async metadata(...topics: string[]): Promise<ResponseFrame> {
     const id = this.id();
     this.send(encodeMetadataRequest(id, { topics }));
@@ -127,6 +139,18 @@ export class RawClient {
 
 export const produced = (f: ResponseFrame) => decodeProduceResponse(f.body);
 export const metadataOf = (f: ResponseFrame) => decodeMetadataResponse(f.body);
+/** A FETCH v5 answer: its records, with the epoch of those from fetchOffset and where that epoch ends. */
+export function fetchedV5(f: ResponseFrame, fetchOffset: number, maxBytes = 1 << 20) {
+  const { highWatermark, epoch, epochEndOffset, payload } = decodeFetchResponseV5(f.body);
+  const decoded = decodeFetchPayload(payload, { fetchOffset, maxBytes });
+  return {
+    highWatermark,
+    epoch,
+    epochEndOffset,
+    records: decoded.records.map((r) => Buffer.from(r).toString()),
+  };
+}
+
 export function fetched(f: ResponseFrame, fetchOffset: number, maxBytes = 1 << 20) {
   const { highWatermark, payload } = decodeFetchResponse(f.body);
   const decoded = decodeFetchPayload(payload, { fetchOffset, maxBytes });

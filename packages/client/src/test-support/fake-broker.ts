@@ -2,10 +2,13 @@
  * A broker for tests, in-process on a random port. It decodes every request with protocol's own
  * decoders, so a client that encodes wrongly fails here rather than in production. Either a handler
  * answers each request (answers written in order per connection), or requests queue up for the test
- * to take with nextRequest() and answer, misanswer or ignore as it likes.
+ * to take with nextRequest() and answer, misanswer or ignore as it likes. API_VERSIONS is answered by
+ * the fake itself, as a broker from before it (UNSUPPORTED_VERSION: FETCH v1..v2), and not recorded,
+ * unless the test asks for it (`apiVersions: 'handled'`): a consumer asks it once per connection.
  */
 import net from 'node:net';
 import {
+  ApiKey,
   decodeRequest,
   ErrorCode,
   encodeErrorResponse,
@@ -45,6 +48,11 @@ export interface ReceivedRequest {
 /** Returns the answer to write (in order), or null to send nothing (ack NONE, a dropped request). */
 export type FakeHandler = (req: ReceivedRequest) => Buffer | null | Promise<Buffer | null>;
 
+export interface FakeBrokerOptions {
+  /** 'handled': API_VERSIONS goes to the handler or the queue like any request. */
+  apiVersions?: 'predates' | 'handled';
+}
+
 export class FakeBroker {
   /** Requests taken by nobody yet (when there is no handler). */
   private readonly queue = new AsyncQueue<ReceivedRequest>();
@@ -61,12 +69,13 @@ export class FakeBroker {
     readonly address: string,
   ) {}
 
-  static async start(handler?: FakeHandler): Promise<FakeBroker> {
+  static async start(handler?: FakeHandler, options: FakeBrokerOptions = {}): Promise<FakeBroker> {
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as net.AddressInfo;
     const broker = new FakeBroker(server, `127.0.0.1:${port}`);
-    server.on('connection', (socket) => broker.accept(socket, handler));
+    const handled = options.apiVersions === 'handled';
+    server.on('connection', (socket) => broker.accept(socket, handler, handled));
     return broker;
   }
 
@@ -95,7 +104,7 @@ export class FakeBroker {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private accept(socket: net.Socket, handler: FakeHandler | undefined): void {
+  private accept(socket: net.Socket, handler: FakeHandler | undefined, apiVersionsHandled: boolean): void {
     const peer = new FakePeer(socket);
     this.peers.push(peer);
     this.arrivals.push(peer);
@@ -111,6 +120,10 @@ export class FakeBroker {
           if (!(error instanceof RequestRefusal)) throw error;
           this.refusals.push(error);
           if (!error.silent) this.inOrder(peer, () => encodeErrorResponse(error.correlationId, error.code));
+          return;
+        }
+        if (request.apiKey === ApiKey.API_VERSIONS && !apiVersionsHandled) {
+          this.inOrder(peer, () => encodeErrorResponse(request.correlationId, ErrorCode.UNSUPPORTED_VERSION));
           return;
         }
         this.received.push(request);

@@ -51,7 +51,7 @@ export class FakeClusterNode {
 
   static async start(cluster: FakeCluster): Promise<FakeClusterNode> {
     let node: FakeClusterNode | undefined;
-    const broker = await FakeBroker.start((req) => node!.answer(req));
+    const broker = await FakeBroker.start((req) => node!.answer(req), { apiVersions: 'handled' });
     node = new FakeClusterNode(broker, cluster);
     return node;
   }

@@ -35,8 +35,9 @@ function connectionAnswering(payload: Buffer): Connection {
     state: 'open',
     async fetch(request: FetchOptions): Promise<FetchResult> {
       const index = indexFetchPayload(payload, { fetchOffset: request.offset, maxBytes: request.maxBytes });
-      return new DecodedFetch(Number.MAX_SAFE_INTEGER, request.offset, payload, index);
+      return new DecodedFetch(Number.MAX_SAFE_INTEGER, request.offset, payload, index, 0);
     },
+    speaksFetchEpochs: async () => true,
     redial: () => Promise.reject(new Error('the stand-in never loses its connection')),
   };
   return stub as unknown as Connection;

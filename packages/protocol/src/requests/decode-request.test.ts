@@ -37,7 +37,7 @@ describe('request validation: each rule gets its code and says where', () => {
   it('a version the API does not have is UNSUPPORTED_VERSION', () => {
     refused(rawRequest(1, 4, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 4/);
     refused(rawRequest(2, 0, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 0/);
-    refused(rawRequest(2, 5, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 5/);
+    refused(rawRequest(2, 6, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 6/);
     refused(rawRequest(3, 6, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 6/);
     refused(rawRequest(5, 3, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 3/);
     refused(rawRequest(4, 3, 77, Buffer.alloc(0)), UNSUPPORTED, /apiVersion: 3/);

@@ -7,6 +7,7 @@ import { type ApplyRequest, decodeApplyRequest } from './apply/v1.js';
 import { decodeApplyRequestV2 } from './apply/v2.js';
 import { decodeFetchRequestV1, type FetchRequest } from './fetch/v1.js';
 import { decodeFetchRequestV2 } from './fetch/v2.js';
+import { decodeFetchRequestV5 } from './fetch/v5.js';
 import { decodeListRequest, type ListRequest } from './list/v1.js';
 import { decodeListFragmentsRequest, type ListFragmentsRequest } from './list-fragments/v1.js';
 import { decodeMetadataRequest, type MetadataRequest } from './metadata/v1.js';
@@ -87,6 +88,10 @@ export function decodeRequest(frame: Buffer): Request {
         // v3 and v4 are v2's bytes: v3 follows routes, v4 also takes reads from in-sync replicas.
         if (apiVersion >= 2 && apiVersion <= 4) {
           return { apiKey, apiVersion, correlationId, body: decodeFetchRequestV2(frame, requestHeaderBytes) };
+        }
+        // v5 is v4 with the epoch of the last record the consumer read.
+        if (apiVersion === 5) {
+          return { apiKey, apiVersion, correlationId, body: decodeFetchRequestV5(frame, requestHeaderBytes) };
         }
         break;
       case ApiKey.METADATA:

@@ -26,7 +26,7 @@ describe('API_VERSIONS v1', () => {
   it('this package speaks every addition', () => {
     assert.deepEqual(supportedApiVersions(), [
       { apiKey: 1, minVersion: 1, maxVersion: 3 },
-      { apiKey: 2, minVersion: 1, maxVersion: 4 },
+      { apiKey: 2, minVersion: 1, maxVersion: 5 },
       { apiKey: 3, minVersion: 1, maxVersion: 5 },
       { apiKey: 4, minVersion: 1, maxVersion: 2 },
       { apiKey: 5, minVersion: 1, maxVersion: 2 },

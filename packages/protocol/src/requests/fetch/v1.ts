@@ -25,6 +25,8 @@ export interface FetchRequest {
   maxWaitMs: number;
   /** 0 and 1 both mean "anything" (always 0 for v1). */
   minBytes: number;
+  /** FETCH v5 only: the epoch of the last record the consumer read (-1: none known). */
+  lastEpoch?: number;
 }
 
 /** Reads the fields v1 and v2 share, validating each in the spec's order. */

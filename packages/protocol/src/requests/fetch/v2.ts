@@ -10,7 +10,11 @@ import { lengthPrefixBytes, requestHeaderBytes } from '../../limits.js';
 import { decodeFetchCommon, type FetchRequest, fetchCommonBytes, writeFetchCommon } from './v1.js';
 
 export function decodeFetchRequestV2(frame: Buffer, payloadStart: number): FetchRequest {
-  const reader = new WireReader(frame, payloadStart);
+  return readFetchRequestV2(new WireReader(frame, payloadStart));
+}
+
+/** v2's fields from `reader` (a later version reads its own after them). */
+export function readFetchRequestV2(reader: WireReader): FetchRequest {
   const common = decodeFetchCommon(reader);
   const maxWaitMs = reader.int32('maxWaitMillis');
   if (maxWaitMs < 0) throw fieldError('maxWaitMillis', maxWaitMs, '>= 0');
