@@ -22,6 +22,8 @@ export interface Started {
   /** Resolves with stdout so far once it contains `text`. */
   stdoutContains(text: string): Promise<string>;
   kill(signal?: NodeJS.Signals): void;
+  /** Stops reading stdout, as `| head -1` does once it has its line: the command's next write gets EPIPE. */
+  closeStdout(): void;
 }
 
 export function start(
@@ -59,6 +61,7 @@ export function start(
       return new Promise((resolve) => watchers.push({ text, resolve }));
     },
     kill: (signal) => child.kill(signal),
+    closeStdout: () => child.stdout.destroy(),
   };
 }
 
