@@ -83,7 +83,7 @@ Commands:
   brokers drain ID         move every replicated partition off a broker
   conformance <verb> ...   the conformance kit's client contract
 
-Run 'booblik <command> --help' for a command's options.
+Run 'booblik <command> --help' for a command's options; 'booblik --version' prints the version.
 ${common}
 `;
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { ApiKey, FakeBroker, MemoryLog } from '@booblik/client/testing';
 import { booblik, booblikMain, start } from './test-support/spawn.js';
@@ -336,6 +337,15 @@ describe('booblik usage errors', () => {
       );
     });
   }
+
+  it('--version prints the version of the package, exit 0', async () => {
+    const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const run = await booblik(['--version']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.toString(), `booblik ${version}\n`);
+  });
 
   it('--help prints the usage and exits 0, for the command and for each verb', async () => {
     const main = await booblik(['--help']);
