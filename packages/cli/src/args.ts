@@ -105,19 +105,25 @@ export function splitVerb(argv: string[]): { verb: string | undefined; rest: str
   return { verb: undefined, rest: argv };
 }
 
-/** --broker, else BOOBLIK_BROKER, else 127.0.0.1:9092; checked here so a typo is a usage error. */
-export function brokerAddress(flag: string | undefined, env: Record<string, string | undefined>): string {
-  const address = flag ?? (env[BROKER_ENV] || undefined) ?? DEFAULT_BROKER;
-  try {
-    parseAddress(address);
-  } catch (error) {
-    if (error instanceof InvalidArgumentError) {
-      const source = flag !== undefined ? '--broker' : env[BROKER_ENV] ? BROKER_ENV : 'default broker';
-      throw new UsageError(`${source}: ${error.message}`);
+/**
+ * --broker, else BOOBLIK_BROKER, else 127.0.0.1:9092: one `host:port` or several, comma-separated
+ * (bootstrap brokers, tried in turn). Checked here so that a typo is a usage error naming the entry.
+ */
+export function brokerAddresses(flag: string | undefined, env: Record<string, string | undefined>): string[] {
+  const given = flag ?? (env[BROKER_ENV] || undefined) ?? DEFAULT_BROKER;
+  const source = flag !== undefined ? '--broker' : env[BROKER_ENV] ? BROKER_ENV : 'default broker';
+  const addresses = given.split(',').map((a) => a.trim());
+  for (const [i, address] of addresses.entries()) {
+    const where = addresses.length > 1 ? ` (address ${i + 1} of ${addresses.length})` : '';
+    if (address === '') throw new UsageError(`${source}: "${given}"${where} is empty, expected host:port`);
+    try {
+      parseAddress(address);
+    } catch (error) {
+      if (error instanceof InvalidArgumentError) throw new UsageError(`${source}${where}: ${error.message}`);
+      throw error;
     }
-    throw error;
   }
-  return address;
+  return addresses;
 }
 
 /** An integer argument with a lower bound; the message names the flag and what was given. */

@@ -66,3 +66,14 @@ export class TopicNotFoundError extends Error {
     super(`no topic ${topics.join(', ')}`);
   }
 }
+
+/** None of several bootstrap brokers could be reached; `cause` is the last one's failure. */
+export class NoBrokerReachableError extends Error {
+  override name = 'NoBrokerReachableError';
+  constructor(
+    readonly addresses: readonly string[],
+    cause: Error,
+  ) {
+    super(`cannot connect to any of ${addresses.join(', ')}`, { cause });
+  }
+}

@@ -1,7 +1,8 @@
 /** Usage text: `booblik --help` and `booblik <verb> --help`. */
 import { DEFAULT_BROKER, DEFAULT_HEALTH_TIMEOUT_MS } from './constants.js';
 
-const common = `Broker: --broker host:port, else the BOOBLIK_BROKER variable, else ${DEFAULT_BROKER}.
+const common = `Broker: --broker host:port[,host:port...] (tried in turn), else the BOOBLIK_BROKER variable,
+else ${DEFAULT_BROKER}.
 Exit status: 0 done, 1 failed (refused, unreachable, unhealthy, records lost), 2 usage error.`;
 
 export const verbHelp: Record<string, string> = {

@@ -56,6 +56,29 @@ describe('booblik metadata', () => {
   });
 });
 
+describe('booblik --broker with several brokers', () => {
+  it('a comma-separated list is tried in turn: an unreachable first broker is skipped', async () => {
+    const { log, broker } = await serve({ t: 1 });
+    log.append('t', 0, [Buffer.from('x')]);
+    const list = `127.0.0.1:1,${broker.address}`;
+    const metadata = await booblik(['metadata', '--broker', list]);
+    assert.equal(metadata.code, 0, metadata.stderr);
+    assert.match(metadata.stdout.toString(), /^t +0 +0 +1$/m);
+    const consume = await booblik(['consume', 't'], { env: { BOOBLIK_BROKER: list } });
+    assert.equal(consume.code, 0, consume.stderr);
+    assert.equal(consume.stdout.toString(), 'x\n');
+  });
+
+  it('none reachable is exit 1 naming every broker tried; an empty entry is a usage error', async () => {
+    const none = await booblik(['metadata', '--broker', '127.0.0.1:1,127.0.0.1:2']);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /cannot connect to any of 127\.0\.0\.1:1, 127\.0\.0\.1:2 \(.*ECONNREFUSED/);
+    const empty = await booblik(['metadata', '--broker', '127.0.0.1:1,']);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /--broker: "127\.0\.0\.1:1," \(address 2 of 2\) is empty, expected host:port/);
+  });
+});
+
 describe('booblik produce', () => {
   it('one record per line, in order; empty lines are skipped and counted', async () => {
     const { log, broker } = await serve({ t: 1 });

@@ -1,11 +1,5 @@
-import {
-  Client,
-  Connection,
-  DEFAULT_MAX_BYTES,
-  INT32_MAX,
-  RecordExceedsMaxBytesError,
-} from '@booblik/client';
-import { brokerAddress, integer, oneOf, parse, positionals, startOffset } from '../args.js';
+import { Client, DEFAULT_MAX_BYTES, INT32_MAX, RecordExceedsMaxBytesError } from '@booblik/client';
+import { brokerAddresses, integer, oneOf, parse, positionals, startOffset } from '../args.js';
 import { ExitCode } from '../constants.js';
 import {
   MaxBytesTooSmallError,
@@ -52,15 +46,16 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const maxBytes =
     maxBytesText === undefined ? DEFAULT_MAX_BYTES : integer('--max-bytes', maxBytesText, 1, INT32_MAX);
   const follow = parsed.flag('follow');
-  const broker = brokerAddress(parsed.string('broker'), io.env);
+  const brokers = brokerAddresses(parsed.string('broker'), io.env);
 
   const preferZone = parsed.string('prefer-zone');
   if (preferZone === '') throw new UsageError('--prefer-zone: expected a zone name');
-  // With a zone, a route-following client reads from the in-sync replica there (FETCH v4).
-  const connection =
-    preferZone === undefined
-      ? await Connection.connect(broker, { signal: io.signal })
-      : await Client.connect(broker, { signal: io.signal, preferZone });
+  // A client that follows routes: it bootstraps from any of the brokers given, reads each partition
+  // from its primary (with a zone, from the in-sync replica there: FETCH v4) and follows failovers.
+  const connection = await Client.connect(brokers, {
+    signal: io.signal,
+    ...(preferZone === undefined ? {} : { preferZone }),
+  });
   try {
     const [described] = await connection.metadata(topic);
     const offsets = described?.partitions.find((p) => p.partition === partition);

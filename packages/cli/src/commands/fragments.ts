@@ -1,5 +1,6 @@
-import { Connection, FragmentLocation } from '@booblik/client';
-import { brokerAddress, integer, parse } from '../args.js';
+import { FragmentLocation } from '@booblik/client';
+import { brokerAddresses, integer, parse } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
@@ -26,7 +27,7 @@ export async function fragmentsCommand(args: string[], io: Io): Promise<number> 
   const partitionText = parsed.string('partition');
   const partition =
     partitionText === undefined ? undefined : integer('--partition', partitionText, 0, 2 ** 31 - 1);
-  const connection = await Connection.connect(brokerAddress(parsed.string('broker'), io.env), {
+  const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
   });
   try {

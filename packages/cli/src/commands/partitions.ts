@@ -2,8 +2,8 @@
  * booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]: an operator's move in a cluster.
  * booblik partitions elect TOPIC PARTITION MEMBER --unclean: a primary forced when none is in sync.
  */
-import { Connection } from '@booblik/client';
-import { brokerAddress, integer, parse } from '../args.js';
+import { brokerAddresses, integer, parse } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
@@ -31,8 +31,10 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
     );
   }
   const partition = integer('PARTITION', partitionText, 0);
-  const address = brokerAddress(parsed.string('broker'), io.env);
-  const connection = await Connection.connect(address, { signal: io.signal });
+  const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
+    signal: io.signal,
+  });
+  const address = connection.address;
   const progress =
     sub === 'move'
       ? watchCatchUp(address, topic, partition, member, (line) => io.stderr.write(line))

@@ -1,12 +1,6 @@
-import {
-  AckPolicy,
-  Connection,
-  INT32_MAX,
-  OFFSET_UNKNOWN,
-  Producer,
-  ProducerClosedError,
-} from '@booblik/client';
-import { ackPolicy, brokerAddress, integer, parse, positionals } from '../args.js';
+import { AckPolicy, INT32_MAX, OFFSET_UNKNOWN, Producer, ProducerClosedError } from '@booblik/client';
+import { ackPolicy, brokerAddresses, integer, parse, positionals } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
@@ -42,9 +36,9 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   const partition =
     partitionText === undefined ? undefined : integer('--partition', partitionText, 0, INT32_MAX);
   const ack = ackText === undefined ? undefined : ackPolicy('--ack', ackText);
-  const broker = brokerAddress(parsed.string('broker'), io.env);
+  const brokers = brokerAddresses(parsed.string('broker'), io.env);
 
-  const connection = await Connection.connect(broker, { signal: io.signal });
+  const connection = await connectFirst(brokers, { signal: io.signal });
   // The partition is picked here, as the producer would (FNV-1a of the key, else round robin), so
   // that the summary can say which offsets each partition got.
   let route: (() => number) | undefined;

@@ -6,8 +6,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection, type ListedTopic, type TopicSpec } from '@booblik/client';
-import { type Args, brokerAddress, parse } from '../args.js';
+import type { Connection, ListedTopic, TopicSpec } from '@booblik/client';
+import { type Args, brokerAddresses, parse } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { TopicNotFoundError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
@@ -56,7 +57,7 @@ function formatOf(parsed: Args, allowed: readonly Format[] = formats): Format {
 }
 
 async function connect(parsed: Args, io: Io): Promise<Connection> {
-  return Connection.connect(brokerAddress(parsed.string('broker'), io.env), { signal: io.signal });
+  return connectFirst(brokerAddresses(parsed.string('broker'), io.env), { signal: io.signal });
 }
 
 async function withConnection<T>(parsed: Args, io: Io, work: (c: Connection) => Promise<T>): Promise<T> {
