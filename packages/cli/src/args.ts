@@ -1,6 +1,7 @@
 /** Command-line parsing on node:util parseArgs; every mistake becomes a UsageError naming the argument. */
 import { parseArgs } from 'node:util';
 import { AckPolicy, type AckPolicyValue, InvalidArgumentError, parseAddress } from '@booblik/client';
+import { topicNameProblem } from '@booblik/protocol';
 import { BROKER_ENV, DEFAULT_BROKER } from './constants.js';
 import { UsageError } from './errors.js';
 
@@ -173,4 +174,14 @@ export function positionals(given: string[], names: string[]): string[] {
     throw new UsageError(`expected ${expected || 'no arguments'}, got ${given.length} argument(s)`);
   }
   return given;
+}
+
+/**
+ * A topic named on the command line, checked here: the broker would refuse a bad name with a bare
+ * CORRUPT_REQUEST, where the protocol's rule can say which character is wrong.
+ */
+export function topicName(text: string): string {
+  const problem = topicNameProblem(text);
+  if (problem !== null) throw new UsageError(`topic ${JSON.stringify(text)} ${problem}`);
+  return text;
 }

@@ -122,6 +122,18 @@ describe('booblik produce', () => {
     assert.match(run.stderr, /topic nope does not exist/);
   });
 
+  it('a bad topic name is exit 2 naming the character not allowed, and nothing reaches the broker', async () => {
+    const { broker } = await serve({ t: 1 });
+    const run = await booblik(['produce', 'orders/eu', '--broker', broker.address], { input: 'x\n' });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /topic "orders\/eu" has a character other than .*: "\/" at character 7/);
+    assert.doesNotMatch(run.stderr, /CORRUPT_REQUEST/);
+    assert.deepEqual(broker.received, []);
+    const consume = await booblik(['consume', 'a b', '--broker', broker.address]);
+    assert.equal(consume.code, 2);
+    assert.match(consume.stderr, /topic "a b" has a character other than .*: " " at character 2/);
+  });
+
   it('many records go in batches, not one request per record, and none is lost', async () => {
     const { log, broker } = await serve({ t: 1 });
     const lines = Array.from({ length: 2000 }, (_, i) => `record-${i}`);

@@ -1,5 +1,5 @@
 import { Client, DEFAULT_MAX_BYTES, INT32_MAX, RecordExceedsMaxBytesError } from '@booblik/client';
-import { brokerAddresses, integer, oneOf, parse, positionals, startOffset } from '../args.js';
+import { brokerAddresses, integer, oneOf, parse, positionals, startOffset, topicName } from '../args.js';
 import { ExitCode } from '../constants.js';
 import {
   MaxBytesTooSmallError,
@@ -33,7 +33,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
     await out.write(helpFor('consume'));
     return ExitCode.OK;
   }
-  const [topic] = positionals(parsed.positionals, ['topic']) as [string];
+  const topic = topicName(positionals(parsed.positionals, ['topic'])[0]!);
   const partitionText = parsed.string('partition');
   const formatText = parsed.string('format');
   const maxRecordsText = parsed.string('max-records');

@@ -1,5 +1,5 @@
 import { FragmentLocation } from '@booblik/client';
-import { brokerAddresses, integer, parse } from '../args.js';
+import { brokerAddresses, integer, parse, topicName } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
@@ -24,6 +24,7 @@ export async function fragmentsCommand(args: string[], io: Io): Promise<number> 
   const [topic, ...extra] = parsed.positionals;
   if (topic === undefined) throw new UsageError('fragments: a topic is required');
   if (extra.length > 0) throw new UsageError(`fragments: one topic, got also ${extra.join(' ')}`);
+  topicName(topic);
   const partitionText = parsed.string('partition');
   const partition =
     partitionText === undefined ? undefined : integer('--partition', partitionText, 0, 2 ** 31 - 1);

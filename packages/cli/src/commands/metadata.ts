@@ -1,5 +1,5 @@
 import { ReplicaFlag, type RouteV2 } from '@booblik/protocol';
-import { brokerAddresses, parse } from '../args.js';
+import { brokerAddresses, parse, topicName } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { helpFor } from '../help.js';
@@ -20,6 +20,7 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     await out.write(helpFor('metadata'));
     return ExitCode.OK;
   }
+  for (const topic of parsed.positionals) topicName(topic);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
   });

@@ -1,5 +1,5 @@
 import { AckPolicy, INT32_MAX, OFFSET_UNKNOWN, Producer, ProducerClosedError } from '@booblik/client';
-import { ackPolicy, brokerAddresses, integer, parse, positionals } from '../args.js';
+import { ackPolicy, brokerAddresses, integer, parse, positionals, topicName } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
@@ -26,7 +26,7 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
     await new Output(io.stdout).write(helpFor('produce'));
     return ExitCode.OK;
   }
-  const [topic] = positionals(parsed.positionals, ['topic']) as [string];
+  const topic = topicName(positionals(parsed.positionals, ['topic'])[0]!);
   const key = parsed.string('key');
   const partitionText = parsed.string('partition');
   const ackText = parsed.string('ack');
