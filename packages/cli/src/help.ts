@@ -42,7 +42,8 @@ booblik topics watch [-l SELECTOR] [--format table|json]
            children inherit their parent's fields; revision (on leaves) is the one expected (0: must
            not exist; none: any); delete: true deletes. All of it or nothing. --dry-run shows the
            changes and has the broker check them, changing nothing
-  edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown
+  edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown (when
+           refused, the edit is kept in a file the message names)
   delete   deletes the topics (all or none), each at the revision it is seen at
   watch    prints the listing, then again on every change, until Ctrl-C`,
   fragments: `booblik fragments <topic> [--partition N]

@@ -113,6 +113,38 @@ describe('booblik topics', () => {
     assert.match(missing.stderr, /no topic nope/);
   });
 
+  it('edit refused for a stale revision keeps the edit in a file it names, and says how to apply it', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=edited:1']);
+    const meanwhile = tempFile(
+      t,
+      'meanwhile.yaml',
+      'name: edited\npartitions: 1\nlabels: {by: someone-else}\n',
+    );
+    // While the user edits, someone else changes the topic: the revision the edit was made at is stale.
+    const editor = tempFile(
+      t,
+      'editor.sh',
+      `#!/bin/sh\n"${process.execPath}" "${booblikMain}" topics apply -f "${meanwhile}" --broker ${broker} >/dev/null || exit 9\n` +
+        'sed -i -e "s/^partitions: 1$/partitions: 3/" "$1"\n',
+    );
+    fs.chmodSync(editor, 0o755);
+    const run = await booblik(['topics', 'edit', 'edited', '--broker', broker], {
+      env: { EDITOR: editor, VISUAL: '' },
+    });
+    assert.equal(run.code, 1, run.stderr);
+    const kept = /your edit is kept in (\S+\.yaml);/.exec(run.stderr)?.[1];
+    assert.ok(kept, run.stderr);
+    t.after(() => fs.rmSync(path.dirname(kept), { recursive: true, force: true }));
+    assert.match(fs.readFileSync(kept, 'utf8'), /^partitions: 3$/m, 'the edit itself is in the file');
+    assert.match(run.stderr, /changed while you edited it \(revision 1, now 2\).*set its revision to 2/);
+    const [spec] = await listJson(broker);
+    assert.deepEqual(
+      [spec!.partitions, spec!.labels],
+      [1, { by: 'someone-else' }],
+      'nothing of the edit applied',
+    );
+  });
+
   it('delete removes every named topic, or none when one is missing', async (t) => {
     const broker = await startBrokerProcess(t, ['--topics=a:1,b:1,c:1']);
     const none = await booblik(['topics', 'delete', 'a', 'nope', '--broker', broker]);

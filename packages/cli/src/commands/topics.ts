@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Connection, ListedTopic, TopicSpec } from '@booblik/client';
+import { type Connection, type ListedTopic, RevisionMismatchError, type TopicSpec } from '@booblik/client';
 import { type Args, brokerAddresses, parse } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
@@ -166,11 +166,28 @@ async function edit(parsed: Args, io: Io, out: Output): Promise<number> {
     const change = changes[0]!.change;
     // The revision shown is the one expected: a change made meanwhile is refused, not overwritten.
     if (change.op === 'upsert' && changes[0]!.revision === undefined) change.spec.revision = spec.revision;
-    const { revision } = await c.applyTopics([change]);
+    let revision: number;
+    try {
+      ({ revision } = await c.applyTopics([change]));
+    } catch (error) {
+      // Whatever went wrong, the user's work is not thrown away with the temporary directory.
+      io.stderr.write(`booblik: ${keptEditNote(error, name, file)}\n`);
+      throw error;
+    }
     await fs.rm(dir, { recursive: true, force: true });
     await out.write(`updated ${name}: revision ${revision}\n`);
     return ExitCode.OK;
   });
+}
+
+/** Where a refused edit is, and for a stale revision how to apply it over the spec as it is now. */
+function keptEditNote(error: unknown, name: string, file: string): string {
+  if (!(error instanceof RevisionMismatchError)) return `your edit is kept in ${file}`;
+  return (
+    `topic ${name} changed while you edited it (revision ${error.expectedRevision}, now ${error.actualRevision}): ` +
+    `your edit is kept in ${file}; to apply it over the current spec, set its revision to ` +
+    `${error.actualRevision} and run: booblik topics apply -f ${file}`
+  );
 }
 
 async function findTopic(c: Connection, name: string): Promise<TopicSpec> {
