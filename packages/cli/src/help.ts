@@ -45,7 +45,7 @@ booblik topics watch [-l SELECTOR] [--format table|json]
   edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown (when
            refused, the edit is kept in a file the message names)
   delete   deletes the topics (all or none), each at the revision it is seen at
-  watch    prints the listing, then again on every change, until Ctrl-C`,
+  watch    prints the listing, then again whenever the matching topics change, until Ctrl-C`,
   fragments: `booblik fragments <topic> [--partition N]
   Each segment of the topic's partitions, oldest first: first and last offset, bytes, where it
   lives (local: this broker's disk; store: the topic's store; both) and when it was persisted.

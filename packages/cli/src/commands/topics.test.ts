@@ -26,6 +26,39 @@ async function listJson(broker: string) {
 }
 
 describe('booblik topics', () => {
+  it('watch -l prints again only when the matching listing changes, not on a change to another topic', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=other:1']);
+    const watching = start([
+      process.execPath,
+      booblikMain,
+      'topics',
+      'watch',
+      '-l',
+      'team=web',
+      '--format',
+      'json',
+      '--broker',
+      broker,
+    ]);
+    await watching.stdoutContains('"topics":[]');
+    const unrelated = tempFile(t, 'unrelated.yaml', 'name: other\npartitions: 2\nlabels: {team: db}\n');
+    assert.equal((await booblik(['topics', 'apply', '-f', unrelated, '--broker', broker])).code, 0);
+    const matching = tempFile(t, 'matching.yaml', 'name: clicks\npartitions: 1\nlabels: {team: web}\n');
+    assert.equal((await booblik(['topics', 'apply', '-f', matching, '--broker', broker])).code, 0);
+    const seen = await watching.stdoutContains('"clicks"');
+    watching.kill('SIGINT');
+    assert.equal((await watching.finished).code, 0);
+    const lines = seen
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { topics: { name: string }[] });
+    assert.deepEqual(
+      lines.map((l) => l.topics.map((x) => x.name)),
+      [[], ['clicks']],
+      'no line for the change to "other", which does not match',
+    );
+  });
+
   it('a file of one spec creates the topic, then updates it as it is; list --format json is one array', async (t) => {
     const broker = await startBrokerProcess(t, ['--topics=default:1']);
     const file = tempFile(t, 'orders.yaml', 'name: orders\npartitions: 3\nlabels: {team: payments}\n');

@@ -229,11 +229,17 @@ async function remove(parsed: Args, io: Io, out: Output): Promise<number> {
   });
 }
 
-/** booblik topics watch [-l selector] [--format table|json]: the listing, then again on every change. */
+/** booblik topics watch [-l selector] [--format table|json]: the listing, then again whenever it changes. */
 async function watch(parsed: Args, io: Io, out: Output): Promise<number> {
   const format = formatOf(parsed, ['table', 'json']);
   return withConnection(parsed, io, async (c) => {
+    // The broker answers a watch on every change of the spec store, matching or not: print only
+    // when the matching topics themselves changed.
+    let shown: string | undefined;
     for await (const listing of c.watchTopics(parsed.string('selector') ?? '', { signal: io.signal })) {
+      const matching = JSON.stringify(listing.topics.map((t) => specToFields(t.spec)));
+      if (matching === shown) continue;
+      shown = matching;
       const text =
         format === 'json'
           ? `${JSON.stringify({ revision: listing.revision, topics: listing.topics.map((t) => specToFields(t.spec)) })}\n`
