@@ -1,4 +1,5 @@
 /** Errors of the `booblik` command. Failures of the client keep their own classes (from @booblik/client). */
+import { recordHeaderBytes } from '@booblik/protocol';
 
 /** The command line is wrong; the message says which argument and what was expected. Exit status 2. */
 export class UsageError extends Error {
@@ -32,17 +33,25 @@ export function describePartitions(ids: readonly number[]): string {
   return `partitions ${sorted.join(', ')}`;
 }
 
-/** A record that can never arrive whole within the bytes asked for per fetch: the flag to raise is named. */
+/**
+ * A record that can never arrive whole within the bytes asked for per fetch: the flag to raise is
+ * named, with the least that fits (a stored record is its payload plus an 8-byte header).
+ */
 export class MaxBytesTooSmallError extends Error {
   override name = 'MaxBytesTooSmallError';
   constructor(
     readonly offset: number,
+    /** The record's payload size, or -1 when not even its size arrived. */
     readonly recordBytes: number,
     readonly maxBytes: number,
   ) {
+    const needed = recordBytes + recordHeaderBytes;
     super(
-      `record at offset ${offset} ${recordBytes >= 0 ? `holds ${recordBytes} bytes` : 'does not fit'}; ` +
-        `it can never arrive whole with --max-bytes ${maxBytes}: raise --max-bytes`,
+      recordBytes >= 0
+        ? `record at offset ${offset} holds ${recordBytes} bytes, ${needed} with its ${recordHeaderBytes}-byte header; ` +
+            `it can never arrive whole with --max-bytes ${maxBytes}: raise --max-bytes to at least ${needed}`
+        : `record at offset ${offset} does not fit in --max-bytes ${maxBytes}, not even its ${recordHeaderBytes}-byte ` +
+            'header: raise --max-bytes (a record takes its payload plus that header)',
     );
   }
 }

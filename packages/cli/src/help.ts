@@ -25,7 +25,8 @@ export const verbHelp: Record<string, string> = {
   --follow        keep waiting for new records (Ctrl-C stops, exit 0)
   --format F      text: the bytes as they are (default); hex; json: {topic,partition,offset,payload}
   --max-records N stop after N records
-  --max-bytes N   bytes per fetch (default 1 MiB); a larger record is an error naming its size
+  --max-bytes N   bytes per fetch (default 1 MiB); a record takes its payload + 8 header bytes, and
+                  one that can never fit is an error saying the least --max-bytes that reads it
   --prefer-zone Z in a cluster, read from the in-sync replica in zone Z when there is one`,
   health: `booblik health [--timeout MS]
   Asks for METADATA; exit 0 and "healthy: ..." when answered in time, else exit 1 and the reason.

@@ -268,7 +268,21 @@ describe('booblik consume', () => {
     const run = await booblik(['consume', 't', '--max-bytes', '100', '--broker', broker.address]);
     assert.equal(run.code, 1);
     assert.equal(run.stdout.toString(), 'small\n');
-    assert.match(run.stderr, /offset 1 holds 500 bytes.*with --max-bytes 100: raise --max-bytes\n/);
+    assert.match(
+      run.stderr,
+      /offset 1 holds 500 bytes, 508 with its 8-byte header; .*with --max-bytes 100: raise --max-bytes to at least 508\n/,
+    );
+  });
+
+  it('--max-bytes of exactly payload + 8 reads the record the refusal was about', async () => {
+    const { log, broker } = await serve({ t: 1 });
+    log.append('t', 0, [Buffer.alloc(500, 0x61)]);
+    const tight = await booblik(['consume', 't', '--max-bytes', '508', '--broker', broker.address]);
+    assert.equal(tight.code, 0, tight.stderr);
+    assert.equal(tight.stdout.toString(), `${'a'.repeat(500)}\n`);
+    const short = await booblik(['consume', 't', '--max-bytes', '507', '--broker', broker.address]);
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, /at least 508/);
   });
 
   it('--follow waits for new records (a held long fetch) and prints them as they arrive', async () => {
