@@ -86,3 +86,11 @@ export class NoBrokerReachableError extends Error {
     super(`cannot connect to any of ${addresses.join(', ')}`, { cause });
   }
 }
+
+/**
+ * The broker's words for a refused MOVE as this command spells them: its refusals name the wire
+ * flag (ABANDON_RECORDS, for every client), which `booblik partitions move` takes as --abandon-records.
+ */
+export function inCliWords(detail: string): string {
+  return detail.replaceAll('ABANDON_RECORDS', '--abandon-records');
+}

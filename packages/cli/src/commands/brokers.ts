@@ -1,9 +1,9 @@
 /** booblik brokers drain ID: every replicated partition moved off broker ID, each copied before it switches. */
-import { BrokerError, ErrorCode } from '@booblik/client';
+import { BrokerError, ErrorCode, InvalidArgumentRefusal } from '@booblik/client';
 import { brokerAddresses, parse } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
-import { UsageError } from '../errors.js';
+import { inCliWords, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 
@@ -41,7 +41,8 @@ export async function brokersCommand(args: string[], io: Io): Promise<number> {
         } catch (error) {
           if (!(error instanceof BrokerError && error.code === ErrorCode.INVALID_ARGUMENT)) throw error;
           left.push(`${topic.spec.name}-${p}`);
-          await out.write(`${topic.spec.name}-${p}: stays: ${error.message}\n`);
+          const why = error instanceof InvalidArgumentRefusal ? inCliWords(error.detail) : error.codeName;
+          await out.write(`${topic.spec.name}-${p}: stays on ${member}: ${why}\n`);
         }
       }
     }
