@@ -94,3 +94,14 @@ export class NoBrokerReachableError extends Error {
 export function inCliWords(detail: string): string {
   return detail.replaceAll('ABANDON_RECORDS', '--abandon-records');
 }
+
+/** A MOVE (partitions move or elect) the broker refused as not allowed; the message says why, in the CLI's words. */
+export class MoveRefusedError extends Error {
+  override name = 'MoveRefusedError';
+  constructor(
+    readonly what: string,
+    readonly detail: string,
+  ) {
+    super(`${what} refused: ${inCliWords(detail)}`);
+  }
+}

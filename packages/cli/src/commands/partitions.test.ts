@@ -77,3 +77,15 @@ describe('booblik brokers drain', () => {
     );
   });
 });
+
+describe('booblik partitions move', () => {
+  it('a refusal for records left behind names --abandon-records, the flag this command takes', async () => {
+    const broker = await serve(
+      'solo-0: has 3 record(s) written, which a move would leave behind (nothing copies them before replication; ABANDON_RECORDS to move anyway)',
+    );
+    const run = await booblik(['partitions', 'move', 'solo', '0', 'b3', '--broker', broker.address]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /moving solo-0 to b3 refused: .*; --abandon-records to move anyway\)\n$/);
+    assert.doesNotMatch(run.stderr, /ABANDON_RECORDS/);
+  });
+});
