@@ -32,3 +32,9 @@ export const ExitCode = {
  * be sent, and input is not buffered beyond it.
  */
 export const INPUT_RECORD_BYTES_MAX = 8 * 1024 * 1024;
+
+/**
+ * Longest cell of a table column before the last, in characters: a 249-character topic name would
+ * otherwise pad every row to its width. Longer cells end in "…"; --format json and yaml keep them whole.
+ */
+export const TABLE_CELL_CHARS_MAX = 48;

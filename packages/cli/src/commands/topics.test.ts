@@ -178,6 +178,23 @@ describe('booblik topics', () => {
     );
   });
 
+  it('list cuts a 249-character name in the table, so other rows stay readable; json keeps it whole', async (t) => {
+    const long = 'n'.repeat(249);
+    const broker = await startBrokerProcess(t, [`--topics=${long}:1,short:2`]);
+    const table = await booblik(['topics', 'list', '--broker', broker]);
+    assert.equal(table.code, 0, table.stderr);
+    const lines = table.stdout.toString().trimEnd().split('\n');
+    assert.ok(
+      lines.every((l) => l.length < 100),
+      `no row is padded to the long name:\n${lines.join('\n')}`,
+    );
+    assert.match(lines[1]!, /^n+… +1 +/);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      [long, 'short'],
+    );
+  });
+
   it('delete removes every named topic, or none when one is missing', async (t) => {
     const broker = await startBrokerProcess(t, ['--topics=a:1,b:1,c:1']);
     const none = await booblik(['topics', 'delete', 'a', 'nope', '--broker', broker]);
