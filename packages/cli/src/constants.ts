@@ -1,4 +1,5 @@
 /** Defaults and limits of the `booblik` command, each with its reason. */
+import { fetchableRecordBytesMax, recordHeaderBytes } from '@booblik/protocol';
 
 /** Where the broker listens by default: its own default port on this machine. */
 export const DEFAULT_BROKER = '127.0.0.1:9092';
@@ -28,10 +29,12 @@ export const ExitCode = {
 } as const;
 
 /**
- * Longest record read from stdin: a PRODUCE frame holds at most 8 MiB, so a longer record could never
- * be sent, and input is not buffered beyond it.
+ * Longest record read from stdin: the largest payload a FETCH answer carries whole (its 8 MiB frame
+ * less the answer's 18 bytes of headers and the record's own 8), 8,388,582 bytes. The broker refuses
+ * a larger one (RECORD_TOO_LARGE), so it is never sent, and input is not buffered beyond it. A
+ * PRODUCE frame can hold less (records.ts, recordBytesMaxFor).
  */
-export const INPUT_RECORD_BYTES_MAX = 8 * 1024 * 1024;
+export const INPUT_RECORD_BYTES_MAX = fetchableRecordBytesMax - recordHeaderBytes;
 
 /**
  * Longest cell of a table column before the last, in characters: a 249-character topic name would

@@ -176,6 +176,22 @@ describe('booblik produce', () => {
     assert.deepEqual(texts(log.records('t', 0)), ['whole']);
   });
 
+  it('a record of exactly the most one can hold is sent; one byte more is refused with that exact limit', async () => {
+    const { log, broker } = await serve({ t: 1 });
+    const most = 8_388_582; // what one FETCH answer returns whole
+    const sent = await booblik(['produce', 't', '--broker', broker.address], {
+      input: `${'a'.repeat(most)}\n`,
+    });
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.equal(log.records('t', 0)[0]?.length, most);
+    const refused = await booblik(['produce', 't', '--broker', broker.address], {
+      input: `ok\n${'a'.repeat(most + 1)}\n`,
+    });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /line 2 is longer than 8388582 bytes, the most one record can hold/);
+    assert.equal(log.records('t', 0).length, 2, 'the line before it was sent, the long one not');
+  });
+
   it('--ack none returns without answers and the records still arrive', async () => {
     const { log, broker } = await serve({ t: 1 });
     const run = await booblik(['produce', 't', '--ack', 'none', '--broker', broker.address], {

@@ -4,7 +4,7 @@ import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
-import { readLengthPrefixed, readLines } from '../input/records.js';
+import { readLengthPrefixed, readLines, recordBytesMaxFor } from '../input/records.js';
 import { type Io, Output } from '../io.js';
 import { Progress } from '../progress.js';
 import { OffsetSpans } from '../summary.js';
@@ -54,7 +54,10 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   const producer = new Producer(connection, { ack });
   const spans = new OffsetSpans();
   const progress = new Progress((text) => io.stderr.write(text), io.stderrIsTty);
-  const records = parsed.flag('length-prefixed') ? readLengthPrefixed(io.stdin) : readLines(io.stdin);
+  const recordBytesMax = recordBytesMaxFor(topic);
+  const records = parsed.flag('length-prefixed')
+    ? readLengthPrefixed(io.stdin, recordBytesMax)
+    : readLines(io.stdin, recordBytesMax);
   let sent = 0;
   let acknowledged = 0;
   let failed = 0;

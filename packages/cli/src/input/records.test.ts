@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { InputError } from '../errors.js';
-import { readLengthPrefixed, readLines } from './records.js';
+import { readLengthPrefixed, readLines, recordBytesMaxFor } from './records.js';
 
 async function collect(gen: AsyncGenerator<Buffer>): Promise<string[]> {
   const out: string[] = [];
@@ -102,5 +102,13 @@ describe('stdin records', () => {
       collect(readLengthPrefixed(chunks([prefixed([Buffer.alloc(9)])]), 8)),
       /length prefix 9/,
     );
+  });
+
+  it('the most a record can hold is exact: what a FETCH answer returns whole, less for a long topic name', () => {
+    // 8 MiB frame - 6 (answer header) - 12 (FETCH fields) - 8 (record header).
+    assert.equal(recordBytesMaxFor('t'), 8_388_582);
+    // The PRODUCE frame binds first: 8 MiB - 8 (request header) - (2 + 7) topic - 4 - 1 - 4 - 4 (record size).
+    assert.equal(recordBytesMaxFor('default'), 8_388_578);
+    assert.equal(recordBytesMaxFor('заказы'), 8_388_608 - 8 - (2 + 12) - 4 - 1 - 4 - 4);
   });
 });
