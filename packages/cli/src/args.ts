@@ -155,13 +155,19 @@ export function oneOf<T extends string>(name: string, text: string, choices: rea
   return text as T;
 }
 
-/** --from: earliest, latest, or an offset (a non-negative integer). */
-export function startOffset(name: string, text: string): 'earliest' | 'latest' | number {
+/** Where `consume --from` starts: an end of the partition, an offset, or the last `last` records. */
+export type StartOffset = 'earliest' | 'latest' | number | { last: number };
+
+/** --from: earliest, latest, an offset (an integer >= 0), or -N (the last N records of each partition). */
+export function startOffset(name: string, text: string): StartOffset {
   if (text === 'earliest' || text === 'latest') return text;
+  const last = /^-\d+$/.test(text) ? -Number(text) : Number.NaN;
+  if (Number.isSafeInteger(last) && last >= 1) return { last };
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value)) {
     throw new UsageError(
-      `${name}: "${text}", expected earliest|latest|<offset> (an offset is an integer >= 0)`,
+      `${name}: "${text}", expected earliest|latest|<offset>|-<count> (an offset is an integer >= 0; ` +
+        '-10 is the last 10 records of each partition)',
     );
   }
   return value;

@@ -17,11 +17,13 @@ export const verbHelp: Record<string, string> = {
   --key K         every record gets key K (UTF-8): they all land in one partition
   --partition N   send to partition N (default: keyless records take the partitions in turn)
   --ack A         none (no answer: records may be lost unseen), written (default), forced (on disk)`,
-  consume: `booblik consume <topic> [--partition N] [--from earliest|latest|OFFSET] [--follow]
+  consume: `booblik consume <topic> [--partition N] [--from earliest|latest|OFFSET|-N] [--follow]
                 [--format text|hex|json] [--max-records N] [--max-bytes N] [--prefer-zone Z]
-  Prints records, one per line. Without --follow it stops at the high watermark seen at start.
-  --partition N   default 0
-  --from F        earliest (default), latest, or an offset
+  Prints the records of every partition of the topic as they arrive, one per line (each partition's
+  in offset order). Without --follow it stops at the high watermarks seen at start.
+  --partition N   only partition N
+  --from F        earliest (default), latest, -N (the last N records of each partition), or an
+                  offset (with several partitions, give --partition too)
   --follow        keep waiting for new records (Ctrl-C stops, exit 0)
   --format F      text: the bytes as they are (default); hex; json: {topic,partition,offset,payload}
   --max-records N stop after N records
@@ -78,7 +80,7 @@ Usage: booblik <command> [options]
 Commands:
   metadata [topic...]      show partitions and offsets
   produce <topic>          send records read from stdin
-  consume <topic>          print records of a partition
+  consume <topic>          print the records of a topic
   health                   check that the broker answers
   topics <sub> ...         list, apply, edit, delete and watch topics
   fragments <topic>        where each segment lives: local disk, store, or both

@@ -375,10 +375,11 @@ describe('booblik usage errors', () => {
     ['a bad format', ['consume', 't', '--format', 'xml'], /--format: "xml", expected text, hex, json/],
     ['a bad --from', ['consume', 't', '--from', 'abc'], /--from: "abc", expected earliest\|latest\|<offset>/],
     [
-      'a negative --from',
-      ['consume', 't', '--from', '-1'],
-      /--from: "-1", expected earliest\|latest\|<offset>/,
+      'a --from of the last zero records',
+      ['consume', 't', '--from', '-0'],
+      /--from: "-0", expected earliest\|latest\|<offset>\|-<count>/,
     ],
+    ['a --from with a fraction', ['consume', 't', '--from', '-1.5'], /--from: "-1.5", expected/],
     ['a flag without its value', ['consume', 't', '--from'], /--from needs a value/],
     ['a value given to a switch', ['consume', 't', '--follow=yes'], /--follow takes no value/],
     [
