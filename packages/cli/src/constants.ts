@@ -41,3 +41,16 @@ export const INPUT_RECORD_BYTES_MAX = fetchableRecordBytesMax - recordHeaderByte
  * otherwise pad every row to its width. Longer cells end in "…"; --format json and yaml keep them whole.
  */
 export const TABLE_CELL_CHARS_MAX = 48;
+
+/** `consume --follow`: first pause after a failure it waits through (NO_PRIMARY, a lost broker). */
+export const FOLLOW_RETRY_DELAY_MS = 100;
+
+/** The longest such pause, doubled from the first: a broker back is found within seconds. */
+export const FOLLOW_RETRY_DELAY_MS_MAX = 5_000;
+
+/**
+ * `consume --follow`: sends of one fetch through the client across route changes before the failure
+ * is the follower's to wait through: a NOT_PRIMARY hop and one METADATA, so the waiting line comes
+ * within moments instead of after the client's own eight attempts.
+ */
+export const FOLLOW_ROUTE_ATTEMPTS_MAX = 3;

@@ -105,3 +105,34 @@ export class MoveRefusedError extends Error {
     super(`${what} refused: ${inCliWords(detail)}`);
   }
 }
+
+/**
+ * A follower's position left the partition: retention removed the records before it, or the
+ * partition now ends before it (records cut after a failover). The message says how to go on.
+ */
+export class PositionGoneError extends Error {
+  override name = 'PositionGoneError';
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: number,
+    readonly logStartOffset: number,
+    readonly highWatermark: number,
+  ) {
+    super(
+      offset < logStartOffset
+        ? `${topic}/${partition}: offset ${offset} is gone: retention removed the records before ${logStartOffset}, ` +
+            `where the partition now starts; run again with --from earliest (or --partition ${partition} --from ${logStartOffset})`
+        : `${topic}/${partition}: offset ${offset} is past the partition's end, ${highWatermark} (records after it ` +
+            `were cut, as after a failover that lost them); run again with --partition ${partition} --from ${highWatermark}`,
+    );
+  }
+}
+
+/** The topic being read was deleted: nothing more will arrive. */
+export class TopicDeletedError extends Error {
+  override name = 'TopicDeletedError';
+  constructor(readonly topic: string) {
+    super(`topic ${topic} was deleted while it was being read: nothing more will arrive`);
+  }
+}

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ApiKey, FakeBroker, MemoryLog } from '@booblik/client/testing';
+import {
+  ApiKey,
+  FakeBroker,
+  FakeCluster,
+  type FakeClusterNode,
+  MemoryLog,
+  startBrokerProcess,
+} from '@booblik/client/testing';
+import { ErrorCode, encodeErrorResponse, encodeMetadataResponse } from '@booblik/protocol';
 import { booblik, booblikMain, start } from '../test-support/spawn.js';
 
 const brokers: FakeBroker[] = [];
@@ -170,5 +178,159 @@ describe('booblik consume --follow of several partitions', () => {
     await child.stdoutContains('to the busy partition\n');
     child.kill('SIGINT');
     assert.equal((await child.finished).code, 0);
+  });
+});
+
+describe('booblik consume --follow through failures', () => {
+  it('NO_PRIMARY during a failover: one line saying it waits and why, then it resumes on the new primary', async (t) => {
+    const cluster = await FakeCluster.start({ t: 1 }, 2);
+    t.after(() => cluster.close());
+    const [first, second] = cluster.nodes as [FakeClusterNode, FakeClusterNode];
+    cluster.log.append('t', 0, [Buffer.from('before')]);
+    const child = start([
+      process.execPath,
+      booblikMain,
+      'consume',
+      't',
+      '--follow',
+      '--broker',
+      first.address,
+    ]);
+    t.after(() => child.kill('SIGKILL'));
+    await child.stdoutContains('before\n');
+    await heldFetch(first.broker, 1);
+    // The primary goes away: nobody leads the partition until the new primary is known.
+    cluster.route('t', 0, '');
+    cluster.log.append('t', 0, [Buffer.from('last from the old primary')]); // ends the fetch it held
+    const waiting = await child.stderrContains('waiting');
+    assert.match(waiting, /^booblik: t\/0: waiting at offset 2: .*NO_PRIMARY.*; retrying with backoff/m);
+    cluster.route('t', 0, second.address);
+    cluster.log.append('t', 0, [Buffer.from('after')]);
+    await child.stdoutContains('after\n');
+    const resumed = await child.stderrContains('resumed');
+    child.kill('SIGINT');
+    const run = await child.finished;
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.stdout.toString(),
+      'before\nlast from the old primary\nafter\n',
+      'nothing lost, nothing twice',
+    );
+    assert.equal(resumed.match(/waiting at/g)?.length, 1, `one waiting line per outage:\n${resumed}`);
+    assert.match(resumed, /^booblik: t\/0: resumed at offset 2$/m);
+    assert.ok(
+      second.served.some((r) => r.apiKey === ApiKey.FETCH),
+      'the records after the failover came from the new primary',
+    );
+  });
+
+  it('a lost broker: one waiting line naming the failure, and it reads on once the broker answers again', async (t) => {
+    const log = new MemoryLog({ t: 1 });
+    let cut = false;
+    const broker = await FakeBroker.start((req) => {
+      if (cut) {
+        req.peer.destroy(); // every request of every connection is cut
+        return null;
+      }
+      return log.handle(req);
+    });
+    t.after(() => broker.close());
+    log.append('t', 0, [Buffer.from('one')]);
+    const child = start([
+      process.execPath,
+      booblikMain,
+      'consume',
+      't',
+      '--follow',
+      '--broker',
+      broker.address,
+    ]);
+    t.after(() => child.kill('SIGKILL'));
+    await child.stdoutContains('one\n');
+    cut = true;
+    broker.dropConnections();
+    const waiting = await child.stderrContains('waiting');
+    assert.match(waiting, /t\/0: waiting at offset 1: .*(closed|reset|connect)/i);
+    cut = false;
+    log.append('t', 0, [Buffer.from('two')]);
+    await child.stdoutContains('two\n');
+    child.kill('SIGINT');
+    const run = await child.finished;
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.toString(), 'one\ntwo\n');
+  });
+
+  it('retention removed its position: exit 1 saying where the partition now starts and what to run', async (t) => {
+    const log = new MemoryLog({ t: 1 });
+    let logStart = 0;
+    let moveStart!: () => void;
+    const moved = new Promise<void>((resolve) => {
+      moveStart = resolve;
+    });
+    const broker = await FakeBroker.start(async (req) => {
+      const { request } = req;
+      if (request.apiKey === ApiKey.METADATA) {
+        const highWatermark = log.records('t', 0).length;
+        return encodeMetadataResponse(request.correlationId, [
+          { name: 't', partitions: [{ partition: 0, logStartOffset: logStart, highWatermark }] },
+        ]);
+      }
+      if (request.apiKey === ApiKey.FETCH) {
+        // The follower's fetch at the end is held until the test has retention move the start past it.
+        if (request.body.fetchOffset >= log.records('t', 0).length && logStart === 0) await moved;
+        if (request.body.fetchOffset < logStart) {
+          return encodeErrorResponse(request.correlationId, ErrorCode.OFFSET_OUT_OF_RANGE);
+        }
+      }
+      return log.handle(req);
+    });
+    t.after(() => broker.close());
+    log.append(
+      't',
+      0,
+      ['a', 'b', 'c'].map((s) => Buffer.from(s)),
+    );
+    const child = start([
+      process.execPath,
+      booblikMain,
+      'consume',
+      't',
+      '--follow',
+      '--broker',
+      broker.address,
+    ]);
+    t.after(() => child.kill('SIGKILL'));
+    await child.stdoutContains('c\n');
+    log.append(
+      't',
+      0,
+      Array.from({ length: 12 }, (_, i) => Buffer.from(`later ${i}`)),
+    );
+    logStart = 10;
+    moveStart();
+    const run = await child.finished;
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      'booblik: t/0: offset 3 is gone: retention removed the records before 10, where the partition now starts; ' +
+        'run again with --from earliest (or --partition 0 --from 10)\n',
+    );
+  });
+});
+
+describe('booblik consume --follow on a topic that changes', () => {
+  it('the topic deleted while following: exit 1 saying so, not an error code', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=doomed:2,other:1']);
+    const child = start([process.execPath, booblikMain, 'consume', 'doomed', '--follow', '--broker', broker]);
+    t.after(() => child.kill('SIGKILL'));
+    assert.equal((await booblik(['produce', 'doomed', '--broker', broker], { input: 'x\n' })).code, 0);
+    await child.stdoutContains('x\n');
+    assert.equal((await booblik(['topics', 'delete', 'doomed', '--broker', broker])).code, 0);
+    const run = await child.finished;
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      'booblik: topic doomed was deleted while it was being read: nothing more will arrive\n',
+    );
   });
 });

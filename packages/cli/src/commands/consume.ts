@@ -16,7 +16,7 @@ import {
   startOffset,
   topicName,
 } from '../args.js';
-import { ExitCode } from '../constants.js';
+import { ExitCode, FOLLOW_ROUTE_ATTEMPTS_MAX } from '../constants.js';
 import { type ReadContext, readPartition } from '../consume/partition-reader.js';
 import { OffsetOutOfRangeError, PartitionNotFoundError, UsageError } from '../errors.js';
 import { type Format, formatRecord, formats } from '../format.js';
@@ -26,7 +26,8 @@ import { type Io, Output } from '../io.js';
 /**
  * booblik consume <topic>: prints the records of every partition of the topic as they arrive (one
  * partition with --partition). Without --follow each partition is read up to the high watermark
- * METADATA reported at start, and the command stops there, even if more records arrive.
+ * METADATA reported at start, and the command stops there, even if more records arrive. With
+ * --follow it keeps reading, and waits through failovers.
  */
 export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, {
@@ -64,6 +65,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   // from its primary (with a zone, from the in-sync replica there: FETCH v4) and follows failovers.
   const clientOptions: ClientOptions = {
     signal: io.signal,
+    ...(follow ? { routeAttemptsMax: FOLLOW_ROUTE_ATTEMPTS_MAX } : {}),
     ...(preferZone === undefined ? {} : { preferZone }),
   };
   const client = await Client.connect(brokers, clientOptions);
