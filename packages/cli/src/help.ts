@@ -25,9 +25,9 @@ export const verbHelp: Record<string, string> = {
   --from F        earliest (default), latest, -N (the last N records of each partition), or an
                   offset (with several partitions, give --partition too)
   --follow        keep waiting for new records (Ctrl-C stops, exit 0). Waits through a failover or a
-                  lost broker (a line on stderr says why, another when it resumes); ends (exit 1)
-                  if the topic is deleted or retention removes the position it is at, saying what
-                  to run next
+                  lost broker (a line on stderr says why, another when it resumes); partitions added
+                  meanwhile are read from their first record; ends (exit 1) if the topic is deleted
+                  or retention removes the position it is at, saying what to run next
   --format F      text: the bytes as they are (default); hex; json: {topic,partition,offset,payload}
   --max-records N stop after N records
   --max-bytes N   bytes per fetch (default 1 MiB); a record takes its payload + 8 header bytes, and

@@ -319,6 +319,43 @@ describe('booblik consume --follow through failures', () => {
 });
 
 describe('booblik consume --follow on a topic that changes', () => {
+  it('a partition added while following is read from its first record', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=grows:1']);
+    const child = start([
+      process.execPath,
+      booblikMain,
+      'consume',
+      'grows',
+      '--follow',
+      '--format',
+      'json',
+      '--broker',
+      broker,
+    ]);
+    t.after(() => child.kill('SIGKILL'));
+    const produce = (partition: number, line: string) =>
+      booblik(['produce', 'grows', '--partition', String(partition), '--broker', broker], {
+        input: `${line}\n`,
+      });
+    assert.equal((await produce(0, 'in the first partition')).code, 0);
+    await child.stdoutContains('in the first partition');
+    const grown = await booblik(['topics', 'apply', '-f', '-', '--broker', broker], {
+      input: 'name: grows\npartitions: 3\n',
+    });
+    assert.equal(grown.code, 0, grown.stderr);
+    assert.equal((await produce(2, 'in a new partition')).code, 0);
+    const seen = await child.stdoutContains('in a new partition');
+    child.kill('SIGINT');
+    assert.equal((await child.finished).code, 0);
+    assert.deepEqual(
+      lines(Buffer.from(seen)).map((r) => [r.partition, r.offset, r.payload]),
+      [
+        [0, 0, 'in the first partition'],
+        [2, 0, 'in a new partition'],
+      ],
+    );
+  });
+
   it('the topic deleted while following: exit 1 saying so, not an error code', async (t) => {
     const broker = await startBrokerProcess(t, ['--topics=doomed:2,other:1']);
     const child = start([process.execPath, booblikMain, 'consume', 'doomed', '--follow', '--broker', broker]);

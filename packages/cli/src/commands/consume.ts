@@ -17,6 +17,7 @@ import {
   topicName,
 } from '../args.js';
 import { ExitCode, FOLLOW_ROUTE_ATTEMPTS_MAX } from '../constants.js';
+import { watchPartitions } from '../consume/new-partitions.js';
 import { type ReadContext, readPartition } from '../consume/partition-reader.js';
 import { OffsetOutOfRangeError, PartitionNotFoundError, UsageError } from '../errors.js';
 import { type Format, formatRecord, formats } from '../format.js';
@@ -27,7 +28,7 @@ import { type Io, Output } from '../io.js';
  * booblik consume <topic>: prints the records of every partition of the topic as they arrive (one
  * partition with --partition). Without --follow each partition is read up to the high watermark
  * METADATA reported at start, and the command stops there, even if more records arrive. With
- * --follow it keeps reading, and waits through failovers.
+ * --follow it keeps reading, waits through failovers, and reads partitions added meanwhile.
  */
 export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, {
@@ -125,6 +126,15 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
       );
     };
     for (const r of ranges) if (r.start < r.end) read(r.partition, r.start, r.end);
+    if (follow) {
+      // A partition added while following is read from its first record: all of it is new.
+      const added = only === undefined ? (p: number) => read(p, 0, Number.POSITIVE_INFINITY) : () => {};
+      await watchPartitions(ctx, partitions.length, added).catch((error: unknown) => {
+        failure ??= error;
+        stop.abort();
+      });
+    }
+    // No reader is added once the watch is over: these are all of them.
     await Promise.all(readers);
     if (failure !== undefined && !io.signal.aborted) throw failure;
   } finally {
