@@ -1,8 +1,9 @@
-// The TypeScript client's install recipes, tried as a newcomer would: on a clone of this repository's
-// HEAD that was never installed or built, from a project outside it. The broker comes from this
-// checkout's build, on a free port, with its defaults (topic `default`, 1 partition). Run by
-// `npm test` as the `install-story` step; it may reach the npm registry for the clone's own dev
-// dependencies (TypeScript and the rest of package-lock.json), never for a package named booblik.
+// The install recipes of the TypeScript client, the CLI and the broker, tried as a newcomer would: on
+// a clone of this repository's HEAD that was never installed or built, from a project outside it.
+// The broker comes from this checkout's build, on a free port, with its defaults (topic `default`, 1
+// partition). Run by `npm test` as the `install-story` step; it may reach the npm registry for the
+// clone's own dev dependencies (TypeScript and the rest of package-lock.json), never for a package
+// named booblik.
 //
 //   node --test scripts/install-story.test.mjs
 import assert from 'node:assert/strict';
@@ -118,6 +119,42 @@ describe('install story (TypeScript)', () => {
     run('npm', ['install', '-g', '--prefix', prefix, path.join(clone, 'packages', 'cli')], work);
     const out = run(path.join(prefix, 'bin', 'booblik'), ['metadata', '--broker', brokerAddress], work);
     assert.match(out, /^TOPIC +PARTITION +LOG_START +HIGH_WATERMARK\ndefault +0 /);
+  });
+
+  it('npm install -g <clone>/packages/broker gives a booblik-broker that serves from a properties file', async () => {
+    // The operations guide's systemd recipe, minus systemd: the command, a properties file, a stop.
+    const prefix = path.join(work, 'global-broker');
+    run('npm', ['install', '-g', '--prefix', prefix, path.join(clone, 'packages', 'broker')], work);
+    const properties = path.join(work, 'booblik.properties');
+    writeFileSync(
+      properties,
+      `booblik.data.dir=${path.join(work, 'state')}\nbooblik.port=0\nbooblik.http.port=0\nbooblik.topics=default:1\n`,
+    );
+    const served = spawn(path.join(prefix, 'bin', 'booblik-broker'), [properties], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let seen = '';
+    const exited = new Promise((resolve) => served.once('exit', (code) => resolve(code)));
+    const listening = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`booblik-broker did not start:\n${seen}`)), 30_000);
+      const onData = (chunk) => {
+        seen += chunk;
+        if (/booblik listening on [\d.]+:\d+/.test(seen)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      served.stdout.on('data', onData);
+      served.stderr.on('data', onData);
+      exited.then((code) => reject(new Error(`booblik-broker exited with ${code}:\n${seen}`)));
+    });
+    try {
+      await listening;
+    } finally {
+      if (served.exitCode === null) served.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, seen);
+    assert.match(seen, /booblik stopped/);
   });
 
   it('npm pack of the client lists no test files, and bundles the protocol package', () => {

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The `prepare` step of the client and CLI packages: it makes `npm install <clone>/packages/client`
-// (and `npm install -g <clone>/packages/cli`) work on a clone that was never built. npm runs it in the
-// package's folder when another project installs that folder; it installs the workspace's own
-// dependencies when they are missing (npm ci: TypeScript is needed to build) and compiles the package
-// with what it imports (`tsc -b`). Within the workspace's own install and build it does nothing:
-// `npm ci`, `npm start` and `npm test` at the root build everything already.
+// The `prepare` step of the client, CLI and broker packages: it makes `npm install <clone>/packages/client`
+// (and `npm install -g <clone>/packages/cli` or `<clone>/packages/broker`) work on a clone that was
+// never built. npm runs it in the package's folder when another project installs that folder; it
+// installs the workspace's own dependencies when they are missing (npm ci: TypeScript is needed to
+// build) and compiles the package with what it imports (`tsc -b`). Within the workspace's own install
+// and build it does nothing: `npm ci`, `npm start` and `npm test` at the root build everything already.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

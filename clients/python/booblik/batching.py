@@ -113,10 +113,10 @@ class ProducerConfig:
 def check_send(topic: str, payload: bytes, key, partition: int | None) -> bytes:
     """What a send is checked for before it is queued, so a bad one fails alone and at once.
 
-    An empty payload is refused here: in a batch, the broker's refusal of it would fail every
-    record that shares its request.
+    An empty payload and a bad topic name are refused here: in a batch, the broker's refusal
+    (CORRUPT_REQUEST, naming nothing) would fail every record that shares its request.
     """
-    wire.encode_string("topic", topic)
+    wire.check_topic_name(topic)
     if partition is not None:
         wire.check_int("partition", partition, 0, limits.INT32_MAX)
     if key is not None:

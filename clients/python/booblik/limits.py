@@ -24,6 +24,11 @@ INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 UINT16_MAX = 2**16 - 1
 
+# Topic names: 1..249 characters (code points), letters, decimal digits, ".", "_" and "-" (spec
+# section 2). Checked before a PRODUCE is sent: the broker's answer to a bad name is a bare
+# CORRUPT_REQUEST.
+TOPIC_NAME_CHARS_MAX = 249
+
 # Socket timeout in seconds. Must exceed the long-poll wait below, or a healthy caught-up consumer
 # would see a timeout instead of an empty answer.
 DEFAULT_TIMEOUT = 30.0

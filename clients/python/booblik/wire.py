@@ -10,7 +10,9 @@ throughout; a string is a u16 byte length and UTF-8 bytes.
 from __future__ import annotations
 
 import enum
+import json
 import struct
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -130,6 +132,32 @@ def encode_string(name: str, value: str) -> bytes:
     return _U16.pack(len(data)) + data
 
 
+def topic_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a valid topic name (naming the first character not allowed), or None."""
+    if len(name) == 0:
+        return f"is empty, expected 1..{limits.TOPIC_NAME_CHARS_MAX} characters"
+    if len(name) > limits.TOPIC_NAME_CHARS_MAX:
+        return f"has {len(name)} characters, expected at most {limits.TOPIC_NAME_CHARS_MAX}"
+    for at, char in enumerate(name, start=1):
+        category = unicodedata.category(char)
+        if not (category.startswith("L") or category == "Nd" or char in "._-"):
+            return (
+                'has a character other than a letter, a digit, ".", "_" or "-": '
+                f"{json.dumps(char, ensure_ascii=False)} at character {at}"
+            )
+    return None
+
+
+def check_topic_name(name: str) -> str:
+    """``name`` when it is a valid topic name; else ValueError saying what is wrong with it."""
+    if not isinstance(name, str):
+        raise TypeError(f"topic: expected str, got {type(name).__name__}")
+    problem = topic_name_problem(name)
+    if problem is not None:
+        raise ValueError(f"topic: {json.dumps(name, ensure_ascii=False)} {problem}")
+    return name
+
+
 # -- frames --
 
 
@@ -246,7 +274,7 @@ def encode_produce_request(
         raise ValueError("records: empty, expected at least one record")
     ack = AckPolicy(ack)
     parts = [
-        encode_string("topic", topic),
+        encode_string("topic", check_topic_name(topic)),
         _I32.pack(check_int("partition", partition, 0, limits.INT32_MAX)),
         _I8.pack(ack),
     ]

@@ -92,6 +92,12 @@ class ConnectionTest(unittest.TestCase):
                 topic.send(payload, key=key)
                 self.assertEqual(self.broker.payloads("orders", int(row["p3"]))[-1], payload)
 
+    def test_produce_to_a_bad_topic_name_says_which_character_before_sending(self):
+        requests_before = len(self.broker.requests)
+        with self.assertRaisesRegex(ValueError, r'topic: "a b" has a character other than .*" " at character 2'):
+            self.connection.produce("a b", 0, [b"x"])
+        self.assertEqual(len(self.broker.requests), requests_before, "nothing was sent")
+
     def test_topic_send_refuses_an_empty_record_before_sending(self):
         topic = self.connection.topic("single")
         with self.assertRaisesRegex(ValueError, "payload: empty"):

@@ -142,6 +142,15 @@ class ProducerTest(unittest.TestCase):
         producer.flush(TIMEOUT)
         self.assertEqual(good.result(), 0)
 
+    def test_bad_topic_name_fails_at_send_naming_the_character_and_nothing_is_sent(self):
+        producer = self.producer(linger=LONG_LINGER)
+        with self.assertRaisesRegex(ValueError, r'topic: "orders/eu" has a character other than .*"/" at character 7'):
+            producer.send("orders/eu", b"x", partition=0)
+        with self.assertRaisesRegex(ValueError, "250 characters"):
+            producer.send("x" * 250, b"x", partition=0)
+        producer.flush(TIMEOUT)
+        self.assertEqual(self.produce_requests(), [])
+
     def test_futures_are_concurrent_futures(self):
         producer = self.producer()
         future = producer.send("single", b"x", partition=0)

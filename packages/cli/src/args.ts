@@ -1,6 +1,7 @@
 /** Command-line parsing on node:util parseArgs; every mistake becomes a UsageError naming the argument. */
 import { parseArgs } from 'node:util';
 import { AckPolicy, type AckPolicyValue, InvalidArgumentError, parseAddress } from '@booblik/client';
+import { topicNameProblem } from '@booblik/protocol';
 import { BROKER_ENV, DEFAULT_BROKER } from './constants.js';
 import { UsageError } from './errors.js';
 
@@ -105,19 +106,25 @@ export function splitVerb(argv: string[]): { verb: string | undefined; rest: str
   return { verb: undefined, rest: argv };
 }
 
-/** --broker, else BOOBLIK_BROKER, else 127.0.0.1:9092; checked here so a typo is a usage error. */
-export function brokerAddress(flag: string | undefined, env: Record<string, string | undefined>): string {
-  const address = flag ?? (env[BROKER_ENV] || undefined) ?? DEFAULT_BROKER;
-  try {
-    parseAddress(address);
-  } catch (error) {
-    if (error instanceof InvalidArgumentError) {
-      const source = flag !== undefined ? '--broker' : env[BROKER_ENV] ? BROKER_ENV : 'default broker';
-      throw new UsageError(`${source}: ${error.message}`);
+/**
+ * --broker, else BOOBLIK_BROKER, else 127.0.0.1:9092: one `host:port` or several, comma-separated
+ * (bootstrap brokers, tried in turn). Checked here so that a typo is a usage error naming the entry.
+ */
+export function brokerAddresses(flag: string | undefined, env: Record<string, string | undefined>): string[] {
+  const given = flag ?? (env[BROKER_ENV] || undefined) ?? DEFAULT_BROKER;
+  const source = flag !== undefined ? '--broker' : env[BROKER_ENV] ? BROKER_ENV : 'default broker';
+  const addresses = given.split(',').map((a) => a.trim());
+  for (const [i, address] of addresses.entries()) {
+    const where = addresses.length > 1 ? ` (address ${i + 1} of ${addresses.length})` : '';
+    if (address === '') throw new UsageError(`${source}: "${given}"${where} is empty, expected host:port`);
+    try {
+      parseAddress(address);
+    } catch (error) {
+      if (error instanceof InvalidArgumentError) throw new UsageError(`${source}${where}: ${error.message}`);
+      throw error;
     }
-    throw error;
   }
-  return address;
+  return addresses;
 }
 
 /** An integer argument with a lower bound; the message names the flag and what was given. */
@@ -148,13 +155,19 @@ export function oneOf<T extends string>(name: string, text: string, choices: rea
   return text as T;
 }
 
-/** --from: earliest, latest, or an offset (a non-negative integer). */
-export function startOffset(name: string, text: string): 'earliest' | 'latest' | number {
+/** Where `consume --from` starts: an end of the partition, an offset, or the last `last` records. */
+export type StartOffset = 'earliest' | 'latest' | number | { last: number };
+
+/** --from: earliest, latest, an offset (an integer >= 0), or -N (the last N records of each partition). */
+export function startOffset(name: string, text: string): StartOffset {
   if (text === 'earliest' || text === 'latest') return text;
+  const last = /^-\d+$/.test(text) ? -Number(text) : Number.NaN;
+  if (Number.isSafeInteger(last) && last >= 1) return { last };
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value)) {
     throw new UsageError(
-      `${name}: "${text}", expected earliest|latest|<offset> (an offset is an integer >= 0)`,
+      `${name}: "${text}", expected earliest|latest|<offset>|-<count> (an offset is an integer >= 0; ` +
+        '-10 is the last 10 records of each partition)',
     );
   }
   return value;
@@ -167,4 +180,14 @@ export function positionals(given: string[], names: string[]): string[] {
     throw new UsageError(`expected ${expected || 'no arguments'}, got ${given.length} argument(s)`);
   }
   return given;
+}
+
+/**
+ * A topic named on the command line, checked here: the broker would refuse a bad name with a bare
+ * CORRUPT_REQUEST, where the protocol's rule can say which character is wrong.
+ */
+export function topicName(text: string): string {
+  const problem = topicNameProblem(text);
+  if (problem !== null) throw new UsageError(`topic ${JSON.stringify(text)} ${problem}`);
+  return text;
 }

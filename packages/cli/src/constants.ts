@@ -1,4 +1,5 @@
 /** Defaults and limits of the `booblik` command, each with its reason. */
+import { fetchableRecordBytesMax, recordHeaderBytes } from '@booblik/protocol';
 
 /** Where the broker listens by default: its own default port on this machine. */
 export const DEFAULT_BROKER = '127.0.0.1:9092';
@@ -28,7 +29,28 @@ export const ExitCode = {
 } as const;
 
 /**
- * Longest record read from stdin: a PRODUCE frame holds at most 8 MiB, so a longer record could never
- * be sent, and input is not buffered beyond it.
+ * Longest record read from stdin: the largest payload a FETCH answer carries whole (its 8 MiB frame
+ * less the largest answer's 30 bytes of headers, FETCH v5's, and the record's own 8), 8,388,570 bytes. The broker refuses
+ * a larger one (RECORD_TOO_LARGE), so it is never sent, and input is not buffered beyond it. A
+ * PRODUCE frame can hold less (records.ts, recordBytesMaxFor).
  */
-export const INPUT_RECORD_BYTES_MAX = 8 * 1024 * 1024;
+export const INPUT_RECORD_BYTES_MAX = fetchableRecordBytesMax - recordHeaderBytes;
+
+/**
+ * Longest cell of a table column before the last, in characters: a 249-character topic name would
+ * otherwise pad every row to its width. Longer cells end in "…"; --format json and yaml keep them whole.
+ */
+export const TABLE_CELL_CHARS_MAX = 48;
+
+/** `consume --follow`: first pause after a failure it waits through (NO_PRIMARY, a lost broker). */
+export const FOLLOW_RETRY_DELAY_MS = 100;
+
+/** The longest such pause, doubled from the first: a broker back is found within seconds. */
+export const FOLLOW_RETRY_DELAY_MS_MAX = 5_000;
+
+/**
+ * `consume --follow`: sends of one fetch through the client across route changes before the failure
+ * is the follower's to wait through: a NOT_PRIMARY hop and one METADATA, so the waiting line comes
+ * within moments instead of after the client's own eight attempts.
+ */
+export const FOLLOW_ROUTE_ATTEMPTS_MAX = 3;

@@ -1,4 +1,5 @@
 /** Errors of the `booblik` command. Failures of the client keep their own classes (from @booblik/client). */
+import { recordHeaderBytes } from '@booblik/protocol';
 
 /** The command line is wrong; the message says which argument and what was expected. Exit status 2. */
 export class UsageError extends Error {
@@ -37,17 +38,25 @@ export function describePartitions(ids: readonly number[]): string {
   return `partitions ${sorted.join(', ')}`;
 }
 
-/** A record that can never arrive whole within the bytes asked for per fetch: the flag to raise is named. */
+/**
+ * A record that can never arrive whole within the bytes asked for per fetch: the flag to raise is
+ * named, with the least that fits (a stored record is its payload plus an 8-byte header).
+ */
 export class MaxBytesTooSmallError extends Error {
   override name = 'MaxBytesTooSmallError';
   constructor(
     readonly offset: number,
+    /** The record's payload size, or -1 when not even its size arrived. */
     readonly recordBytes: number,
     readonly maxBytes: number,
   ) {
+    const needed = recordBytes + recordHeaderBytes;
     super(
-      `record at offset ${offset} ${recordBytes >= 0 ? `holds ${recordBytes} bytes` : 'does not fit'}; ` +
-        `it can never arrive whole with --max-bytes ${maxBytes}: raise --max-bytes`,
+      recordBytes >= 0
+        ? `record at offset ${offset} holds ${recordBytes} bytes, ${needed} with its ${recordHeaderBytes}-byte header; ` +
+            `it can never arrive whole with --max-bytes ${maxBytes}: raise --max-bytes to at least ${needed}`
+        : `record at offset ${offset} does not fit in --max-bytes ${maxBytes}, not even its ${recordHeaderBytes}-byte ` +
+            'header: raise --max-bytes (a record takes its payload plus that header)',
     );
   }
 }
@@ -69,5 +78,66 @@ export class TopicNotFoundError extends Error {
   override name = 'TopicNotFoundError';
   constructor(readonly topics: readonly string[]) {
     super(`no topic ${topics.join(', ')}`);
+  }
+}
+
+/** None of several bootstrap brokers could be reached; `cause` is the last one's failure. */
+export class NoBrokerReachableError extends Error {
+  override name = 'NoBrokerReachableError';
+  constructor(
+    readonly addresses: readonly string[],
+    cause: Error,
+  ) {
+    super(`cannot connect to any of ${addresses.join(', ')}`, { cause });
+  }
+}
+
+/**
+ * The broker's words for a refused MOVE as this command spells them: its refusals name the wire
+ * flag (ABANDON_RECORDS, for every client), which `booblik partitions move` takes as --abandon-records.
+ */
+export function inCliWords(detail: string): string {
+  return detail.replaceAll('ABANDON_RECORDS', '--abandon-records');
+}
+
+/** A MOVE (partitions move or elect) the broker refused as not allowed; the message says why, in the CLI's words. */
+export class MoveRefusedError extends Error {
+  override name = 'MoveRefusedError';
+  constructor(
+    readonly what: string,
+    readonly detail: string,
+  ) {
+    super(`${what} refused: ${inCliWords(detail)}`);
+  }
+}
+
+/**
+ * A follower's position left the partition: retention removed the records before it, or the
+ * partition now ends before it (records cut after a failover). The message says how to go on.
+ */
+export class PositionGoneError extends Error {
+  override name = 'PositionGoneError';
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: number,
+    readonly logStartOffset: number,
+    readonly highWatermark: number,
+  ) {
+    super(
+      offset < logStartOffset
+        ? `${topic}/${partition}: offset ${offset} is gone: retention removed the records before ${logStartOffset}, ` +
+            `where the partition now starts; run again with --from earliest (or --partition ${partition} --from ${logStartOffset})`
+        : `${topic}/${partition}: offset ${offset} is past the partition's end, ${highWatermark} (records after it ` +
+            `were cut, as after a failover that lost them); run again with --partition ${partition} --from ${highWatermark}`,
+    );
+  }
+}
+
+/** The topic being read was deleted: nothing more will arrive. */
+export class TopicDeletedError extends Error {
+  override name = 'TopicDeletedError';
+  constructor(readonly topic: string) {
+    super(`topic ${topic} was deleted while it was being read: nothing more will arrive`);
   }
 }

@@ -1,7 +1,8 @@
 /** Usage text: `booblik --help` and `booblik <verb> --help`. */
 import { DEFAULT_BROKER, DEFAULT_HEALTH_TIMEOUT_MS } from './constants.js';
 
-const common = `Broker: --broker host:port, else the BOOBLIK_BROKER variable, else ${DEFAULT_BROKER}.
+const common = `Broker: --broker host:port[,host:port...] (tried in turn), else the BOOBLIK_BROKER variable,
+else ${DEFAULT_BROKER}.
 Exit status: 0 done, 1 failed (refused, unreachable, unhealthy, records lost), 2 usage error.`;
 
 export const verbHelp: Record<string, string> = {
@@ -16,15 +17,21 @@ export const verbHelp: Record<string, string> = {
   --key K         every record gets key K (UTF-8): they all land in one partition
   --partition N   send to partition N (default: keyless records take the partitions in turn)
   --ack A         none (no answer: records may be lost unseen), written (default), forced (on disk)`,
-  consume: `booblik consume <topic> [--partition N] [--from earliest|latest|OFFSET] [--follow]
+  consume: `booblik consume <topic> [--partition N] [--from earliest|latest|OFFSET|-N] [--follow]
                 [--format text|hex|json] [--max-records N] [--max-bytes N] [--prefer-zone Z]
-  Prints records, one per line. Without --follow it stops at the high watermark seen at start.
-  --partition N   default 0
-  --from F        earliest (default), latest, or an offset
-  --follow        keep waiting for new records (Ctrl-C stops, exit 0)
+  Prints the records of every partition of the topic as they arrive, one per line (each partition's
+  in offset order). Without --follow it stops at the high watermarks seen at start.
+  --partition N   only partition N
+  --from F        earliest (default), latest, -N (the last N records of each partition), or an
+                  offset (with several partitions, give --partition too)
+  --follow        keep waiting for new records (Ctrl-C stops, exit 0). Waits through a failover or a
+                  lost broker (a line on stderr says why, another when it resumes); partitions added
+                  meanwhile are read from their first record; ends (exit 1) if the topic is deleted
+                  or retention removes the position it is at, saying what to run next
   --format F      text: the bytes as they are (default); hex; json: {topic,partition,offset,payload}
   --max-records N stop after N records
-  --max-bytes N   bytes per fetch (default 1 MiB); a larger record is an error naming its size
+  --max-bytes N   bytes per fetch (default 1 MiB); a record takes its payload + 8 header bytes, and
+                  one that can never fit is an error saying the least --max-bytes that reads it
   --prefer-zone Z in a cluster, read from the in-sync replica in zone Z when there is one`,
   health: `booblik health [--timeout MS]
   Asks for METADATA; exit 0 and "healthy: ..." when answered in time, else exit 1 and the reason.
@@ -41,12 +48,13 @@ booblik topics watch [-l SELECTOR] [--format table|json]
            children inherit their parent's fields; revision (on leaves) is the one expected (0: must
            not exist; none: any); delete: true deletes. All of it or nothing. --dry-run shows the
            changes and has the broker check them, changing nothing
-  edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown
+  edit     opens the spec in $VISUAL or $EDITOR; saving applies it at the revision shown (when
+           refused, the edit is kept in a file the message names)
   delete   deletes the topics (all or none), each at the revision it is seen at. A topic's objects
            in its fragment store stay, and a topic created again under the name on that store
            continues that history; --purge-store removes them too (the broker logs how many).
            --dry-run has the broker check the deletions, changing nothing anywhere
-  watch    prints the listing, then again on every change, until Ctrl-C`,
+  watch    prints the listing, then again whenever the matching topics change, until Ctrl-C`,
   fragments: `booblik fragments <topic> [--partition N]
   Each segment of the topic's partitions, oldest first: first and last offset, bytes, where it
   lives (local: this broker's disk; store: the topic's store; both) and when it was persisted.
@@ -78,7 +86,7 @@ Usage: booblik <command> [options]
 Commands:
   metadata [topic...]      show partitions and offsets
   produce <topic>          send records read from stdin
-  consume <topic>          print records of a partition
+  consume <topic>          print the records of a topic
   health                   check that the broker answers
   topics <sub> ...         list, apply, edit, delete and watch topics
   fragments <topic>        where each segment lives: local disk, store, or both
@@ -86,7 +94,7 @@ Commands:
   brokers drain ID         move every replicated partition off a broker
   conformance <verb> ...   the conformance kit's client contract
 
-Run 'booblik <command> --help' for a command's options.
+Run 'booblik <command> --help' for a command's options; 'booblik --version' prints the version.
 ${common}
 `;
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { ApiKey, FakeBroker, MemoryLog } from '@booblik/client/testing';
 import { booblik, booblikMain, start } from './test-support/spawn.js';
@@ -55,6 +56,29 @@ describe('booblik metadata', () => {
   });
 });
 
+describe('booblik --broker with several brokers', () => {
+  it('a comma-separated list is tried in turn: an unreachable first broker is skipped', async () => {
+    const { log, broker } = await serve({ t: 1 });
+    log.append('t', 0, [Buffer.from('x')]);
+    const list = `127.0.0.1:1,${broker.address}`;
+    const metadata = await booblik(['metadata', '--broker', list]);
+    assert.equal(metadata.code, 0, metadata.stderr);
+    assert.match(metadata.stdout.toString(), /^t +0 +0 +1$/m);
+    const consume = await booblik(['consume', 't'], { env: { BOOBLIK_BROKER: list } });
+    assert.equal(consume.code, 0, consume.stderr);
+    assert.equal(consume.stdout.toString(), 'x\n');
+  });
+
+  it('none reachable is exit 1 naming every broker tried; an empty entry is a usage error', async () => {
+    const none = await booblik(['metadata', '--broker', '127.0.0.1:1,127.0.0.1:2']);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /cannot connect to any of 127\.0\.0\.1:1, 127\.0\.0\.1:2 \(.*ECONNREFUSED/);
+    const empty = await booblik(['metadata', '--broker', '127.0.0.1:1,']);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /--broker: "127\.0\.0\.1:1," \(address 2 of 2\) is empty, expected host:port/);
+  });
+});
+
 describe('booblik produce', () => {
   it('one record per line, in order; empty lines are skipped and counted', async () => {
     const { log, broker } = await serve({ t: 1 });
@@ -98,6 +122,18 @@ describe('booblik produce', () => {
     assert.match(run.stderr, /topic nope does not exist/);
   });
 
+  it('a bad topic name is exit 2 naming the character not allowed, and nothing reaches the broker', async () => {
+    const { broker } = await serve({ t: 1 });
+    const run = await booblik(['produce', 'orders/eu', '--broker', broker.address], { input: 'x\n' });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /topic "orders\/eu" has a character other than .*: "\/" at character 7/);
+    assert.doesNotMatch(run.stderr, /CORRUPT_REQUEST/);
+    assert.deepEqual(broker.received, []);
+    const consume = await booblik(['consume', 'a b', '--broker', broker.address]);
+    assert.equal(consume.code, 2);
+    assert.match(consume.stderr, /topic "a b" has a character other than .*: " " at character 2/);
+  });
+
   it('many records go in batches, not one request per record, and none is lost', async () => {
     const { log, broker } = await serve({ t: 1 });
     const lines = Array.from({ length: 2000 }, (_, i) => `record-${i}`);
@@ -138,6 +174,22 @@ describe('booblik produce', () => {
     assert.equal(run.code, 1);
     assert.match(run.stderr, /input ends inside record 2/);
     assert.deepEqual(texts(log.records('t', 0)), ['whole']);
+  });
+
+  it('a record of exactly the most one can hold is sent; one byte more is refused with that exact limit', async () => {
+    const { log, broker } = await serve({ t: 1 });
+    const most = 8_388_570; // what one FETCH answer returns whole
+    const sent = await booblik(['produce', 't', '--broker', broker.address], {
+      input: `${'a'.repeat(most)}\n`,
+    });
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.equal(log.records('t', 0)[0]?.length, most);
+    const refused = await booblik(['produce', 't', '--broker', broker.address], {
+      input: `ok\n${'a'.repeat(most + 1)}\n`,
+    });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /line 2 is longer than 8388570 bytes, the most one record can hold/);
+    assert.equal(log.records('t', 0).length, 2, 'the line before it was sent, the long one not');
   });
 
   it('--ack none returns without answers and the records still arrive', async () => {
@@ -232,7 +284,21 @@ describe('booblik consume', () => {
     const run = await booblik(['consume', 't', '--max-bytes', '100', '--broker', broker.address]);
     assert.equal(run.code, 1);
     assert.equal(run.stdout.toString(), 'small\n');
-    assert.match(run.stderr, /offset 1 holds 500 bytes.*with --max-bytes 100: raise --max-bytes\n/);
+    assert.match(
+      run.stderr,
+      /offset 1 holds 500 bytes, 508 with its 8-byte header; .*with --max-bytes 100: raise --max-bytes to at least 508\n/,
+    );
+  });
+
+  it('--max-bytes of exactly payload + 8 reads the record the refusal was about', async () => {
+    const { log, broker } = await serve({ t: 1 });
+    log.append('t', 0, [Buffer.alloc(500, 0x61)]);
+    const tight = await booblik(['consume', 't', '--max-bytes', '508', '--broker', broker.address]);
+    assert.equal(tight.code, 0, tight.stderr);
+    assert.equal(tight.stdout.toString(), `${'a'.repeat(500)}\n`);
+    const short = await booblik(['consume', 't', '--max-bytes', '507', '--broker', broker.address]);
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, /at least 508/);
   });
 
   it('--follow waits for new records (a held long fetch) and prints them as they arrive', async () => {
@@ -309,10 +375,11 @@ describe('booblik usage errors', () => {
     ['a bad format', ['consume', 't', '--format', 'xml'], /--format: "xml", expected text, hex, json/],
     ['a bad --from', ['consume', 't', '--from', 'abc'], /--from: "abc", expected earliest\|latest\|<offset>/],
     [
-      'a negative --from',
-      ['consume', 't', '--from', '-1'],
-      /--from: "-1", expected earliest\|latest\|<offset>/,
+      'a --from of the last zero records',
+      ['consume', 't', '--from', '-0'],
+      /--from: "-0", expected earliest\|latest\|<offset>\|-<count>/,
     ],
+    ['a --from with a fraction', ['consume', 't', '--from', '-1.5'], /--from: "-1.5", expected/],
     ['a flag without its value', ['consume', 't', '--from'], /--from needs a value/],
     ['a value given to a switch', ['consume', 't', '--follow=yes'], /--follow takes no value/],
     [
@@ -336,6 +403,15 @@ describe('booblik usage errors', () => {
       );
     });
   }
+
+  it('--version prints the version of the package, exit 0', async () => {
+    const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    const run = await booblik(['--version']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.toString(), `booblik ${version}\n`);
+  });
 
   it('--help prints the usage and exits 0, for the command and for each verb', async () => {
     const main = await booblik(['--help']);

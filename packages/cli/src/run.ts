@@ -14,6 +14,7 @@ import { ExitCode } from './constants.js';
 import { UsageError } from './errors.js';
 import { mainHelp } from './help.js';
 import type { Io } from './io.js';
+import { cliVersion } from './versions.js';
 
 const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   metadata: metadataCommand,
@@ -30,6 +31,10 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
 export async function run(argv: string[], io: Io): Promise<number> {
   try {
     const { verb, rest } = splitVerb(argv);
+    if (verb === undefined && rest.includes('--version')) {
+      io.stdout.write(`booblik ${cliVersion()}\n`);
+      return ExitCode.OK;
+    }
     if (verb === undefined || verb === 'help') {
       if (verb === 'help' || rest.includes('--help') || rest.includes('-h')) {
         io.stdout.write(mainHelp);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Connection } from '@booblik/client';
 import { ApiKey } from '@booblik/protocol';
 
@@ -10,4 +11,10 @@ export async function metadataVersion(connection: Connection): Promise<number> {
 /** Whether the broker answers METADATA v4: each partition's epoch and replicas with zones and lag. */
 export async function speaksMetadataV4(connection: Connection): Promise<boolean> {
   return (await metadataVersion(connection)) >= 4;
+}
+
+/** This command's version: the one in its package.json, installed beside dist/ by npm. */
+export function cliVersion(): string {
+  const file = new URL('../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }

@@ -416,7 +416,7 @@ export class Connection {
     options: { abandonRecords?: boolean; away?: boolean; unclean?: boolean; timeoutMs?: number } = {},
   ): Promise<{ revision: number }> {
     return this.request(
-      `MOVE ${topic}/${partition} to ${member}`,
+      `MOVE ${topic}/${partition} ${options.away === true ? 'away from' : 'to'} ${member}`,
       {},
       (id) =>
         encodeMoveRequest(id, {

@@ -20,4 +20,11 @@ describe('topic names', () => {
       assert.match(topicNameProblem(name)!, /character other than/, JSON.stringify(name));
     }
   });
+
+  it('names the first character not allowed and where it is, so the user knows what to remove', () => {
+    assert.match(topicNameProblem('orders/eu')!, /: "\/" at character 7$/);
+    assert.match(topicNameProblem('заказы 2')!, /: " " at character 7$/);
+    assert.match(topicNameProblem('a\u0000b')!, /: "\\u0000" at character 2$/);
+    assert.match(topicNameProblem('🚀x')!, /: "🚀" at character 1$/);
+  });
 });

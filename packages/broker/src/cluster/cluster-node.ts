@@ -253,7 +253,7 @@ export class ClusterNode {
     if (away) {
       if (owner?.member !== member) return { code: ErrorCode.NONE, revision: copy.revision };
       return invalid(
-        `${topic}-${partition}: its one copy is on ${member}; nothing can copy it away (move it to a broker with --abandon-records, or give the topic replicas)`,
+        `${topic}-${partition}: its one copy is on ${member}; nothing can copy it away (move it to another broker with ABANDON_RECORDS, or give the topic replicas)`,
       );
     }
     if (!abandonRecords) {

@@ -1,8 +1,9 @@
 /** booblik brokers drain ID: every replicated partition moved off broker ID, each copied before it switches. */
-import { BrokerError, Connection, ErrorCode } from '@booblik/client';
-import { brokerAddress, parse } from '../args.js';
+import { BrokerError, ErrorCode, InvalidArgumentRefusal } from '@booblik/client';
+import { brokerAddresses, parse } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
-import { UsageError } from '../errors.js';
+import { inCliWords, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 
@@ -21,7 +22,7 @@ export async function brokersCommand(args: string[], io: Io): Promise<number> {
     throw new UsageError(`brokers: expected drain, got ${sub === undefined ? 'nothing' : `"${sub}"`}`);
   if (member === undefined || extra.length > 0)
     throw new UsageError('brokers drain: expected ID (a broker id)');
-  const connection = await Connection.connect(brokerAddress(parsed.string('broker'), io.env), {
+  const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
   });
   try {
@@ -40,7 +41,8 @@ export async function brokersCommand(args: string[], io: Io): Promise<number> {
         } catch (error) {
           if (!(error instanceof BrokerError && error.code === ErrorCode.INVALID_ARGUMENT)) throw error;
           left.push(`${topic.spec.name}-${p}`);
-          await out.write(`${topic.spec.name}-${p}: stays: ${error.message}\n`);
+          const why = error instanceof InvalidArgumentRefusal ? inCliWords(error.detail) : error.codeName;
+          await out.write(`${topic.spec.name}-${p}: stays on ${member}: ${why}\n`);
         }
       }
     }

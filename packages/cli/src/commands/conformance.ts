@@ -6,12 +6,13 @@
 import {
   AckPolicy,
   BrokerError,
-  Connection,
+  type Connection,
   INT32_MAX,
   RevisionMismatchError,
   type TopicListing,
 } from '@booblik/client';
-import { ackPolicy, brokerAddress, integer, parse, positionals } from '../args.js';
+import { ackPolicy, brokerAddresses, integer, parse, positionals } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
@@ -42,7 +43,7 @@ export async function conformanceCommand(args: string[], io: Io): Promise<number
   }
   // Arguments are checked before dialing: a malformed call fails the same with or without a broker.
   const call = run(rest);
-  const connection = await Connection.connect(brokerAddress(parsed.string('broker'), io.env), {
+  const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
   });
   try {

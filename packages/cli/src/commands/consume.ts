@@ -1,28 +1,34 @@
 import {
   Client,
-  Connection,
+  type ClientOptions,
+  type ConsumerRecord,
   DEFAULT_MAX_BYTES,
   INT32_MAX,
-  RecordExceedsMaxBytesError,
+  type PartitionMetadata,
 } from '@booblik/client';
-import { brokerAddress, integer, oneOf, parse, positionals, startOffset } from '../args.js';
-import { ExitCode } from '../constants.js';
 import {
-  MaxBytesTooSmallError,
-  OffsetOutOfRangeError,
-  PartitionNotFoundError,
-  UsageError,
-} from '../errors.js';
+  brokerAddresses,
+  integer,
+  oneOf,
+  parse,
+  positionals,
+  type StartOffset,
+  startOffset,
+  topicName,
+} from '../args.js';
+import { ExitCode, FOLLOW_ROUTE_ATTEMPTS_MAX } from '../constants.js';
+import { watchPartitions } from '../consume/new-partitions.js';
+import { type ReadContext, readPartition } from '../consume/partition-reader.js';
+import { OffsetOutOfRangeError, PartitionNotFoundError, UsageError } from '../errors.js';
 import { type Format, formatRecord, formats } from '../format.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 
-/** Without --follow a run reads a finite range, so a lost connection is retried a few times only. */
-const RECONNECT_ATTEMPTS_BOUNDED = 3;
-
 /**
- * booblik consume <topic>: prints the records of one partition. Without --follow it reads up to the
- * high watermark that METADATA reported at start and stops there, even if more records arrive.
+ * booblik consume <topic>: prints the records of every partition of the topic as they arrive (one
+ * partition with --partition). Without --follow each partition is read up to the high watermark
+ * METADATA reported at start, and the command stops there, even if more records arrive. With
+ * --follow it keeps reading, waits through failovers, and reads partitions added meanwhile.
  */
 export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const parsed = parse(args, {
@@ -39,12 +45,12 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
     await out.write(helpFor('consume'));
     return ExitCode.OK;
   }
-  const [topic] = positionals(parsed.positionals, ['topic']) as [string];
+  const topic = topicName(positionals(parsed.positionals, ['topic'])[0]!);
   const partitionText = parsed.string('partition');
   const formatText = parsed.string('format');
   const maxRecordsText = parsed.string('max-records');
   const maxBytesText = parsed.string('max-bytes');
-  const partition = partitionText === undefined ? 0 : integer('--partition', partitionText, 0, INT32_MAX);
+  const only = partitionText === undefined ? undefined : integer('--partition', partitionText, 0, INT32_MAX);
   const from = startOffset('--from', parsed.string('from') ?? 'earliest');
   const format: Format = formatText === undefined ? 'text' : oneOf('--format', formatText, formats);
   const maxRecords =
@@ -52,52 +58,100 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const maxBytes =
     maxBytesText === undefined ? DEFAULT_MAX_BYTES : integer('--max-bytes', maxBytesText, 1, INT32_MAX);
   const follow = parsed.flag('follow');
-  const broker = brokerAddress(parsed.string('broker'), io.env);
-
+  const brokers = brokerAddresses(parsed.string('broker'), io.env);
   const preferZone = parsed.string('prefer-zone');
   if (preferZone === '') throw new UsageError('--prefer-zone: expected a zone name');
-  // With a zone, a route-following client reads from the in-sync replica there (FETCH v4).
-  const connection =
-    preferZone === undefined
-      ? await Connection.connect(broker, { signal: io.signal })
-      : await Client.connect(broker, { signal: io.signal, preferZone });
+
+  // A client that follows routes: it bootstraps from any of the brokers given, reads each partition
+  // from its primary (with a zone, from the in-sync replica there: FETCH v4) and follows failovers.
+  const clientOptions: ClientOptions = {
+    signal: io.signal,
+    ...(follow ? { routeAttemptsMax: FOLLOW_ROUTE_ATTEMPTS_MAX } : {}),
+    ...(preferZone === undefined ? {} : { preferZone }),
+  };
+  const client = await Client.connect(brokers, clientOptions);
+  const stop = new AbortController();
+  const signal = AbortSignal.any([io.signal, stop.signal]);
   try {
-    const [described] = await connection.metadata(topic);
-    const offsets = described?.partitions.find((p) => p.partition === partition);
-    if (!offsets) {
-      throw new PartitionNotFoundError(topic, partition, described?.partitions.map((p) => p.partition) ?? []);
+    const [described] = await client.metadata(topic);
+    const partitions = described?.partitions ?? [];
+    const chosen = only === undefined ? partitions : partitions.filter((p) => p.partition === only);
+    if (only !== undefined && chosen.length === 0) {
+      throw new PartitionNotFoundError(
+        topic,
+        only,
+        partitions.map((p) => p.partition),
+      );
     }
-    const start =
-      from === 'earliest' ? offsets.logStartOffset : from === 'latest' ? offsets.highWatermark : from;
-    if (start < offsets.logStartOffset || start > offsets.highWatermark) {
-      throw new OffsetOutOfRangeError(start, offsets.logStartOffset, offsets.highWatermark);
+    if (typeof from === 'number' && chosen.length > 1) {
+      throw new UsageError(
+        `--from ${from}: an offset is a position in one partition, and topic ${topic} has ${chosen.length}: ` +
+          'give --partition too (earliest, latest and -N apply to each partition)',
+      );
     }
-    const end = follow ? Number.POSITIVE_INFINITY : offsets.highWatermark;
-    if (start >= end) return ExitCode.OK;
-    const consumer = connection.consumer(topic, partition, start, {
-      maxBytes,
-      // Reading up to a known end: answer at once rather than hold the fetch for records.
-      ...(follow ? {} : { maxWaitMs: 0 }),
-      reconnectAttemptsMax: follow ? Number.POSITIVE_INFINITY : RECONNECT_ATTEMPTS_BOUNDED,
-      signal: io.signal,
-    });
+    const ranges = chosen.map((p) => ({
+      partition: p.partition,
+      start: startOf(from, p),
+      end: follow ? Number.POSITIVE_INFINITY : p.highWatermark,
+    }));
+
     let printed = 0;
-    try {
-      for await (const record of consumer) {
-        if (record.offset >= end) break;
-        if (!(await out.write(formatRecord(record, format)))) break; // nobody reads stdout any more
-        if (++printed >= maxRecords || consumer.position >= end) break;
-      }
-    } catch (error) {
-      if (error instanceof RecordExceedsMaxBytesError) {
-        throw new MaxBytesTooSmallError(error.offset, error.recordBytes, error.maxBytes);
-      }
-      throw error;
-    } finally {
-      await consumer.close();
+    const ctx: ReadContext = {
+      client,
+      // Several partitions followed at once: each holds its long fetches on connections of its own.
+      ...(follow && (only === undefined || chosen.length > 1)
+        ? { ownClient: () => Client.connect(brokers, clientOptions) }
+        : {}),
+      topic,
+      follow,
+      maxBytes,
+      signal,
+      emit: async (record: ConsumerRecord) => {
+        if (printed >= maxRecords) return false;
+        printed++;
+        const more = (await out.write(formatRecord(record, format))) && printed < maxRecords;
+        if (!more) stop.abort(); // enough, or nobody reads stdout any more: every reader stops
+        return more;
+      },
+      note: (line) => io.stderr.write(`booblik: ${line}\n`),
+    };
+    let failure: unknown;
+    const readers: Promise<void>[] = [];
+    const read = (partition: number, start: number, end: number) => {
+      readers.push(
+        readPartition(ctx, partition, start, end).catch((error: unknown) => {
+          failure ??= error;
+          stop.abort();
+        }),
+      );
+    };
+    for (const r of ranges) if (r.start < r.end) read(r.partition, r.start, r.end);
+    if (follow) {
+      // A partition added while following is read from its first record: all of it is new.
+      const added = only === undefined ? (p: number) => read(p, 0, Number.POSITIVE_INFINITY) : () => {};
+      await watchPartitions(ctx, partitions.length, added).catch((error: unknown) => {
+        failure ??= error;
+        stop.abort();
+      });
     }
+    // No reader is added once the watch is over: these are all of them.
+    await Promise.all(readers);
+    if (failure !== undefined && !io.signal.aborted) throw failure;
   } finally {
-    await connection.close();
+    stop.abort();
+    await client.close();
   }
   return ExitCode.OK;
+}
+
+/** The first offset to read of one partition, checked against what it holds. */
+function startOf(from: StartOffset, offsets: PartitionMetadata): number {
+  const { logStartOffset, highWatermark } = offsets;
+  if (from === 'earliest') return logStartOffset;
+  if (from === 'latest') return highWatermark;
+  if (typeof from === 'object') return Math.max(logStartOffset, highWatermark - from.last);
+  if (from < logStartOffset || from > highWatermark) {
+    throw new OffsetOutOfRangeError(from, logStartOffset, highWatermark);
+  }
+  return from;
 }

@@ -5,6 +5,7 @@ import {
   ErrorCode,
   encodeErrorResponse,
   encodeListFragmentsResponse,
+  encodeMetadataResponse,
   FragmentLocation,
   type ListFragmentsRequest,
 } from '@booblik/protocol';
@@ -20,6 +21,17 @@ const PERSISTED_MS = Date.UTC(2026, 0, 2, 3, 4, 5);
 /** A broker whose topic "orders" has two partitions: partition 0 half in the store. */
 async function serve(asked: ListFragmentsRequest[]): Promise<FakeBroker> {
   const broker = await FakeBroker.start(({ request }) => {
+    if (request.apiKey === ApiKey.METADATA) {
+      const known = request.body.topics.every((t) => t === 'orders');
+      return known
+        ? encodeMetadataResponse(request.correlationId, [
+            {
+              name: 'orders',
+              partitions: [0, 1].map((partition) => ({ partition, logStartOffset: 0, highWatermark: 0 })),
+            },
+          ])
+        : encodeErrorResponse(request.correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    }
     if (request.apiKey !== ApiKey.LIST_FRAGMENTS)
       return encodeErrorResponse(request.correlationId, ErrorCode.UNSUPPORTED_VERSION);
     asked.push(request.body);
@@ -60,6 +72,9 @@ async function serve(asked: ListFragmentsRequest[]): Promise<FakeBroker> {
     ];
     const wanted =
       request.body.partition < 0 ? all : all.filter((p) => p.partition === request.body.partition);
+    if (wanted.length === 0) {
+      return encodeErrorResponse(request.correlationId, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    }
     return encodeListFragmentsResponse(request.correlationId, wanted);
   });
   brokers.push(broker);
@@ -86,7 +101,7 @@ describe('booblik fragments', () => {
     assert.deepEqual(asked, [{ topic: 'orders', partition: -1 }]);
   });
 
-  it('--partition asks for that partition only; an unknown topic is exit 1 naming the refusal', async () => {
+  it('--partition asks for that partition only; an unknown topic is exit 1 saying there is no such topic', async () => {
     const asked: ListFragmentsRequest[] = [];
     const broker = await serve(asked);
     const one = await booblik(['fragments', 'orders', '--partition', '1', '--broker', broker.address]);
@@ -94,11 +109,20 @@ describe('booblik fragments', () => {
     assert.equal(one.stdout.toString().split('\n').length, 3, 'a header and one row');
     const unknown = await booblik(['fragments', 'nope', '--broker', broker.address]);
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /UNKNOWN_TOPIC_OR_PARTITION/);
+    assert.equal(unknown.stderr, 'booblik: no topic nope\n');
     assert.deepEqual(asked, [
       { topic: 'orders', partition: 1 },
       { topic: 'nope', partition: -1 },
     ]);
+  });
+
+  it('a partition the topic lacks says so, with the partitions it has, not that the topic may not exist', async () => {
+    const broker = await serve([]);
+    const run = await booblik(['fragments', 'orders', '--partition', '5', '--broker', broker.address]);
+    assert.equal(run.code, 1);
+    assert.equal(run.stderr, 'booblik: topic orders has no partition 5 (it has partitions 0..1)\n');
+    const unknown = await booblik(['fragments', 'nope', '--partition', '5', '--broker', broker.address]);
+    assert.equal(unknown.stderr, 'booblik: no topic nope\n');
   });
 
   it('no topic, or a bad --partition, is a usage error (exit 2)', async () => {

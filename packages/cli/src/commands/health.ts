@@ -1,5 +1,6 @@
-import { Connection } from '@booblik/client';
-import { brokerAddress, integer, parse } from '../args.js';
+import type { Connection } from '@booblik/client';
+import { brokerAddresses, integer, parse } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS, ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
@@ -15,22 +16,22 @@ export async function healthCommand(args: string[], io: Io): Promise<number> {
     return ExitCode.OK;
   }
   if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
-  const broker = brokerAddress(parsed.string('broker'), io.env);
+  const brokers = brokerAddresses(parsed.string('broker'), io.env);
   const timeoutMs = timeout === undefined ? DEFAULT_HEALTH_TIMEOUT_MS : integer('--timeout', timeout, 1);
   const deadline = AbortSignal.any([AbortSignal.timeout(timeoutMs), io.signal]);
   const startedAt = performance.now();
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect(broker, { timeoutMs, signal: deadline });
+    connection = await connectFirst(brokers, { timeoutMs, signal: deadline });
     const topics = await untilAborted(connection.metadata(), deadline, timeoutMs);
     const ms = Math.round(performance.now() - startedAt);
     const partitions = topics.reduce((n, t) => n + t.partitions.length, 0);
     await out.write(
-      `healthy: ${broker} answered METADATA in ${ms} ms (${topics.length} topics, ${partitions} partitions)\n`,
+      `healthy: ${connection.address} answered METADATA in ${ms} ms (${topics.length} topics, ${partitions} partitions)\n`,
     );
     return ExitCode.OK;
   } catch (error) {
-    await out.write(`unhealthy: ${broker}: ${reason(error, timeoutMs, deadline)}\n`);
+    await out.write(`unhealthy: ${brokers.join(',')}: ${reason(error, timeoutMs, deadline)}\n`);
     return ExitCode.FAILURE;
   } finally {
     connection?.destroy();

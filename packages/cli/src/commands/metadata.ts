@@ -1,6 +1,6 @@
-import { Connection } from '@booblik/client';
 import { MetadataOffsets, type MetadataResponseV4, ReplicaFlag, type RouteV2 } from '@booblik/protocol';
-import { brokerAddress, parse } from '../args.js';
+import { brokerAddresses, parse, topicName } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -22,7 +22,8 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     await out.write(helpFor('metadata'));
     return ExitCode.OK;
   }
-  const connection = await Connection.connect(brokerAddress(parsed.string('broker'), io.env), {
+  for (const topic of parsed.positionals) topicName(topic);
+  const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
   });
   try {

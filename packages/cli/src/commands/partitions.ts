@@ -2,10 +2,11 @@
  * booblik partitions move TOPIC PARTITION MEMBER [--abandon-records]: an operator's move in a cluster.
  * booblik partitions elect TOPIC PARTITION MEMBER --unclean: a primary forced when none is in sync.
  */
-import { Connection } from '@booblik/client';
-import { brokerAddress, integer, parse } from '../args.js';
+import { InvalidArgumentRefusal } from '@booblik/client';
+import { brokerAddresses, integer, parse } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
-import { UsageError } from '../errors.js';
+import { MoveRefusedError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { watchCatchUp } from './catch-up-progress.js';
@@ -31,18 +32,29 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
     );
   }
   const partition = integer('PARTITION', partitionText, 0);
-  const address = brokerAddress(parsed.string('broker'), io.env);
-  const connection = await Connection.connect(address, { signal: io.signal });
+  const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
+    signal: io.signal,
+  });
+  const address = connection.address;
   const progress =
     sub === 'move'
       ? watchCatchUp(address, topic, partition, member, (line) => io.stderr.write(line))
       : undefined;
   try {
-    const { revision } = await connection.movePartition(topic, partition, member, {
-      abandonRecords: parsed.flag('abandon-records'),
-      unclean: sub === 'elect',
-      timeoutMs: 10 * 60_000,
-    });
+    const { revision } = await connection
+      .movePartition(topic, partition, member, {
+        abandonRecords: parsed.flag('abandon-records'),
+        unclean: sub === 'elect',
+        timeoutMs: 10 * 60_000,
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof InvalidArgumentRefusal)) throw error;
+        const what =
+          sub === 'elect'
+            ? `electing ${member} primary of ${topic}-${partition}`
+            : `moving ${topic}-${partition} to ${member}`;
+        throw new MoveRefusedError(what, error.detail);
+      });
     await out.write(
       sub === 'elect'
         ? `elected ${member} primary of ${topic}-${partition}, uncleanly (revision ${revision})\n`

@@ -1,16 +1,10 @@
-import {
-  AckPolicy,
-  Connection,
-  INT32_MAX,
-  OFFSET_UNKNOWN,
-  Producer,
-  ProducerClosedError,
-} from '@booblik/client';
-import { ackPolicy, brokerAddress, integer, parse, positionals } from '../args.js';
+import { AckPolicy, INT32_MAX, OFFSET_UNKNOWN, Producer, ProducerClosedError } from '@booblik/client';
+import { ackPolicy, brokerAddresses, integer, parse, positionals, topicName } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
-import { readLengthPrefixed, readLines } from '../input/records.js';
+import { readLengthPrefixed, readLines, recordBytesMaxFor } from '../input/records.js';
 import { type Io, Output } from '../io.js';
 import { Progress } from '../progress.js';
 import { OffsetSpans } from '../summary.js';
@@ -32,7 +26,7 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
     await new Output(io.stdout).write(helpFor('produce'));
     return ExitCode.OK;
   }
-  const [topic] = positionals(parsed.positionals, ['topic']) as [string];
+  const topic = topicName(positionals(parsed.positionals, ['topic'])[0]!);
   const key = parsed.string('key');
   const partitionText = parsed.string('partition');
   const ackText = parsed.string('ack');
@@ -42,9 +36,9 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   const partition =
     partitionText === undefined ? undefined : integer('--partition', partitionText, 0, INT32_MAX);
   const ack = ackText === undefined ? undefined : ackPolicy('--ack', ackText);
-  const broker = brokerAddress(parsed.string('broker'), io.env);
+  const brokers = brokerAddresses(parsed.string('broker'), io.env);
 
-  const connection = await Connection.connect(broker, { signal: io.signal });
+  const connection = await connectFirst(brokers, { signal: io.signal });
   // The partition is picked here, as the producer would (FNV-1a of the key, else round robin), so
   // that the summary can say which offsets each partition got.
   let route: (() => number) | undefined;
@@ -60,7 +54,10 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   const producer = new Producer(connection, { ack });
   const spans = new OffsetSpans();
   const progress = new Progress((text) => io.stderr.write(text), io.stderrIsTty);
-  const records = parsed.flag('length-prefixed') ? readLengthPrefixed(io.stdin) : readLines(io.stdin);
+  const recordBytesMax = recordBytesMaxFor(topic);
+  const records = parsed.flag('length-prefixed')
+    ? readLengthPrefixed(io.stdin, recordBytesMax)
+    : readLines(io.stdin, recordBytesMax);
   let sent = 0;
   let acknowledged = 0;
   let failed = 0;

@@ -27,6 +27,39 @@ async function listJson(broker: string) {
 }
 
 describe('booblik topics', () => {
+  it('watch -l prints again only when the matching listing changes, not on a change to another topic', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=other:1']);
+    const watching = start([
+      process.execPath,
+      booblikMain,
+      'topics',
+      'watch',
+      '-l',
+      'team=web',
+      '--format',
+      'json',
+      '--broker',
+      broker,
+    ]);
+    await watching.stdoutContains('"topics":[]');
+    const unrelated = tempFile(t, 'unrelated.yaml', 'name: other\npartitions: 2\nlabels: {team: db}\n');
+    assert.equal((await booblik(['topics', 'apply', '-f', unrelated, '--broker', broker])).code, 0);
+    const matching = tempFile(t, 'matching.yaml', 'name: clicks\npartitions: 1\nlabels: {team: web}\n');
+    assert.equal((await booblik(['topics', 'apply', '-f', matching, '--broker', broker])).code, 0);
+    const seen = await watching.stdoutContains('"clicks"');
+    watching.kill('SIGINT');
+    assert.equal((await watching.finished).code, 0);
+    const lines = seen
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { topics: { name: string }[] });
+    assert.deepEqual(
+      lines.map((l) => l.topics.map((x) => x.name)),
+      [[], ['clicks']],
+      'no line for the change to "other", which does not match',
+    );
+  });
+
   it('a file of one spec creates the topic, then updates it as it is; list --format json is one array', async (t) => {
     const broker = await startBrokerProcess(t, ['--topics=default:1']);
     const file = tempFile(t, 'orders.yaml', 'name: orders\npartitions: 3\nlabels: {team: payments}\n');
@@ -112,6 +145,55 @@ describe('booblik topics', () => {
     });
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no topic nope/);
+  });
+
+  it('edit refused for a stale revision keeps the edit in a file it names, and says how to apply it', async (t) => {
+    const broker = await startBrokerProcess(t, ['--topics=edited:1']);
+    const meanwhile = tempFile(
+      t,
+      'meanwhile.yaml',
+      'name: edited\npartitions: 1\nlabels: {by: someone-else}\n',
+    );
+    // While the user edits, someone else changes the topic: the revision the edit was made at is stale.
+    const editor = tempFile(
+      t,
+      'editor.sh',
+      `#!/bin/sh\n"${process.execPath}" "${booblikMain}" topics apply -f "${meanwhile}" --broker ${broker} >/dev/null || exit 9\n` +
+        'sed -i -e "s/^partitions: 1$/partitions: 3/" "$1"\n',
+    );
+    fs.chmodSync(editor, 0o755);
+    const run = await booblik(['topics', 'edit', 'edited', '--broker', broker], {
+      env: { EDITOR: editor, VISUAL: '' },
+    });
+    assert.equal(run.code, 1, run.stderr);
+    const kept = /your edit is kept in (\S+\.yaml);/.exec(run.stderr)?.[1];
+    assert.ok(kept, run.stderr);
+    t.after(() => fs.rmSync(path.dirname(kept), { recursive: true, force: true }));
+    assert.match(fs.readFileSync(kept, 'utf8'), /^partitions: 3$/m, 'the edit itself is in the file');
+    assert.match(run.stderr, /changed while you edited it \(revision 1, now 2\).*set its revision to 2/);
+    const [spec] = await listJson(broker);
+    assert.deepEqual(
+      [spec!.partitions, spec!.labels],
+      [1, { by: 'someone-else' }],
+      'nothing of the edit applied',
+    );
+  });
+
+  it('list cuts a 249-character name in the table, so other rows stay readable; json keeps it whole', async (t) => {
+    const long = 'n'.repeat(249);
+    const broker = await startBrokerProcess(t, [`--topics=${long}:1,short:2`]);
+    const table = await booblik(['topics', 'list', '--broker', broker]);
+    assert.equal(table.code, 0, table.stderr);
+    const lines = table.stdout.toString().trimEnd().split('\n');
+    assert.ok(
+      lines.every((l) => l.length < 100),
+      `no row is padded to the long name:\n${lines.join('\n')}`,
+    );
+    assert.match(lines[1]!, /^n+… +1 +/);
+    assert.deepEqual(
+      (await listJson(broker)).map((x) => x.name),
+      [long, 'short'],
+    );
   });
 
   it('delete removes every named topic, or none when one is missing; delete --dry-run removes none', async (t) => {

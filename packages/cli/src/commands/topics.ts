@@ -6,9 +6,16 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BrokerError, Connection, type ListedTopic, type TopicSpec } from '@booblik/client';
+import {
+  BrokerError,
+  type Connection,
+  type ListedTopic,
+  RevisionMismatchError,
+  type TopicSpec,
+} from '@booblik/client';
 import { ErrorCode } from '@booblik/protocol';
-import { type Args, brokerAddress, parse } from '../args.js';
+import { type Args, brokerAddresses, parse } from '../args.js';
+import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
 import { BrokerTooOldError, TopicNotFoundError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
@@ -58,7 +65,7 @@ function formatOf(parsed: Args, allowed: readonly Format[] = formats): Format {
 }
 
 async function connect(parsed: Args, io: Io): Promise<Connection> {
-  return Connection.connect(brokerAddress(parsed.string('broker'), io.env), { signal: io.signal });
+  return connectFirst(brokerAddresses(parsed.string('broker'), io.env), { signal: io.signal });
 }
 
 async function withConnection<T>(parsed: Args, io: Io, work: (c: Connection) => Promise<T>): Promise<T> {
@@ -167,11 +174,28 @@ async function edit(parsed: Args, io: Io, out: Output): Promise<number> {
     const change = changes[0]!.change;
     // The revision shown is the one expected: a change made meanwhile is refused, not overwritten.
     if (change.op === 'upsert' && changes[0]!.revision === undefined) change.spec.revision = spec.revision;
-    const { revision } = await c.applyTopics([change]);
+    let revision: number;
+    try {
+      ({ revision } = await c.applyTopics([change]));
+    } catch (error) {
+      // Whatever went wrong, the user's work is not thrown away with the temporary directory.
+      io.stderr.write(`booblik: ${keptEditNote(error, name, file)}\n`);
+      throw error;
+    }
     await fs.rm(dir, { recursive: true, force: true });
     await out.write(`updated ${name}: revision ${revision}\n`);
     return ExitCode.OK;
   });
+}
+
+/** Where a refused edit is, and for a stale revision how to apply it over the spec as it is now. */
+function keptEditNote(error: unknown, name: string, file: string): string {
+  if (!(error instanceof RevisionMismatchError)) return `your edit is kept in ${file}`;
+  return (
+    `topic ${name} changed while you edited it (revision ${error.expectedRevision}, now ${error.actualRevision}): ` +
+    `your edit is kept in ${file}; to apply it over the current spec, set its revision to ` +
+    `${error.actualRevision} and run: booblik topics apply -f ${file}`
+  );
 }
 
 async function findTopic(c: Connection, name: string): Promise<TopicSpec> {
@@ -249,11 +273,17 @@ async function remove(parsed: Args, io: Io, out: Output): Promise<number> {
   });
 }
 
-/** booblik topics watch [-l selector] [--format table|json]: the listing, then again on every change. */
+/** booblik topics watch [-l selector] [--format table|json]: the listing, then again whenever it changes. */
 async function watch(parsed: Args, io: Io, out: Output): Promise<number> {
   const format = formatOf(parsed, ['table', 'json']);
   return withConnection(parsed, io, async (c) => {
+    // The broker answers a watch on every change of the spec store, matching or not: print only
+    // when the matching topics themselves changed.
+    let shown: string | undefined;
     for await (const listing of c.watchTopics(parsed.string('selector') ?? '', { signal: io.signal })) {
+      const matching = JSON.stringify(listing.topics.map((t) => specToFields(t.spec)));
+      if (matching === shown) continue;
+      shown = matching;
       const text =
         format === 'json'
           ? `${JSON.stringify({ revision: listing.revision, topics: listing.topics.map((t) => specToFields(t.spec)) })}\n`

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { InputError } from '../errors.js';
-import { readLengthPrefixed, readLines } from './records.js';
+import { readLengthPrefixed, readLines, recordBytesMaxFor } from './records.js';
 
 async function collect(gen: AsyncGenerator<Buffer>): Promise<string[]> {
   const out: string[] = [];
@@ -102,5 +102,15 @@ describe('stdin records', () => {
       collect(readLengthPrefixed(chunks([prefixed([Buffer.alloc(9)])]), 8)),
       /length prefix 9/,
     );
+  });
+
+  it('the most a record can hold is exact: what a FETCH answer returns whole, less for a long topic name', () => {
+    // 8 MiB frame - 6 (answer header) - 24 (FETCH v5's fields) - 8 (record header).
+    assert.equal(recordBytesMaxFor('t'), 8_388_570);
+    assert.equal(recordBytesMaxFor('default'), 8_388_570);
+    // A long name makes the PRODUCE frame bind first: 8 MiB - 8 (request header) - (2 + name) topic
+    // - 4 - 1 - 4 - 4 (record size).
+    assert.equal(recordBytesMaxFor('x'.repeat(60)), 8_388_608 - 8 - (2 + 60) - 4 - 1 - 4 - 4);
+    assert.equal(recordBytesMaxFor('заказы'.repeat(5)), 8_388_608 - 8 - (2 + 60) - 4 - 1 - 4 - 4);
   });
 });

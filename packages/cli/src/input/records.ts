@@ -3,8 +3,19 @@
  * (`int32 length` big-endian, then that many bytes, as on the PRODUCE wire). Nothing beyond one
  * record is held in memory, and no record may exceed INPUT_RECORD_BYTES_MAX.
  */
+import { frameBytesMax, requestHeaderBytes } from '@booblik/protocol';
 import { INPUT_RECORD_BYTES_MAX, LENGTH_PREFIX_BYTES } from '../constants.js';
 import { InputError } from '../errors.js';
+
+/**
+ * The largest record one PRODUCE to `topic` can carry and one FETCH answer can return: the least of
+ * INPUT_RECORD_BYTES_MAX and the frame less PRODUCE's fields (header, topic string, partition, ack,
+ * record count, the record's size). A topic whose segments are smaller holds less: the broker says so.
+ */
+export function recordBytesMaxFor(topic: string): number {
+  const produceFieldsBytes = requestHeaderBytes + 2 + Buffer.byteLength(topic) + 4 + 1 + 4 + 4;
+  return Math.min(INPUT_RECORD_BYTES_MAX, frameBytesMax - produceFieldsBytes);
+}
 
 const NEWLINE = 0x0a;
 
@@ -38,7 +49,10 @@ export async function* readLines(
 }
 
 function tooLong(line: number, max: number): InputError {
-  return new InputError(`line ${line} is longer than ${max} bytes, the most one record can hold`);
+  return new InputError(
+    `line ${line} is longer than ${max} bytes, the most one record can hold (one PRODUCE frame and one ` +
+      'FETCH answer hold 8 MiB with their headers)',
+  );
 }
 
 /** Records as `int32 length, bytes`; input that ends inside a record is an error, never a short record. */
@@ -56,7 +70,9 @@ export async function* readLengthPrefixed(
         if (buffered.length < LENGTH_PREFIX_BYTES) break;
         need = buffered.take(LENGTH_PREFIX_BYTES).readInt32BE(0);
         if (need < 0 || need > recordBytesMax) {
-          throw new InputError(`record ${index}: length prefix ${need}, expected 0..${recordBytesMax}`);
+          throw new InputError(
+            `record ${index}: length prefix ${need}, expected 0..${recordBytesMax} (the most one record can hold)`,
+          );
         }
       }
       if (buffered.length < need) break;

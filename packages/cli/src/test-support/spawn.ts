@@ -19,9 +19,22 @@ export const conformanceClient = fileURLToPath(
 export interface Started {
   /** Resolves when the process has exited and its output is closed. */
   finished: Promise<Finished>;
-  /** Resolves with stdout so far once it contains `text`. */
+  /**
+   * Resolves with stdout so far once it contains `text`; rejects if the process ends first (with
+   * its output in the message), so a test never waits on a command that is gone.
+   */
   stdoutContains(text: string): Promise<string>;
+  /** The same for stderr. */
+  stderrContains(text: string): Promise<string>;
   kill(signal?: NodeJS.Signals): void;
+  /** Stops reading stdout, as `| head -1` does once it has its line: the command's next write gets EPIPE. */
+  closeStdout(): void;
+}
+
+interface Watcher {
+  text: string;
+  resolve(sofar: string): void;
+  reject(error: Error): void;
 }
 
 export function start(
@@ -34,31 +47,51 @@ export function start(
   });
   const out: Buffer[] = [];
   let err = '';
-  const watchers: { text: string; resolve(s: string): void }[] = [];
+  let closed = false;
+  const watching = { stdout: [] as Watcher[], stderr: [] as Watcher[] };
+  const sofar = { stdout: () => Buffer.concat(out).toString(), stderr: () => err };
+  const check = (stream: 'stdout' | 'stderr') => {
+    const text = sofar[stream]();
+    for (const w of watching[stream].splice(0)) {
+      if (text.includes(w.text)) w.resolve(text);
+      else watching[stream].push(w);
+    }
+  };
   child.stdout.on('data', (chunk: Buffer) => {
     out.push(chunk);
-    const sofar = Buffer.concat(out).toString();
-    for (const w of watchers.splice(0)) {
-      if (sofar.includes(w.text)) w.resolve(sofar);
-      else watchers.push(w);
-    }
+    check('stdout');
   });
   child.stderr.on('data', (chunk: Buffer) => {
     err += chunk.toString();
+    check('stderr');
   });
   child.stdin.on('error', () => {}); // a command that stops reading early is not a test failure
   child.stdin.end(options.input ?? '');
   const finished = new Promise<Finished>((resolve) => {
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out), stderr: err }));
+    child.on('close', (code) => {
+      closed = true;
+      for (const w of [...watching.stdout.splice(0), ...watching.stderr.splice(0)]) {
+        w.reject(
+          new Error(
+            `exited (${code}) before printing ${JSON.stringify(w.text)}; stdout:\n${sofar.stdout()}\nstderr:\n${err}`,
+          ),
+        );
+      }
+      resolve({ code, stdout: Buffer.concat(out), stderr: err });
+    });
   });
+  const contains = (stream: 'stdout' | 'stderr') => (text: string) => {
+    const now = sofar[stream]();
+    if (now.includes(text)) return Promise.resolve(now);
+    if (closed) return Promise.reject(new Error(`exited before printing ${JSON.stringify(text)}`));
+    return new Promise<string>((resolve, reject) => watching[stream].push({ text, resolve, reject }));
+  };
   return {
     finished,
-    stdoutContains(text) {
-      const sofar = Buffer.concat(out).toString();
-      if (sofar.includes(text)) return Promise.resolve(sofar);
-      return new Promise((resolve) => watchers.push({ text, resolve }));
-    },
+    stdoutContains: contains('stdout'),
+    stderrContains: contains('stderr'),
     kill: (signal) => child.kill(signal),
+    closeStdout: () => child.stdout.destroy(),
   };
 }
 

@@ -1,5 +1,12 @@
 /** What an APPLY will do, one line per topic, for `topics apply` and its `--dry-run`. */
 import { type TopicSpec, toWireSpec } from '@booblik/client';
+import {
+  REPLICATION_DEFAULT,
+  RETENTION_DEFAULT,
+  RETENTION_UNLIMITED,
+  SEGMENT_BYTES_DEFAULT,
+  TopicFlag,
+} from '@booblik/protocol';
 import type { FileChange } from './spec-file.js';
 
 export interface PlannedChange {
@@ -14,6 +21,29 @@ const labelText = (labels: Readonly<Record<string, string>>) =>
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([k, v]) => `${k}=${v}`)
     .join(',') || '-';
+
+const retentionText = (value: number) =>
+  value === RETENTION_DEFAULT ? 'default' : value === RETENTION_UNLIMITED ? 'unlimited' : String(value);
+
+/**
+ * Every field of a spec as the topic file names it, with the value a user reads: "default" for the
+ * broker's default (the wire's -2 and 0), "unlimited" for -1, "none" for no store.
+ */
+function fieldsOf(spec: TopicSpec): [name: string, value: string][] {
+  return [
+    ['partitions', String(spec.partitions)],
+    ['labels', labelText(spec.labels)],
+    ['retentionBytes', retentionText(spec.retentionBytes)],
+    ['retentionMs', retentionText(spec.retentionMs)],
+    ['segmentBytes', spec.segmentBytes === SEGMENT_BYTES_DEFAULT ? 'default' : String(spec.segmentBytes)],
+    ['readOnly', String((spec.flags & TopicFlag.READ_ONLY) !== 0)],
+    ['replication', spec.replication === REPLICATION_DEFAULT ? 'default' : String(spec.replication)],
+    ['store', spec.storeUrl === '' ? 'none' : spec.storeUrl],
+  ];
+}
+
+/** Values that leave a field as the broker has it: a `create` line leaves such fields out. */
+const DEFAULT_TEXT = new Set(['default', 'false', 'none']);
 
 export function planChanges(
   changes: readonly FileChange[],
@@ -34,24 +64,22 @@ export function planChanges(
     const next = toWireSpec(c.spec);
     const existing = current.get(next.name);
     if (!existing) {
+      const set = fieldsOf(next)
+        .slice(2)
+        .filter(([, value]) => !DEFAULT_TEXT.has(value))
+        .map(([name, value]) => `, ${name} ${value}`)
+        .join('');
       return {
         file,
         effective: true,
-        line: `create ${next.name}: ${next.partitions} partition(s), labels ${labelText(next.labels)}`,
+        line: `create ${next.name}: ${next.partitions} partition(s), labels ${labelText(next.labels)}${set}`,
       };
     }
-    const diffs: string[] = [];
-    const field = (name: string, before: unknown, after: unknown) => {
-      if (before !== after) diffs.push(`${name} ${String(before)} -> ${String(after)}`);
-    };
-    field('partitions', existing.partitions, next.partitions);
-    field('labels', labelText(existing.labels), labelText(next.labels));
-    field('retentionBytes', existing.retentionBytes, next.retentionBytes);
-    field('retentionMs', existing.retentionMs, next.retentionMs);
-    field('segmentBytes', existing.segmentBytes, next.segmentBytes);
-    field('readOnly', (existing.flags & 1) !== 0, (next.flags & 1) !== 0);
-    field('replication', existing.replication, next.replication);
-    field('storeUrl', existing.storeUrl || '""', next.storeUrl || '""');
+    const before = fieldsOf(existing);
+    const diffs = fieldsOf(next)
+      .map(([name, after], i) => [name, before[i]![1], after] as const)
+      .filter(([, was, now]) => was !== now)
+      .map(([name, was, now]) => `${name} ${was} -> ${now}`);
     if (diffs.length === 0) {
       return {
         file,
