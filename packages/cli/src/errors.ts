@@ -61,6 +61,20 @@ export class MaxBytesTooSmallError extends Error {
   }
 }
 
+/** No broker could say what some partitions of the topic hold (no copy of them answered). */
+export class OffsetsNotKnownError extends Error {
+  override name = 'OffsetsNotKnownError';
+  constructor(
+    readonly topic: string,
+    readonly partitions: readonly number[],
+  ) {
+    super(
+      `${topic}: the offsets of partition(s) ${partitions.join(', ')} are not known right now: no broker ` +
+        'holding a copy answers (a failover under way, or every holder down); try again, or --follow to wait',
+    );
+  }
+}
+
 /** A start offset outside what the partition holds: [logStartOffset, highWatermark]. */
 export class OffsetOutOfRangeError extends Error {
   override name = 'OffsetOutOfRangeError';
@@ -70,6 +84,24 @@ export class OffsetOutOfRangeError extends Error {
     readonly highWatermark: number,
   ) {
     super(`offset ${offset} is outside the partition's range ${logStartOffset}..${highWatermark}`);
+  }
+}
+
+/**
+ * A start offset past what a copy of the partition holds, while its primary did not answer: the
+ * partition may hold it; nobody could say.
+ */
+export class OffsetPastCopyError extends Error {
+  override name = 'OffsetPastCopyError';
+  constructor(
+    readonly offset: number,
+    readonly logStartOffset: number,
+    readonly highWatermark: number,
+  ) {
+    super(
+      `offset ${offset} is past ${logStartOffset}..${highWatermark}, what a copy of the partition holds; its ` +
+        'primary did not answer, so it may hold more: try again',
+    );
   }
 }
 

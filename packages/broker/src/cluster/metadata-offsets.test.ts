@@ -24,7 +24,7 @@ describe('METADATA when no copy of a partition answers: three brokers, a topic o
     await kit?.cleanup();
   });
 
-  test('the offsets are said to be unknown (METADATA v5, booblik metadata) rather than shown as 0..0, which v3 cannot avoid', async () => {
+  test('the offsets are said to be unknown (METADATA v5, booblik metadata and consume) rather than shown as 0..0, which v3 cannot avoid', async () => {
     const topic = new ReplicatedTopic(kit, 'two-copies', seeded(1));
     await topic.create(2);
     const primary = await topic.primary(10_000);
@@ -75,6 +75,13 @@ describe('METADATA when no copy of a partition answers: three brokers, a topic o
         cli.output(),
         /two-copies\s+0\s+unknown\s+unknown\s/,
         'booblik metadata says unknown, not 0',
+      );
+      const consume = startCli(['consume', topic.name, '--from', '3', '--broker', outsider.address]);
+      assert.equal(await consume.exitCode(20_000), 1, consume.output());
+      assert.match(
+        consume.output(),
+        /two-copies: the offsets of partition\(s\) 0 are not known right now/,
+        'consume says the offsets are not known, not that offset 3 is outside 0..0',
       );
     } finally {
       asked.close();

@@ -4,7 +4,6 @@ import {
   type ConsumerRecord,
   DEFAULT_MAX_BYTES,
   INT32_MAX,
-  type PartitionMetadata,
 } from '@booblik/client';
 import {
   brokerAddresses,
@@ -17,9 +16,10 @@ import {
   topicName,
 } from '../args.js';
 import { ExitCode, FOLLOW_ROUTE_ATTEMPTS_MAX } from '../constants.js';
+import { type DescribedPartition, describePartitions } from '../consume/describe.js';
 import { watchPartitions } from '../consume/new-partitions.js';
 import { type ReadContext, readPartition } from '../consume/partition-reader.js';
-import { OffsetOutOfRangeError, PartitionNotFoundError, UsageError } from '../errors.js';
+import { OffsetOutOfRangeError, OffsetPastCopyError, PartitionNotFoundError, UsageError } from '../errors.js';
 import { type Format, formatRecord, formats } from '../format.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -73,8 +73,8 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const stop = new AbortController();
   const signal = AbortSignal.any([io.signal, stop.signal]);
   try {
-    const [described] = await client.metadata(topic);
-    const partitions = described?.partitions ?? [];
+    const note = (line: string) => io.stderr.write(`booblik: ${line}\n`);
+    const partitions = await describePartitions(client, topic, { follow, signal, note });
     const chosen = only === undefined ? partitions : partitions.filter((p) => p.partition === only);
     if (only !== undefined && chosen.length === 0) {
       throw new PartitionNotFoundError(
@@ -113,7 +113,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
         if (!more) stop.abort(); // enough, or nobody reads stdout any more: every reader stops
         return more;
       },
-      note: (line) => io.stderr.write(`booblik: ${line}\n`),
+      note,
     };
     let failure: unknown;
     const readers: Promise<void>[] = [];
@@ -145,11 +145,14 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** The first offset to read of one partition, checked against what it holds. */
-function startOf(from: StartOffset, offsets: PartitionMetadata): number {
+function startOf(from: StartOffset, offsets: DescribedPartition): number {
   const { logStartOffset, highWatermark } = offsets;
   if (from === 'earliest') return logStartOffset;
   if (from === 'latest') return highWatermark;
   if (typeof from === 'object') return Math.max(logStartOffset, highWatermark - from.last);
+  // Past what a copy holds is not past the partition's end: only its primary could say.
+  if (from > highWatermark && offsets.fromCopy)
+    throw new OffsetPastCopyError(from, logStartOffset, highWatermark);
   if (from < logStartOffset || from > highWatermark) {
     throw new OffsetOutOfRangeError(from, logStartOffset, highWatermark);
   }
