@@ -3,7 +3,7 @@ import path from 'node:path';
 import { defaultLogConfig, type LogConfig, type Logger } from '@booblik/log';
 import { crc32cImplementation } from '@booblik/protocol';
 import type { ApiContext } from './api/context.js';
-import { ClusterNode } from './cluster/cluster-node.js';
+import type { ClusterNode } from './cluster/cluster-node.js';
 import { checkSingleNode, establishIdentity } from './cluster/identity.js';
 import { type BrokerConfig, ConfigError } from './config/keys.js';
 import { DataDirLock } from './data-dir-lock.js';
@@ -212,6 +212,8 @@ export class Broker {
     // The address first: a configuration error must leave the data directory untouched.
     const address = c.advertisedAddress || advertisedDefault(c.bindAddress, this.address.port);
     const id = establishIdentity(c.dataDir, c.clusterName, c.brokerId);
+    // Loaded only here: the etcd client under it (gRPC, protobuf) is most of a single node's start.
+    const { ClusterNode } = await import('./cluster/cluster-node.js');
     this.clusterNode = await ClusterNode.start({
       endpoints: c.clusterEtcd,
       cluster: c.clusterName,
