@@ -11,6 +11,8 @@ import { produced, RawClient } from './test-support/raw-client.js';
 /** The packages a broker loads only when it is in a cluster (etcd's client) or has an s3:// store. */
 const ETCD_CLIENT = ['etcd3', 'cockatiel'];
 const AWS_SDK = '@aws-sdk/client-s3';
+/** Loaded at the first scrape of /metrics. */
+const PROM_CLIENT = 'prom-client';
 
 /** A broker process whose module loads are logged; resolves once it listens. */
 async function loggedBroker(t: TestContext, args: string[], env: Record<string, string> = {}) {
@@ -39,7 +41,7 @@ async function loggedBroker(t: TestContext, args: string[], env: Record<string, 
     );
     return l.packages;
   };
-  return { client, loaded };
+  return { client, loaded, httpPort: p.httpPort() };
 }
 
 async function createTopic(client: RawClient, name: string, storeUrl: string): Promise<void> {
@@ -50,7 +52,7 @@ async function createTopic(client: RawClient, name: string, storeUrl: string): P
 }
 
 describe('startup: what the broker loads', () => {
-  it('a single node serving (a file:// store too) loads neither the etcd client nor the AWS SDK', async (t) => {
+  it('a single node serving (a file:// store too) loads neither the etcd client nor the AWS SDK, nor the Prometheus client before a scrape', async (t) => {
     const { client, loaded } = await loggedBroker(t, ['--topics=t:1']);
     await createTopic(client, 'archived', `file://${tempDir(t)}`);
     for (const topic of ['t', 'archived']) {
@@ -64,9 +66,28 @@ describe('startup: what the broker loads', () => {
       assert.equal(produced(answer).baseOffset, 0);
     }
     const packages = loaded();
-    for (const name of [...ETCD_CLIENT, AWS_SDK]) {
+    for (const name of [...ETCD_CLIENT, AWS_SDK, PROM_CLIENT]) {
       assert.ok(!packages.has(name), `${name} was loaded: ${[...packages].join(', ')}`);
     }
+  });
+
+  it('the Prometheus client is loaded at the first scrape of /metrics, which then answers in full', async (t) => {
+    const { loaded, httpPort } = await loggedBroker(t, ['--topics=t:1']);
+    assert.ok(!loaded().has(PROM_CLIENT), 'prom-client was loaded before any scrape');
+    for (let scrape = 1; scrape <= 2; scrape++) {
+      const answer = await fetch(`http://127.0.0.1:${httpPort}/metrics`);
+      assert.equal(answer.status, 200, `scrape ${scrape}`);
+      assert.match(answer.headers.get('content-type') ?? '', /^text\/plain/);
+      const text = await answer.text();
+      for (const name of [
+        'booblik_records_in_total',
+        'booblik_store_uploads_total',
+        'booblik_process_process_cpu_seconds_total',
+      ]) {
+        assert.ok(text.includes(name), `scrape ${scrape} has ${name}`);
+      }
+    }
+    assert.ok(loaded().has(PROM_CLIENT), 'prom-client was not loaded by the scrape');
   });
 
   describe('with an s3:// store', () => {
