@@ -434,7 +434,10 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
   }
 }
 
-/** W7: a log of the target size, the broker killed, then restarted (and killed again) several times. */
+/**
+ * W7: starts on an empty data directory; then a log of the target size, the broker killed, then
+ * restarted (and killed again) several times.
+ */
 async function recovery(): Promise<void> {
   const kase = 'W7 recovery after a kill';
   const dir = fs.mkdtempSync(path.join(dataRoot, 'w7-'));
@@ -451,6 +454,29 @@ async function recovery(): Promise<void> {
     return s;
   };
   try {
+    // A first start, on an empty data directory each time: the runtime, our modules, the default
+    // topic created. Stopped with SIGTERM, as an operator would.
+    for (let i = 1; i <= sizes.w7Restarts && !interrupted; i++) {
+      const empty = fs.mkdtempSync(path.join(dataRoot, 'w7-empty-'));
+      const s = await startBooblik({
+        repoRoot,
+        dataDir: empty,
+        logFile: path.join(logDir, `w7-empty-${i}.log`),
+      });
+      running.add(s);
+      rows.push({
+        case: kase,
+        system: OURS,
+        metric: 'start to serving, empty data directory',
+        unit: 's',
+        value: s.startMs / 1000,
+        rep: i,
+      });
+      log(`start ${i} ${kase}: an empty single node serving after ${(s.startMs / 1000).toFixed(3)} s`);
+      await s.stop();
+      running.delete(s);
+      fs.rmSync(empty, { recursive: true, force: true });
+    }
     const filler = await start('w7-fill');
     const records = Math.ceil(sizes.w7Bytes / (RECORD_BYTES + 8));
     const fill = await runLoadgen(

@@ -86,6 +86,7 @@ export const HEADLINES: { case: string; metric: string; unit: string }[] = [
   { case: 'W6 long poll', metric: 'producer ack after idle p50', unit: 'µs' },
   { case: 'W7 recovery after a kill', metric: 'recovery', unit: 's/GiB' },
   { case: 'W7 recovery after a kill', metric: 'start to serving', unit: 's' },
+  { case: 'W7 recovery after a kill', metric: 'start to serving, empty data directory', unit: 's' },
 ];
 
 export const OURS = 'booblik';
@@ -284,6 +285,11 @@ export const FLOORS: Floor[] = [
     name: 'W7 <= 0.3 s per GiB',
     oursOnly: true,
     check: atMost('W7 recovery after a kill', 'recovery', 0.3, 's/GiB'),
+  },
+  {
+    name: 'W7 an empty single node serving <= 0.35 s after its spawn',
+    oursOnly: true,
+    check: atMost('W7 recovery after a kill', 'start to serving, empty data directory', 0.35, 's'),
   },
   {
     name: 'broker RSS under W1 <= 150 MiB (issue 4)',

@@ -15,7 +15,8 @@ export interface HttpEndpoints {
 export async function startHttp(
   port: number,
   host: string,
-  registry: Registry,
+  /** The metrics' registry, asked for at each scrape (made at the first). */
+  registry: () => Promise<Registry>,
   isReady: () => boolean,
   /** Lines /readyz adds (a failing store): the broker still serves, so they do not make it 503. */
   readyDetail: () => string[] = () => [],
@@ -27,10 +28,12 @@ export async function startHttp(
       return;
     }
     if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (error: unknown) => res.writeHead(500).end(String(error)),
-      );
+      registry()
+        .then(async (r) => ({ text: await r.metrics(), contentType: r.contentType }))
+        .then(
+          ({ text, contentType }) => res.writeHead(200, { 'content-type': contentType }).end(text),
+          (error: unknown) => res.writeHead(500).end(String(error)),
+        );
     } else if (path === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (path === '/readyz') {

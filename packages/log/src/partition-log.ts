@@ -11,7 +11,7 @@ import {
 } from './errors.js';
 import type { Fragment, FragmentSource, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
 import { thinIndex } from './fragment.js';
-import { fdatasync, fsyncDir, mkdirDurable, pwriteFully } from './fs-util.js';
+import { fdatasync, fsyncDir, fsyncDirAsync, mkdirDurable, pwriteFully } from './fs-util.js';
 import { HighWatermark } from './high-watermark.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type ReadBufferPool, sharedReadBuffers } from './read-buffers.js';
@@ -131,6 +131,14 @@ export class PartitionLog {
   private readonly now: () => number;
   /** Segments written since the last `sync`. */
   private readonly unsynced = new Set<Segment>();
+  /**
+   * A segment was created since the last directory fsync began. A new segment's name is durable
+   * only once the directory is synced; the roll leaves that to the next `sync` (the barrier a FORCED
+   * group waits for), so it costs the write path no fsync.
+   */
+  private dirUnsynced = false;
+  /** The directory fsync under way: every `sync` waits for it, whichever started it. */
+  private dirSyncing: Promise<void> | undefined;
   /** Groups written but not yet published, in order, with where each left the segments it touched. */
   private unpublished: UnpublishedGroup[] = [];
   /** Closed or removed: reads are refused rather than touching a closed descriptor. */
@@ -496,7 +504,6 @@ export class PartitionLog {
         }
       }
       runs.push(this.planRun(segment, positions, runStart, count));
-      if (created.length > 0) fsyncDir(this.dir);
       for (const run of runs) {
         pwriteFully(run.segment.fd, buffer.subarray(run.from, run.to), run.segment.sizeBytes);
       }
@@ -507,6 +514,7 @@ export class PartitionLog {
     const now = this.now();
     for (const run of runs) this.noteRun(run.segment, positions, run.firstRecord, run.records, now);
     for (const s of created) this.segments.push(s);
+    if (created.length > 0) this.dirUnsynced = true;
     return runs.map((r) => r.segment);
   }
 
@@ -560,16 +568,23 @@ export class PartitionLog {
     }
   }
 
-  /** fdatasync every segment written since the last sync: after this, those records survive a crash. */
+  /**
+   * fdatasync every segment written since the last sync, and fsync the directory if a segment was
+   * created: after this, those records survive a crash.
+   */
   async sync(): Promise<void> {
     const segments = [...this.unsynced].filter((s) => !s.isRemoved);
     this.unsynced.clear();
+    if (this.dirUnsynced) this.startDirSync();
+    // A sync that finds a directory fsync under way waits for it too: a segment it covers may hold
+    // records this sync is asked to make durable.
+    const dirSynced = this.dirSyncing;
     // Each file is held open for its sync, as a read holds it: retention may remove the segment while
     // the fdatasync waits for a thread, and closing the descriptor under it failed the sync with EBADF,
     // refusing FORCED batches that were already in the log (found by the reliability suite).
     for (const s of segments) s.acquire();
     try {
-      await Promise.all(segments.map((s) => fdatasync(s.fd)));
+      await Promise.all([dirSynced, ...segments.map((s) => fdatasync(s.fd))]);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new StorageError(`${this.name}: fdatasync failed (${code ?? String(error)})`, code, {
@@ -581,7 +596,20 @@ export class PartitionLog {
   }
 
   get hasUnsynced(): boolean {
-    return this.unsynced.size > 0;
+    return this.unsynced.size > 0 || this.dirUnsynced;
+  }
+
+  private startDirSync(): void {
+    this.dirUnsynced = false;
+    const syncing = fsyncDirAsync(this.dir).catch((error: unknown) => {
+      this.dirUnsynced = true; // not known to be durable: the next sync tries again
+      throw error;
+    });
+    this.dirSyncing = syncing;
+    const done = () => {
+      if (this.dirSyncing === syncing) this.dirSyncing = undefined;
+    };
+    syncing.then(done, done);
   }
 
   /**

@@ -13,5 +13,6 @@ export { GZIP_SUFFIX, GzipStore } from './gzip-store.js';
 export { checkKey, checkPrefix, KEY_BYTES_MAX } from './keys.js';
 export type { ObjectInfo, ObjectStore, PutOptions, PutResult } from './object-store.js';
 export { type OpenStoreOptions, openStore } from './open-store.js';
-export { S3Store, type S3StoreOptions } from './s3-store.js';
+// Types only: the class (and the AWS SDK under it) is loaded by openStore for an s3:// URL.
+export type { S3Store, S3StoreOptions } from './s3-store.js';
 export { type FileLocation, parseStoreUrl, type S3Location, type StoreLocation } from './url.js';

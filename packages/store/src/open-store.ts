@@ -1,7 +1,7 @@
 import { FileStore } from './file-store.js';
 import { GzipStore } from './gzip-store.js';
 import type { ObjectStore } from './object-store.js';
-import { S3Store, type S3StoreOptions } from './s3-store.js';
+import type { S3StoreOptions } from './s3-store.js';
 import { parseStoreUrl } from './url.js';
 
 export interface OpenStoreOptions {
@@ -20,9 +20,12 @@ export interface OpenStoreOptions {
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<ObjectStore> {
   const location = parseStoreUrl(url);
   const pageSize = options.listPageSize === undefined ? {} : { listPageSize: options.listPageSize };
-  const store =
-    location.kind === 'file'
-      ? new FileStore(location.root, pageSize)
-      : await S3Store.open(location, { ...options.s3, ...pageSize });
+  let store: ObjectStore;
+  if (location.kind === 'file') store = new FileStore(location.root, pageSize);
+  else {
+    // The AWS SDK is loaded with the first s3:// store: a process without one never pays for it.
+    const { S3Store } = await import('./s3-store.js');
+    store = await S3Store.open(location, { ...options.s3, ...pageSize });
+  }
   return options.compression === 'gzip' ? new GzipStore(store) : store;
 }

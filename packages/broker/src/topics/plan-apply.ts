@@ -1,4 +1,5 @@
-import { REPLICAS_MAX } from '@booblik/cluster';
+// Not the package's index: that loads the etcd client, which a single node never uses.
+import { REPLICAS_MAX } from '@booblik/cluster/values';
 import {
   ErrorCode,
   REPLICATION_DEFAULT,
