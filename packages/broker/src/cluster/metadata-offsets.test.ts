@@ -54,7 +54,13 @@ describe('METADATA when no copy of a partition answers: three brokers, a topic o
         asked.send(encodeMetadataRequestV5(id, { topics: [topic.name], minRevision: 0, flags: 0 }));
         return decodeMetadataResponseV5(ok(await asked.expect(id), 'METADATA v5')).topics[0]!.partitions[0]!;
       };
-      assert.equal((await v5()).offsets, MetadataOffsets.PRIMARY, 'asked of its primary while it is up');
+      // Asked of its primary while it is up (once the outsider's copy has the topic).
+      await until(
+        v5,
+        (p) => p.offsets === MetadataOffsets.PRIMARY && p.highWatermark === 5,
+        'offsets from the primary',
+        10_000,
+      );
       for (const b of kit.brokers) if (b !== outsider) await b.kill();
       await until(v5, (p) => p.route.primary === '', 'both holders gone, no primary named', LEASE_MS * 4);
       const p = await v5();
