@@ -51,7 +51,7 @@ describe('node support', () => {
     }
   });
 
-  it('every package.json of the workspace names the same versions, each with an end of life', () => {
+  it('every package.json of the workspace names the same versions, each with an end of life and a pinned release', () => {
     const root = readJson('package.json');
     const files = [
       'package.json',
@@ -59,7 +59,18 @@ describe('node support', () => {
       ...fs.readdirSync(`${repoRoot}packages`).map((p) => `packages/${p}/package.json`),
     ];
     for (const file of files) assert.equal(readJson(file).engines?.node, root.engines.node, file);
-    for (const major of nodeSupport.supportedMajors)
-      assert.ok(nodeSupport.endOfLife[major], `an end of life for ${major}`);
+    const pins = readJson('scripts/node-versions.json');
+    assert.deepEqual(
+      Object.keys(pins.supported).map(Number),
+      [...nodeSupport.supportedMajors],
+      'scripts/node-versions.json pins one release of each supported major',
+    );
+    for (const [major, pin] of Object.entries(pins.supported) as [string, { version: string }][]) {
+      assert.equal(pin.version.split('.')[0], major);
+      assert.ok(nodeSupport.endOfLife[Number(major)], `an end of life for ${major}`);
+    }
+    for (const pin of Object.values(pins.refused) as { version: string }[]) {
+      assert.ok(nodeSupport.nodeSupport(pin.version, today).refusal, `${pin.version} is refused`);
+    }
   });
 });
