@@ -12,7 +12,7 @@
  *
  * The additions after v1 (docs/protocol.md) are judged too, since a fuzzed apiKey or apiVersion lands
  * on them: PRODUCE v2 (an expected offset, which may refuse the batch with OFFSET_MISMATCH), METADATA
- * v2 (v1's request), v3 and v4 (a minimum revision and flags), FETCH v3 and v4 (v2's bytes), APPLY,
+ * v2 (v1's request), v3, v4 and v5 (a minimum revision and flags), FETCH v3 and v4 (v2's bytes), APPLY,
  * LIST v1 and v2, API_VERSIONS, LIST_FRAGMENTS and REPLICATE (any of their codes; only their
  * framing is judged).
  */
@@ -201,8 +201,8 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
     else if (apiKey === 2 && version >= 1 && version <= 4) judged = judgeFetch(frame, id, version, model, v);
     else if (apiKey === 3 && (version === 1 || version === 2))
       judged = judgeMetadata(frame, id, version, model);
-    // v4 asks v3's question (its answer carries RouteV2).
-    else if (apiKey === 3 && (version === 3 || version === 4)) judged = judgeMetadataV3(frame, id, model, v);
+    // v4 and v5 ask v3's question (their answers carry RouteV2, v5's also where the offsets come from).
+    else if (apiKey === 3 && version >= 3 && version <= 5) judged = judgeMetadataV3(frame, id, model, v);
     else if (
       (apiKey === 4 || apiKey === 5 || apiKey === 6 || apiKey === 8) &&
       (version === 1 || (apiKey === 5 && version === 2))
