@@ -5,7 +5,8 @@
 // on the PATH and its own node_modules installed by it (`npm ci`, which builds the native module with
 // that Node's headers), so no release disturbs another's install or this tree's. Per release: the
 // install, the native module and the optional @node-rs/crc32 loaded by that Node, then `npm test --
-// lint build ts conformance` (the TypeScript tests include the cluster, store and `npm start` tests).
+// lint build ts` (the TypeScript tests include the cluster, store, reliability and `npm start` tests;
+// the reliability checks at a smaller size) and the conformance kit with the TypeScript client.
 // Each refused release must get one line and exit code 2 from every entry point
 // (scripts/node-refusal.test.mjs). The last line is the total: "N passed, M failed".
 //
@@ -71,6 +72,21 @@ console.log('native module (' + native.crcKind + ') and @node-rs/crc32 load on N
   ' (ABI ' + process.versions.modules + ', Node-API ' + process.versions.napi + ')');
 `;
 
+/**
+ * Each reliability check once per release, at a third or less of npm test's size (test/src/kit/budget.ts),
+ * so that the runs on every release fit CI's time: crash rounds, fuzzed cases, probes under overload
+ * (still against 10,000 idle connections and 1,000 held fetches), acknowledgements before a power
+ * cut, segments removed under load, fill-and-free cycles.
+ */
+const RELIABILITY_PER_RELEASE = {
+  BOOBLIK_RELIABILITY_CRASH_ROUNDS: '6',
+  BOOBLIK_RELIABILITY_FUZZ_CASES: '3000',
+  BOOBLIK_RELIABILITY_OVERLOAD_PROBES: '100',
+  BOOBLIK_RELIABILITY_POWER_CUT_ACKS: '100',
+  BOOBLIK_RELIABILITY_RETENTION_REMOVALS: '100',
+  BOOBLIK_RELIABILITY_FULL_DISK_CYCLES: '1',
+};
+
 /** The suite's steps on one supported release, in its own copy of the tree. */
 async function supported(pin) {
   const result = { version: pin.version, steps: [], passed: 0, failed: 0 };
@@ -106,8 +122,15 @@ async function supported(pin) {
   const native = build.code === 0 && build.out.includes(headers) && loaded.code === 0;
   if (build.code === 0 && !build.out.includes(headers)) process.stderr.write(`not built with ${headers}\n`);
   step('native', native, build.seconds + loaded.seconds);
-  const suite = await run(['npm', 'test', '--', 'lint', 'build', 'ts', 'conformance'], options);
+  const suite = await run(['npm', 'test', '--', 'lint', 'build', 'ts'], {
+    ...options,
+    env: { ...options.env, ...RELIABILITY_PER_RELEASE },
+  });
   step('suite', suite.code === 0, suite.seconds, counts(suite.out));
+  // The TypeScript client and the broker are what run on this Node; the Python and Go clients'
+  // conformance does not depend on it, and npm test checks them on the machine's Node.
+  const conformance = await run(['python3', 'conformance/run.py', 'typescript'], options);
+  step('conformance', conformance.code === 0, conformance.seconds, counts(conformance.out));
   return result;
 }
 
