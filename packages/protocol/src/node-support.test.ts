@@ -13,7 +13,7 @@ describe('node support', () => {
       const s = nodeSupport.nodeSupport(version, today);
       assert.equal(
         s.refusal,
-        `Node.js ${version} is not supported: booblik runs on Node.js 20, 22, 24 and 26 (26 recommended)`,
+        `Node.js ${version} is not supported: booblik runs on Node.js 20, 22, 24 and 26 (24 recommended)`,
       );
       assert.equal(s.warning, undefined);
     }
@@ -25,11 +25,11 @@ describe('node support', () => {
     assert.equal(
       after.warning,
       'Node.js 20.20.2 is past its end of life (2026-04-30) and gets no more security fixes: ' +
-        'booblik runs on Node.js 20, 22, 24 and 26 (26 recommended)',
+        'booblik runs on Node.js 20, 22, 24 and 26 (24 recommended)',
     );
     assert.deepEqual(nodeSupport.nodeSupport('20.20.2', new Date('2026-04-30T12:00:00Z')), {
       supported: [20, 22, 24, 26],
-      recommended: 26,
+      recommended: 24,
     });
   });
 
@@ -46,7 +46,7 @@ describe('node support', () => {
     for (const version of ['21.7.3', '25.0.0', '28.1.0']) {
       assert.equal(
         nodeSupport.nodeSupport(version, today).warning,
-        `Node.js ${version} is not a version booblik is tested on: booblik runs on Node.js 20, 22, 24 and 26 (26 recommended)`,
+        `Node.js ${version} is not a version booblik is tested on: booblik runs on Node.js 20, 22, 24 and 26 (24 recommended)`,
       );
     }
   });
