@@ -33,4 +33,7 @@ const result = spawnSync(
 );
 if (result.error || result.status !== 0) {
   console.warn(`booblik: could not build the native module with ${cc}; using the TypeScript CRC-32C only`);
+} else {
+  // Named, so that a run under several Nodes shows each built against its own headers.
+  console.log(`booblik: native module built with the headers in ${headers}`);
 }

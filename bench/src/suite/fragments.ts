@@ -36,6 +36,8 @@ const DRAIN_TIMEOUT_MS = 300_000;
 
 export interface FragmentBenchContext {
   repoRoot: string;
+  /** The `node` the brokers run under. */
+  node: string;
   dataRoot: string;
   logDir: string;
   rep: number;
@@ -80,6 +82,7 @@ async function oneStore(ctx: FragmentBenchContext, kind: string, url: string): P
   const start = async (name: string) => {
     const s = await startBooblik({
       repoRoot: ctx.repoRoot,
+      node: ctx.node,
       dataDir: dir,
       logFile: path.join(ctx.logDir, `${name}.log`),
       flags,
@@ -226,6 +229,7 @@ async function sustainedBacklog(
   const dir = fs.mkdtempSync(path.join(ctx.dataRoot, 'sustained-'));
   const broker = await startBooblik({
     repoRoot: ctx.repoRoot,
+    node: ctx.node,
     dataDir: dir,
     logFile: path.join(ctx.logDir, `f-${kind.slice(0, 2)}-sustained-${ctx.rep}.log`),
     // The default segment size (no flag); local copies go once persisted, so the disk holds the backlog.

@@ -8,6 +8,7 @@
  *   npm run bench -- --profile         also write a V8 CPU profile of every broker run, and its top
  *   npm run bench -- --only=W1,W4 --systems=booblik,redis --reps=5 --keep
  *   npm run bench -- --quick --only=F --systems=booblik     fragment stores only (F1..F3)
+ *   npm run bench -- --node=24         the servers on Node 24 (server-node.ts); bench:versions runs several
  *
  * Output: a table on stdout; results.json (every figure of every run), results.md and chart.svg in
  * bench/results/<time>/ (or --out=DIR), with the servers' logs and the load generators' diagnostics.
@@ -24,6 +25,7 @@ import { fragmentRows } from './fragments.js';
 import type { Figure, LoadSpec } from './loadgen.js';
 import { profileTop } from './profile-top.js';
 import { chartSvg, floorTable, fullTable, headlineTable, OURS, type Row, summarize } from './report.js';
+import { resolveServerNode } from './server-node.js';
 import {
   commandVersion,
   ensurePeers,
@@ -54,6 +56,8 @@ const only = option('only')?.split(',');
 const NODE_FLOOR = 'node-floor';
 const wantedSystems = (option('systems') ?? `booblik,redis,nats,${NODE_FLOOR}`).split(',');
 const withClient = flag('client') || (!quick && !flag('no-client'));
+/** The Node the servers run under (the load generators stay on this one). */
+const serverNode = resolveServerNode(repoRoot, option('node') ?? process.env.BENCH_NODE);
 /** Wait for the shared machine to be quiet before each case (not in a quick run). */
 const settle = !quick && !flag('no-settle');
 
@@ -210,6 +214,10 @@ function machine() {
     memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
     kernel: `${os.type()} ${os.release()}`,
     node: process.version,
+    v8: process.versions.v8,
+    serverNode: serverNode.version,
+    serverV8: serverNode.v8,
+    serverNodePath: serverNode.path,
     dataDir: dataRoot,
     dataFs: fsTypeOf(dataRoot),
     dataDevice: commandVersion('findmnt', ['-n', '-o', 'SOURCE', '-T', dataRoot]),
@@ -266,10 +274,10 @@ async function startServer(system: SystemName, durable: boolean, name: string): 
   let server: Server;
   if (system === 'redis') server = await startRedis(dir, logFile, durable);
   else if (system === 'nats') server = await startNats(dir, logFile, durable && natsSyncAlways);
-  else if (system === NODE_FLOOR) server = await startNodeFloor(here, dir, logFile);
+  else if (system === NODE_FLOOR) server = await startNodeFloor(here, dir, logFile, serverNode.path);
   else {
     const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
-    server = await startBooblik({ repoRoot, dataDir: dir, logFile, cpuProfileDir });
+    server = await startBooblik({ repoRoot, dataDir: dir, logFile, cpuProfileDir, node: serverNode.path });
     if (cpuProfileDir) profiles.push(cpuProfileDir);
   }
   running.add(server);
@@ -445,6 +453,7 @@ async function recovery(): Promise<void> {
     const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
     const s = await startBooblik({
       repoRoot,
+      node: serverNode.path,
       dataDir: dir,
       logFile: path.join(logDir, `${name}.log`),
       cpuProfileDir,
@@ -567,7 +576,7 @@ log(
   `booblik benchmark suite${quick ? ' (quick)' : ''}: ${systems.join(', ')}; ${reps} repetition(s); results in ${outDir}`,
 );
 log(
-  `data on ${machineAtStart.dataFs} (${machineAtStart.dataDevice}), ${machineAtStart.cores} cores, node ${process.version}`,
+  `data on ${machineAtStart.dataFs} (${machineAtStart.dataDevice}), ${machineAtStart.cores} cores, node ${process.version}; servers on node ${serverNode.version} (V8 ${serverNode.v8})`,
 );
 if (systems.includes('nats') && !natsSyncAlways) {
   log('this nats-server cannot fsync every write: its W3 figures are not durable and not comparable');
@@ -601,6 +610,7 @@ try {
       rows.push(
         ...(await fragmentRows({
           repoRoot,
+          node: serverNode.path,
           dataRoot,
           logDir,
           rep: 1,
@@ -660,7 +670,8 @@ for (const dir of profiles) {
 const m = { ...machineAtStart, loadAverageAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) };
 const machineMd = [
   `- date: ${date}; command: \`${command}\`; ${fmt(minutes, 1)} minutes`,
-  `- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.kernel}; Node ${m.node}`,
+  `- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.kernel}; Node ${m.node} (V8 ${m.v8})`,
+  `- servers (booblik, node-floor) on Node ${m.serverNode} (V8 ${m.serverV8}); load generators on Node ${m.node}`,
   `- data: ${m.dataFs} on ${m.dataDevice}; commit ${m.commit}${m.dirty ? ' (with uncommitted changes)' : ''}`,
   `- peers: ${m.redis ?? 'redis: not run'}; ${m.nats ?? 'nats: not run'}${systems.includes('nats') ? ` (fsync per write: ${natsSyncAlways ? 'yes' : 'no'})` : ''}`,
   `- load average at start ${m.loadAverage.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,

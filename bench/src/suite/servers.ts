@@ -189,13 +189,15 @@ export interface BooblikOptions {
   flags?: string[];
   /** Write a V8 CPU profile of the broker into this directory when it exits. */
   cpuProfileDir?: string;
+  /** The `node` to run the broker under (server-node.ts); this process's own by default. */
+  node?: string;
 }
 
 export function startBooblik(o: BooblikOptions): Promise<Server> {
   const node = o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [];
   return launch({
     system: 'booblik',
-    command: process.execPath,
+    command: o.node ?? process.execPath,
     args: [
       ...node,
       path.join(o.repoRoot, 'packages/broker/dist/main.js'),
@@ -215,10 +217,15 @@ export function startBooblik(o: BooblikOptions): Promise<Server> {
 }
 
 /** The floor of a broker on Node's socket streams (node-floor.ts), from the built suite. */
-export function startNodeFloor(suiteDir: string, dataDir: string, logFile: string): Promise<Server> {
+export function startNodeFloor(
+  suiteDir: string,
+  dataDir: string,
+  logFile: string,
+  node = process.execPath,
+): Promise<Server> {
   return launch({
     system: 'node-floor',
-    command: process.execPath,
+    command: node,
     args: [path.join(suiteDir, 'node-floor.js'), `--data.dir=${dataDir}`],
     logFile,
     ready: (line) => {

@@ -4,6 +4,7 @@
  * Configuration errors, a port in use and a data directory in use stop startup with exit code 2 and
  * a line naming the key or the directory, before anything in the data directory is touched.
  */
+import nodeSupport from '@booblik/protocol/node-support';
 import { Broker } from './broker.js';
 import { DataDirForeignError } from './cluster/identity.js';
 import { ConfigError } from './config/keys.js';
@@ -24,6 +25,10 @@ const REPEATED_SIGNAL_IGNORED_MS = 500;
 // the pool first starts, which is after this line.
 process.env.UV_THREADPOOL_SIZE ??= '8';
 
+// A Node older than every supported one stops here with one line and exit code 2 (bin/booblik-broker.js
+// checks before even parsing this file, for Nodes too old to parse it).
+const node = nodeSupport.refuseUnsupportedNode('booblik-broker');
+
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
   process.stdout.write(`${configHelp()}\n`);
@@ -31,6 +36,7 @@ if (argv.includes('--help') || argv.includes('-h')) {
 }
 
 const logger = createLogger();
+if (node.warning) logger.warn(node.warning);
 let loaded: ReturnType<typeof loadConfig>;
 try {
   loaded = loadConfig({ argv, env: process.env });
