@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiKey, apiVersionsBeforeDiscovery } from '../api.js';
+import { ErrorCode } from '../errors.js';
+import { encodeApiVersionsRequest } from '../requests/api-versions/v1.js';
+import { encodeApplyRequest } from '../requests/apply/v1.js';
+import { encodeApplyRequestV2 } from '../requests/apply/v2.js';
+import { decodeRequest, RequestRefusal } from '../requests/decode-request.js';
+import { encodeFetchRequestV1 } from '../requests/fetch/v1.js';
+import { encodeFetchRequestV2 } from '../requests/fetch/v2.js';
+import { encodeFetchRequestV3 } from '../requests/fetch/v3.js';
+import { encodeFetchRequestV4 } from '../requests/fetch/v4.js';
+import { encodeFetchRequestV5 } from '../requests/fetch/v5.js';
+import { encodeListRequest, NO_WATCH } from '../requests/list/v1.js';
+import { encodeListRequestV2 } from '../requests/list/v2.js';
+import { encodeListFragmentsRequest } from '../requests/list-fragments/v1.js';
+import { encodeMetadataRequest } from '../requests/metadata/v1.js';
+import { encodeMetadataRequestV2 } from '../requests/metadata/v2.js';
+import { encodeMetadataRequestV3 } from '../requests/metadata/v3.js';
+import { encodeMetadataRequestV4 } from '../requests/metadata/v4.js';
+import { encodeMetadataRequestV5 } from '../requests/metadata/v5.js';
+import { encodeMoveRequest } from '../requests/move/v1.js';
+import { encodeProduceRequest } from '../requests/produce/v1.js';
+import { encodeProduceRequestV2 } from '../requests/produce/v2.js';
+import { encodeProduceRequestV3 } from '../requests/produce/v3.js';
+import { encodeReplicateRequest } from '../requests/replicate/v1.js';
+import { body, rawRequest } from '../test-support/frames.js';
+import { buildRow } from './build.js';
+import { type Capability, capabilityNames, Operation } from './capabilities.js';
+import { apiRowOf, apiRows, apiVersionOf, hasCapability, speaks, supportedApiVersions } from './table.js';
+
+const produce = { topic: 't', partition: 0, ack: 1, records: [Buffer.from('x')] } as const;
+const fetch = { topic: 't', partition: 0, fetchOffset: 3, maxBytes: 100, maxWaitMs: 5, minBytes: 1 };
+const metadata = { topics: ['t'], minRevision: 0, flags: 0 };
+const list = { selector: '', watchRevision: NO_WATCH, maxWaitMs: 0 };
+const apply = { dryRun: true, changes: [{ op: 'delete' as const, name: 't', expectedRevision: -1 }] };
+
+/** A request of every version, from its encoder: a version the table gains must be added here. */
+const sampleOf: Record<string, Buffer> = {
+  'PRODUCE v1': encodeProduceRequest(1, produce),
+  'PRODUCE v2': encodeProduceRequestV2(1, { ...produce, expectedOffset: 4 }),
+  'PRODUCE v3': encodeProduceRequestV3(1, { ...produce, expectedOffset: 4 }),
+  'FETCH v1': encodeFetchRequestV1(1, fetch),
+  'FETCH v2': encodeFetchRequestV2(1, fetch),
+  'FETCH v3': encodeFetchRequestV3(1, fetch),
+  'FETCH v4': encodeFetchRequestV4(1, fetch),
+  'FETCH v5': encodeFetchRequestV5(1, { ...fetch, lastEpoch: 2 }),
+  'METADATA v1': encodeMetadataRequest(1, metadata),
+  'METADATA v2': encodeMetadataRequestV2(1, metadata),
+  'METADATA v3': encodeMetadataRequestV3(1, metadata),
+  'METADATA v4': encodeMetadataRequestV4(1, metadata),
+  'METADATA v5': encodeMetadataRequestV5(1, metadata),
+  'APPLY v1': encodeApplyRequest(1, apply),
+  'APPLY v2': encodeApplyRequestV2(1, apply),
+  'LIST v1': encodeListRequest(1, list),
+  'LIST v2': encodeListRequestV2(1, list),
+  'API_VERSIONS v1': encodeApiVersionsRequest(1),
+  'LIST_FRAGMENTS v1': encodeListFragmentsRequest(1, { topic: 't', partition: 0 }),
+  'MOVE v1': encodeMoveRequest(1, { topic: 't', partition: 0, member: 'b', flags: 0 }),
+  'REPLICATE v1': Buffer.concat(
+    encodeReplicateRequest(1, {
+      topic: 't',
+      partition: 0,
+      epoch: 1,
+      recordsEpoch: 1,
+      baseOffset: 0,
+      prevEpoch: 0,
+      commitOffset: 0,
+      flags: 0,
+      count: 1,
+      stored: Buffer.from('00000001aabbccdd78', 'hex'),
+    }),
+  ),
+};
+
+describe('API table', () => {
+  it('every version of every row decodes through its row, carrying that version capabilities', () => {
+    const tableVersions = apiRows.flatMap((row) => row.versions.map((v) => `${row.name} v${v.version}`));
+    assert.deepEqual(Object.keys(sampleOf), tableVersions, 'a sample request per version, in table order');
+    for (const row of apiRows) {
+      for (const version of row.versions) {
+        const frame = body(sampleOf[`${row.name} v${version.version}`]!);
+        const request = decodeRequest(frame);
+        assert.equal(request.apiKey, row.apiKey);
+        assert.equal(request.apiVersion, version.version);
+        assert.equal(request.capabilities, version.capabilities, `${row.name} v${version.version}`);
+        assert.deepEqual(request.body, version.decode(frame, 8));
+      }
+    }
+  });
+
+  it('a version a row lacks, either side of its range, is UNSUPPORTED_VERSION naming it', () => {
+    for (const row of apiRows) {
+      for (const version of [0, row.versions.length + 1, -1]) {
+        assert.throws(
+          () => decodeRequest(rawRequest(row.apiKey, version, 77, Buffer.alloc(0))),
+          (e: unknown) =>
+            e instanceof RequestRefusal &&
+            e.code === ErrorCode.UNSUPPORTED_VERSION &&
+            e.message === `apiVersion: ${version}, not a version of apiKey ${row.apiKey}`,
+        );
+      }
+    }
+  });
+
+  it('an unknown apiKey is told every key the table has', () => {
+    assert.throws(
+      () => decodeRequest(rawRequest(0, 1, 77, Buffer.alloc(0))),
+      (e: unknown) =>
+        e instanceof RequestRefusal &&
+        e.message ===
+          'apiKey: 0, expected 1 (PRODUCE), 2 (FETCH), 3 (METADATA), 4 (APPLY), 5 (LIST), 6 (API_VERSIONS), 7 (LIST_FRAGMENTS), 8 (MOVE) or 9 (REPLICATE)',
+    );
+  });
+
+  it('API_VERSIONS answers each row from its lowest to its highest version', () => {
+    assert.deepEqual(
+      supportedApiVersions(),
+      apiRows.map((r) => ({ apiKey: r.apiKey, minVersion: 1, maxVersion: r.versions.length })),
+    );
+    for (const old of apiVersionsBeforeDiscovery) {
+      assert.ok(old.maxVersion <= apiRowOf(old.apiKey)!.versions.length, 'what an old broker speaks is ours');
+    }
+  });
+
+  it('a capability, once a version has it, stays in every later version (but proxied, which following routes ends)', () => {
+    // The Python and Go clients rely on it: they compare a broker's highest version with the first
+    // version that has the capability.
+    for (const row of apiRows) {
+      for (const name of capabilityNames) {
+        const first = row.versions.findIndex((v) => v.capabilities[name]);
+        if (first < 0 || name === 'proxied') continue;
+        for (const later of row.versions.slice(first)) {
+          assert.ok(later.capabilities[name], `${row.name} v${later.version} lost ${name}`);
+        }
+      }
+    }
+  });
+
+  it('what routes a request: proxied to v2, NOT_PRIMARY from v3, replica reads from FETCH v4', () => {
+    const has = (apiKey: number, capability: Capability) =>
+      apiRowOf(apiKey)!
+        .versions.filter((v) => v.capabilities[capability])
+        .map((v) => v.version);
+    assert.deepEqual(has(ApiKey.PRODUCE, 'proxied'), [1, 2]);
+    assert.deepEqual(has(ApiKey.PRODUCE, 'followsRoutes'), [3]);
+    assert.deepEqual(has(ApiKey.FETCH, 'proxied'), [1, 2]);
+    assert.deepEqual(has(ApiKey.FETCH, 'followsRoutes'), [3, 4, 5]);
+    assert.deepEqual(has(ApiKey.FETCH, 'replicaReadable'), [4, 5]);
+    assert.deepEqual(has(ApiKey.FETCH, 'carriesEpochs'), [5]);
+    for (const row of apiRows.filter((r) => r.apiKey !== ApiKey.PRODUCE && r.apiKey !== ApiKey.FETCH)) {
+      assert.deepEqual(has(row.apiKey, 'proxied'), [], `${row.name} is not forwarded whole`);
+    }
+  });
+
+  it('each row has its operation and the metric label operators already scrape', () => {
+    assert.deepEqual(
+      apiRows.map((r) => [r.name, r.operation, r.metricLabel]),
+      [
+        ['PRODUCE', Operation.PRODUCE, 'produce'],
+        ['FETCH', Operation.FETCH, 'fetch'],
+        ['METADATA', Operation.DESCRIBE, 'metadata'],
+        ['APPLY', Operation.ALTER, 'apply'],
+        ['LIST', Operation.DESCRIBE, 'list'],
+        ['API_VERSIONS', Operation.DESCRIBE, 'apiVersions'],
+        ['LIST_FRAGMENTS', Operation.DESCRIBE, 'listFragments'],
+        ['MOVE', Operation.CLUSTER, 'move'],
+        ['REPLICATE', Operation.REPLICATE, 'replicate'],
+      ],
+    );
+    assert.ok(apiRowOf(ApiKey.API_VERSIONS)!.beforeAuthentication, 'asked before anything else');
+  });
+
+  it('lookups: a version or key outside the table has no capability', () => {
+    assert.equal(apiVersionOf(ApiKey.FETCH, 4)!.capabilities.replicaReadable, true);
+    assert.equal(apiVersionOf(ApiKey.FETCH, 6), undefined);
+    assert.equal(apiVersionOf(99, 1), undefined);
+    assert.equal(hasCapability(ApiKey.FETCH, 3, 'followsRoutes'), true);
+    assert.equal(hasCapability(ApiKey.FETCH, 2, 'followsRoutes'), false);
+    assert.equal(hasCapability(ApiKey.FETCH, 0, 'proxied'), false);
+    assert.equal(hasCapability(-1, 1, 'proxied'), false);
+  });
+
+  it('speaks: a broker speaks a capability when one of the versions it serves has it', () => {
+    const ranges = (maxVersion: number, minVersion = 1) => [{ apiKey: ApiKey.FETCH, minVersion, maxVersion }];
+    assert.equal(speaks(ranges(2), ApiKey.FETCH, 'followsRoutes'), false, 'the original broker');
+    assert.equal(speaks(ranges(3), ApiKey.FETCH, 'followsRoutes'), true);
+    assert.equal(speaks(ranges(4), ApiKey.FETCH, 'carriesEpochs'), false);
+    assert.equal(speaks(ranges(9), ApiKey.FETCH, 'carriesEpochs'), true, 'a newer broker serves ours too');
+    assert.equal(speaks(ranges(5, 3), ApiKey.FETCH, 'proxied'), false, 'a range above every proxied version');
+    assert.equal(speaks(ranges(5), ApiKey.PRODUCE, 'followsRoutes'), false, 'no range for the key');
+  });
+});
+
+describe('API table checks at load', () => {
+  const decode = () => null;
+  const row = (versions: Record<number, { decode: () => null; has: Capability[] }>) => ({
+    operation: Operation.DESCRIBE,
+    metricLabel: 'x',
+    beforeAuthentication: true,
+    versions,
+  });
+
+  it('a row whose versions have a gap is refused', () => {
+    assert.throws(
+      () => buildRow('X', ApiKey.LIST, row({ 1: { decode, has: [] }, 3: { decode, has: [] } })),
+      /API table: X v3: versions run from 1 with no gap/,
+    );
+    assert.throws(() => buildRow('X', ApiKey.LIST, row({ 2: { decode, has: [] } })), /X v2/);
+  });
+
+  it('a row without versions is refused', () => {
+    assert.throws(() => buildRow('X', ApiKey.LIST, row({})), /API table: X has no version/);
+  });
+
+  it('a version both following routes and proxied is refused', () => {
+    assert.throws(
+      () => buildRow('X', ApiKey.LIST, row({ 1: { decode, has: ['followsRoutes', 'proxied'] } })),
+      /API table: X v1: follows routes and is proxied/,
+    );
+  });
+});
