@@ -137,28 +137,28 @@ export class Session implements FrameSink, HoldScope {
           this.inflightBytes += frame.length;
           handleUnansweredProduce(
             request.body,
-            request.apiVersion,
+            request.capabilities,
             this.ctx,
             new HeldFrame(this, frame.length),
           );
           return;
         }
         const slot = this.openSlot(frame.length);
-        handleProduce(request.body, request.apiVersion, request.correlationId, this.ctx, slot);
+        handleProduce(request.body, request.capabilities, request.correlationId, this.ctx, slot);
         if (!slot.done) this.updateFlow();
         return;
       }
       case ApiKey.FETCH: {
         this.ctx.metrics.requests.fetch++;
         const slot = this.openSlot(Math.min(request.body.maxBytes, fetchPayloadBytesMax));
-        handleFetch(request.body, request.apiVersion, request.correlationId, this.ctx, this, slot);
+        handleFetch(request.body, request.capabilities, request.correlationId, this.ctx, this, slot);
         if (!slot.done) this.updateFlow();
         return;
       }
       case ApiKey.METADATA:
         this.ctx.metrics.requests.metadata++;
         this.answerWhenReady(
-          handleMetadata(request.body, request.apiVersion, request.correlationId, this.ctx, this.endpoint),
+          handleMetadata(request.body, request.capabilities, request.correlationId, this.ctx, this.endpoint),
         );
         return;
       case ApiKey.APPLY:
@@ -168,7 +168,14 @@ export class Session implements FrameSink, HoldScope {
       case ApiKey.LIST:
         this.ctx.metrics.requests.list++;
         this.answerWhenReady(
-          handleList(request.body, request.apiVersion, request.correlationId, this.ctx, this, this.endpoint),
+          handleList(
+            request.body,
+            request.capabilities,
+            request.correlationId,
+            this.ctx,
+            this,
+            this.endpoint,
+          ),
         );
         return;
       case ApiKey.API_VERSIONS:
