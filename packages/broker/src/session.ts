@@ -125,14 +125,14 @@ export class Session implements FrameSink, HoldScope {
       request = decodeRequest(frame);
     } catch (error) {
       if (!(error instanceof RequestRefusal)) throw error;
-      this.ctx.metrics.requests.invalid++;
+      this.ctx.metrics.invalidRequests++;
       if (error.silent) refuseSilently(this.ctx, error.code, error.message);
       else this.answer(refuse(this.ctx, error.correlationId, error.code));
       return;
     }
     switch (request.apiKey) {
       case ApiKey.PRODUCE: {
-        this.ctx.metrics.requests.produce++;
+        this.ctx.metrics.countRequest(ApiKey.PRODUCE);
         if (request.body.ack === AckPolicy.NONE) {
           this.inflightBytes += frame.length;
           handleUnansweredProduce(
@@ -149,24 +149,24 @@ export class Session implements FrameSink, HoldScope {
         return;
       }
       case ApiKey.FETCH: {
-        this.ctx.metrics.requests.fetch++;
+        this.ctx.metrics.countRequest(ApiKey.FETCH);
         const slot = this.openSlot(Math.min(request.body.maxBytes, fetchPayloadBytesMax));
         handleFetch(request.body, request.capabilities, request.correlationId, this.ctx, this, slot);
         if (!slot.done) this.updateFlow();
         return;
       }
       case ApiKey.METADATA:
-        this.ctx.metrics.requests.metadata++;
+        this.ctx.metrics.countRequest(ApiKey.METADATA);
         this.answerWhenReady(
           handleMetadata(request.body, request.capabilities, request.correlationId, this.ctx, this.endpoint),
         );
         return;
       case ApiKey.APPLY:
-        this.ctx.metrics.requests.apply++;
+        this.ctx.metrics.countRequest(ApiKey.APPLY);
         this.answerWhenReady(handleApply(request.body, request.correlationId, this.ctx));
         return;
       case ApiKey.LIST:
-        this.ctx.metrics.requests.list++;
+        this.ctx.metrics.countRequest(ApiKey.LIST);
         this.answerWhenReady(
           handleList(
             request.body,
@@ -179,19 +179,19 @@ export class Session implements FrameSink, HoldScope {
         );
         return;
       case ApiKey.API_VERSIONS:
-        this.ctx.metrics.requests.apiVersions++;
+        this.ctx.metrics.countRequest(ApiKey.API_VERSIONS);
         this.answer(handleApiVersions(request.correlationId));
         return;
       case ApiKey.LIST_FRAGMENTS:
-        this.ctx.metrics.requests.listFragments++;
+        this.ctx.metrics.countRequest(ApiKey.LIST_FRAGMENTS);
         this.answer(handleListFragments(request.body, request.correlationId, this.ctx));
         return;
       case ApiKey.MOVE:
-        this.ctx.metrics.requests.move++;
+        this.ctx.metrics.countRequest(ApiKey.MOVE);
         this.answerWhenReady(handleMove(request.body, request.correlationId, this.ctx));
         return;
       case ApiKey.REPLICATE:
-        this.ctx.metrics.requests.replicate++;
+        this.ctx.metrics.countRequest(ApiKey.REPLICATE);
         this.answerWhenReady(handleReplicate(request.body, request.correlationId, this.ctx));
         return;
     }
@@ -199,7 +199,7 @@ export class Session implements FrameSink, HoldScope {
 
   shortFrame(): void {
     // The header did not arrive, so there is no correlationId to echo: the spec says 0.
-    this.ctx.metrics.requests.invalid++;
+    this.ctx.metrics.invalidRequests++;
     this.answer(refuse(this.ctx, 0, ErrorCode.CORRUPT_REQUEST));
   }
 
