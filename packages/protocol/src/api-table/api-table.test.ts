@@ -2,84 +2,21 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiKey, apiVersionsBeforeDiscovery } from '../api.js';
 import { ErrorCode } from '../errors.js';
-import { encodeApiVersionsRequest } from '../requests/api-versions/v1.js';
-import { encodeApplyRequest } from '../requests/apply/v1.js';
-import { encodeApplyRequestV2 } from '../requests/apply/v2.js';
 import { decodeRequest, RequestRefusal } from '../requests/decode-request.js';
-import { encodeFetchRequestV1 } from '../requests/fetch/v1.js';
-import { encodeFetchRequestV2 } from '../requests/fetch/v2.js';
-import { encodeFetchRequestV3 } from '../requests/fetch/v3.js';
-import { encodeFetchRequestV4 } from '../requests/fetch/v4.js';
-import { encodeFetchRequestV5 } from '../requests/fetch/v5.js';
-import { encodeListRequest, NO_WATCH } from '../requests/list/v1.js';
-import { encodeListRequestV2 } from '../requests/list/v2.js';
-import { encodeListFragmentsRequest } from '../requests/list-fragments/v1.js';
-import { encodeMetadataRequest } from '../requests/metadata/v1.js';
-import { encodeMetadataRequestV2 } from '../requests/metadata/v2.js';
-import { encodeMetadataRequestV3 } from '../requests/metadata/v3.js';
-import { encodeMetadataRequestV4 } from '../requests/metadata/v4.js';
-import { encodeMetadataRequestV5 } from '../requests/metadata/v5.js';
-import { encodeMoveRequest } from '../requests/move/v1.js';
-import { encodeProduceRequest } from '../requests/produce/v1.js';
-import { encodeProduceRequestV2 } from '../requests/produce/v2.js';
-import { encodeProduceRequestV3 } from '../requests/produce/v3.js';
-import { encodeReplicateRequest } from '../requests/replicate/v1.js';
 import { body, rawRequest } from '../test-support/frames.js';
+import { sampleRequests } from '../test-support/sample-requests.js';
 import { buildRow } from './build.js';
 import { type Capability, capabilityNames, Operation } from './capabilities.js';
 import { apiRowOf, apiRows, apiVersionOf, hasCapability, speaks, supportedApiVersions } from './table.js';
 
-const produce = { topic: 't', partition: 0, ack: 1, records: [Buffer.from('x')] } as const;
-const fetch = { topic: 't', partition: 0, fetchOffset: 3, maxBytes: 100, maxWaitMs: 5, minBytes: 1 };
-const metadata = { topics: ['t'], minRevision: 0, flags: 0 };
-const list = { selector: '', watchRevision: NO_WATCH, maxWaitMs: 0 };
-const apply = { dryRun: true, changes: [{ op: 'delete' as const, name: 't', expectedRevision: -1 }] };
-
-/** A request of every version, from its encoder: a version the table gains must be added here. */
-const sampleOf: Record<string, Buffer> = {
-  'PRODUCE v1': encodeProduceRequest(1, produce),
-  'PRODUCE v2': encodeProduceRequestV2(1, { ...produce, expectedOffset: 4 }),
-  'PRODUCE v3': encodeProduceRequestV3(1, { ...produce, expectedOffset: 4 }),
-  'FETCH v1': encodeFetchRequestV1(1, fetch),
-  'FETCH v2': encodeFetchRequestV2(1, fetch),
-  'FETCH v3': encodeFetchRequestV3(1, fetch),
-  'FETCH v4': encodeFetchRequestV4(1, fetch),
-  'FETCH v5': encodeFetchRequestV5(1, { ...fetch, lastEpoch: 2 }),
-  'METADATA v1': encodeMetadataRequest(1, metadata),
-  'METADATA v2': encodeMetadataRequestV2(1, metadata),
-  'METADATA v3': encodeMetadataRequestV3(1, metadata),
-  'METADATA v4': encodeMetadataRequestV4(1, metadata),
-  'METADATA v5': encodeMetadataRequestV5(1, metadata),
-  'APPLY v1': encodeApplyRequest(1, apply),
-  'APPLY v2': encodeApplyRequestV2(1, apply),
-  'LIST v1': encodeListRequest(1, list),
-  'LIST v2': encodeListRequestV2(1, list),
-  'API_VERSIONS v1': encodeApiVersionsRequest(1),
-  'LIST_FRAGMENTS v1': encodeListFragmentsRequest(1, { topic: 't', partition: 0 }),
-  'MOVE v1': encodeMoveRequest(1, { topic: 't', partition: 0, member: 'b', flags: 0 }),
-  'REPLICATE v1': Buffer.concat(
-    encodeReplicateRequest(1, {
-      topic: 't',
-      partition: 0,
-      epoch: 1,
-      recordsEpoch: 1,
-      baseOffset: 0,
-      prevEpoch: 0,
-      commitOffset: 0,
-      flags: 0,
-      count: 1,
-      stored: Buffer.from('00000001aabbccdd78', 'hex'),
-    }),
-  ),
-};
-
 describe('API table', () => {
   it('every version of every row decodes through its row, carrying that version capabilities', () => {
-    const tableVersions = apiRows.flatMap((row) => row.versions.map((v) => `${row.name} v${v.version}`));
-    assert.deepEqual(Object.keys(sampleOf), tableVersions, 'a sample request per version, in table order');
+    const samples = new Map(sampleRequests().map((s) => [`${s.apiKey} v${s.version}`, s.frame]));
+    const tableVersions = apiRows.flatMap((row) => row.versions.map((v) => `${row.apiKey} v${v.version}`));
+    assert.deepEqual([...samples.keys()], tableVersions, 'a sample request per version, in table order');
     for (const row of apiRows) {
       for (const version of row.versions) {
-        const frame = body(sampleOf[`${row.name} v${version.version}`]!);
+        const frame = body(samples.get(`${row.apiKey} v${version.version}`)!);
         const request = decodeRequest(frame);
         assert.equal(request.apiKey, row.apiKey);
         assert.equal(request.apiVersion, version.version);
