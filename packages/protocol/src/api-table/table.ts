@@ -37,11 +37,6 @@ export function apiVersionOf(apiKey: number, version: number): ApiVersion | unde
   return rowsByKey[apiKey]?.versions[version - 1];
 }
 
-/** Whether version `version` of `apiKey` has `capability` (false for a version the table lacks). */
-export function hasCapability(apiKey: number, version: number, capability: Capability): boolean {
-  return apiVersionOf(apiKey, version)?.capabilities[capability] ?? false;
-}
-
 /**
  * Whether a broker that answered `ranges` (API_VERSIONS: it serves every version of each range)
  * serves a version of `apiKey` this package knows with `capability`.
@@ -52,13 +47,6 @@ export function speaks(ranges: readonly ApiVersionRange[], apiKey: number, capab
   return (apiRowOf(apiKey)?.versions ?? []).some(
     (v) => v.capabilities[capability] && v.version >= range.minVersion && v.version <= range.maxVersion,
   );
-}
-
-/** The lowest version of `apiKey` with `capability`: the one to send for it. Throws when none has it. */
-export function firstVersionWith(apiKey: number, capability: Capability): number {
-  const found = apiRowOf(apiKey)?.versions.find((v) => v.capabilities[capability]);
-  if (found === undefined) throw new Error(`API table: no version of apiKey ${apiKey} has ${capability}`);
-  return found.version;
 }
 
 /** This package's versions as API_VERSIONS ranges, by key: what a broker answers API_VERSIONS. */
