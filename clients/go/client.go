@@ -174,7 +174,7 @@ func (c *Client) produce(ctx context.Context, topic string, partition int32, exp
 	err := c.onPrimary(ctx, apiProduce, topic, partition, func(conn *Conn, versions map[int16]int16) error {
 		var err error
 		res, err = conn.produceAs(ctx, topic, partition, expectedOffset, records, ack,
-			versions[int16(apiProduce)] >= routedVersion)
+			speaks(versions, apiProduce, capFollowsRoutes))
 		return err
 	})
 	return res, err
@@ -189,7 +189,7 @@ func (c *Client) Fetch(ctx context.Context, req FetchRequest) (*FetchResult, err
 	var res *FetchResult
 	err := c.onPrimary(ctx, apiFetch, req.Topic, req.Partition, func(conn *Conn, versions map[int16]int16) error {
 		version := int16(fetchVersion)
-		if versions[int16(apiFetch)] >= routedVersion {
+		if speaks(versions, apiFetch, capFollowsRoutes) {
 			version = routedVersion
 		}
 		var err error
@@ -505,12 +505,12 @@ func (c *Client) readRoutes(ctx context.Context, b *pooledBroker, a *attempt, to
 	var md *RoutedMetadata
 	err := b.do(ctx, a, func(conn *Conn, versions map[int16]int16) error {
 		var err error
-		switch v := versions[int16(apiMetadata)]; {
-		case v >= metadataReplicasVersion && c.cfg.PreferZone != "":
+		switch {
+		case speaks(versions, apiMetadata, capReplicaRoutes) && c.cfg.PreferZone != "":
 			md, err = conn.MetadataReplicas(ctx, minRevision, topics...)
-		case v >= metadataRevisionVersion:
+		case speaks(versions, apiMetadata, capAtRevision):
 			md, err = conn.MetadataRoutes(ctx, minRevision, topics...)
-		case v == metadataRoutesVersion:
+		case speaks(versions, apiMetadata, capRoutes):
 			md, err = conn.MetadataRoutes(ctx, -1, topics...)
 		default: // a broker without routes serves every partition itself
 			var plain map[string][]PartitionInfo

@@ -10,9 +10,6 @@ import (
 // FETCH request v2  => topic partition fetchOffset maxBytes maxWaitMillis minBytes
 // FETCH response v2 => highWatermark payloadBytes [size crc32c payload]
 
-// fetchVersion is always 2: version 1 has no wait, and a consumer without one polls in a loop.
-const fetchVersion = 2
-
 // FetchRequest asks for records of one partition from Offset on.
 type FetchRequest struct {
 	Topic     string

@@ -34,7 +34,7 @@ func (c *Conn) Metadata(ctx context.Context, topics ...string) (map[string][]Par
 	if err != nil {
 		return nil, err
 	}
-	if versions[int16(apiMetadata)] >= metadataRoutesVersion {
+	if speaks(versions, apiMetadata, capRoutes) {
 		routed, err := c.MetadataRoutes(ctx, -1, topics...)
 		if err != nil {
 			return nil, err

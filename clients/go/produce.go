@@ -11,8 +11,7 @@ import (
 // PRODUCE response    => baseOffset logEndOffset
 
 const (
-	produceVersion          = 1
-	produceExpectingVersion = 2 // v2: the batch lands only where the partition ends at expectedOffset
+	produceVersion = 1
 
 	noExpectedOffset = -1
 )

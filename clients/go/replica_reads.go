@@ -51,10 +51,10 @@ func (c *Client) fetchPreferringZone(ctx context.Context, req FetchRequest) (*Fe
 		a.at = primary
 		return c.broker(primary).do(ctx, a, func(conn *Conn, versions map[int16]int16) error {
 			version := int16(fetchVersion)
-			switch v := versions[int16(apiFetch)]; {
-			case v >= replicaReadVersion:
+			switch {
+			case speaks(versions, apiFetch, capReplicaReadable):
 				version = replicaReadVersion
-			case v >= routedVersion:
+			case speaks(versions, apiFetch, capFollowsRoutes):
 				version = routedVersion
 			}
 			var err error
@@ -72,7 +72,7 @@ func (c *Client) fetchPreferringZone(ctx context.Context, req FetchRequest) (*Fe
 // so nothing was sent and the primary is to be asked instead.
 func (c *Client) fetchFromReplica(ctx context.Context, a *attempt, replica string, req FetchRequest) (res *FetchResult, fellBack bool, err error) {
 	err = c.broker(replica).do(ctx, a, func(conn *Conn, versions map[int16]int16) error {
-		if versions[int16(apiFetch)] < replicaReadVersion {
+		if !speaks(versions, apiFetch, capReplicaReadable) {
 			fellBack = true
 			return nil
 		}

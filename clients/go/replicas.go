@@ -14,12 +14,6 @@ import (
 //	LIST request v2     => as v1      LIST response v2     => as v1, with route:RouteV2
 //	FETCH request v4    => as v2      FETCH response v4    => as v1 (a live in-sync replica may answer)
 
-const (
-	metadataReplicasVersion = 4
-	listReplicasVersion     = 2
-	replicaReadVersion      = 4 // FETCH
-)
-
 // ReplicaFlags are a replica's state bits in a RouteV2.
 type ReplicaFlags int8
 

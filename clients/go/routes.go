@@ -19,12 +19,7 @@ import (
 //	PRODUCE v3, FETCH v3     => v2's bytes: "I follow routes" (a broker that is not the primary
 //	                            answers NOT_PRIMARY with the route instead of proxying)
 
-const (
-	apiVersionsVersion      = 1
-	metadataRoutesVersion   = 2
-	metadataRevisionVersion = 3
-	routedVersion           = 3 // PRODUCE and FETCH
-)
+const apiVersionsVersion = 1
 
 // versionsBeforeDiscovery is what a broker that refuses API_VERSIONS (it predates it) serves.
 var versionsBeforeDiscovery = map[int16]int16{int16(apiProduce): 1, int16(apiFetch): 2, int16(apiMetadata): 1}

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import limits, wire
+from .capabilities import speaks
 from .connection import Connection, Topic
 from .errors import ConnectionClosedError, NotPrimaryError, is_outcome_unknown
 from .fragments import list_fragments_call
@@ -33,11 +34,6 @@ from .replica_reads import ReplicaReads, check_zone
 from .routing import (
     AT_ONCE,
     GIVE_UP,
-    METADATA_REPLICAS_VERSION,
-    METADATA_REVISION_VERSION,
-    METADATA_ROUTES_VERSION,
-    REPLICA_READS_VERSION,
-    ROUTED_VERSION,
     RoutedMetadata,
     RoutedPartition,
     RoutedTopic,
@@ -58,8 +54,9 @@ class _Broker:
         self.connection = connection
         self.versions = versions
 
-    def max_version(self, api_key: int) -> int:
-        return self.versions.get(api_key, 0)
+    def speaks(self, api_key: int, capability: str) -> bool:
+        """Whether the broker serves a version of ``api_key`` with ``capability`` (capabilities.py)."""
+        return speaks(self.versions, api_key, capability)
 
 
 class Client:
@@ -155,7 +152,7 @@ class Client:
                 records,
                 ack,
                 expected_offset,
-                follow_routes=b.max_version(wire.API_PRODUCE) >= ROUTED_VERSION,
+                follow_routes=b.speaks(wire.API_PRODUCE, "followsRoutes"),
             ),
         )
 
@@ -266,15 +263,14 @@ class Client:
         raise last if last is not None else ConnectionClosedError("no broker address is known")
 
     def _read_routes(self, broker: _Broker, topics) -> RoutedMetadata:
-        version = broker.max_version(wire.API_METADATA)
         reads = self._replica_reads
-        if reads is not None and version >= METADATA_REPLICAS_VERSION:
+        if reads is not None and broker.speaks(wire.API_METADATA, "replicaRoutes"):
             answer = broker.connection.metadata_with_routes(
                 *topics, min_revision=self.routes.min_revision, replicas=True
             )
-        elif version >= METADATA_REVISION_VERSION:
+        elif broker.speaks(wire.API_METADATA, "atRevision"):
             answer = broker.connection.metadata_with_routes(*topics, min_revision=self.routes.min_revision)
-        elif version == METADATA_ROUTES_VERSION:
+        elif broker.speaks(wire.API_METADATA, "routes"):
             answer = broker.connection.metadata_with_routes(*topics)
         else:  # a broker without routes serves every partition itself
             answer = as_routed(broker.connection.metadata(*topics), broker.address)
@@ -315,9 +311,9 @@ class Client:
         what = wire.describe(wire.API_FETCH, topic, partition)
         left = False  # a replica (or the primary) failed this call: the primary serves the rest of it
 
-        def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
+        def fetch_from(broker: _Broker, replica_read: bool = True) -> FetchResult:
             return fetch_call(
-                broker, topic, partition, offset, max_bytes, max_wait_millis, min_bytes, version_max
+                broker, topic, partition, offset, max_bytes, max_wait_millis, min_bytes, replica_read
             )
 
         def step(attempt: dict) -> FetchResult:
@@ -326,15 +322,15 @@ class Client:
                 refresh = not left and reads.needs_route(topic, partition)
                 primary = self._primary(topic, partition, what, attempt, refresh)
                 replica = None if left else reads.pick(topic, partition)
-                version_max = REPLICA_READS_VERSION
+                replica_read = True
                 if replica is not None and replica != primary:
                     attempt["at"] = replica
                     broker = self._broker(replica)
-                    if broker.max_version(wire.API_FETCH) >= REPLICA_READS_VERSION:
+                    if broker.speaks(wire.API_FETCH, "replicaReadable"):
                         return fetch_from(broker)
-                    version_max = ROUTED_VERSION  # a replica without v4: v3 to the primary
+                    replica_read = False  # a replica without v4: v3 to the primary
                 attempt["at"] = primary  # none in the zone (v4 if the primary has it), or one without v4 (v3)
-                return fetch_from(self._broker(primary), version_max)
+                return fetch_from(self._broker(primary), replica_read)
             except Exception as error:
                 if isinstance(error, NotPrimaryError) or is_connection_loss(error):
                     reads.leave(topic, partition)  # its route is read again before the next pick
@@ -382,11 +378,11 @@ def fetch_call(
     max_bytes: int,
     max_wait_millis: int,
     min_bytes: int,
-    version_max: int = ROUTED_VERSION,
+    replica_read: bool = False,
 ):
-    """The FETCH ``broker`` is sent, at the highest version it and ``version_max`` allow (v4 asks for
-    a replica's own copy). Returns what its connection returns: the result, or the coroutine of it."""
-    version = min(version_max, broker.max_version(wire.API_FETCH))
+    """The FETCH ``broker`` is sent: following routes when it serves that, and with ``replica_read``
+    asking for a replica's own copy when it serves that. Returns what its connection returns: the
+    result, or the coroutine of it."""
     return broker.connection.fetch(
         topic,
         partition,
@@ -394,8 +390,8 @@ def fetch_call(
         max_bytes,
         max_wait_millis,
         min_bytes,
-        follow_routes=version >= ROUTED_VERSION,
-        from_replica=version >= REPLICA_READS_VERSION,
+        follow_routes=broker.speaks(wire.API_FETCH, "followsRoutes"),
+        from_replica=replica_read and broker.speaks(wire.API_FETCH, "replicaReadable"),
     )
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from . import limits, routing, wire
 from .address import parse_address
+from .capabilities import speaks
 from .errors import (
     UNKNOWN_CHANGES,
     UNKNOWN_RECORDS,
@@ -109,7 +110,7 @@ class Connection:
 
         Naming a topic that does not exist is a BrokerError (UNKNOWN_TOPIC_OR_PARTITION).
         """
-        if self.versions().get(wire.API_METADATA, 1) >= routing.METADATA_ROUTES_VERSION:
+        if speaks(self.versions(), wire.API_METADATA, "routes"):
             return self.metadata_with_routes(*topics).plain()
         request = wire.encode_metadata_request(topics)
         body = self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))

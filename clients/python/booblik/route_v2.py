@@ -17,11 +17,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .capabilities import first_version_with
 from .errors import ProtocolError
 from .topics import Route, TopicListing, decode_routed_listing
-from .wire import BodyReader
+from .wire import API_LIST, BodyReader
 
-LIST_REPLICAS_VERSION = 2
+LIST_REPLICAS_VERSION = first_version_with(API_LIST, "replicaRoutes")
 # lagRecords / lagMillis when the answer does not know.
 LAG_UNKNOWN = -1
 # epoch + primary "" + replicaCount; a replica of empty strings: 3 lengths, flags and two lags.

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from . import limits, wire
 from .address import parse_address
+from .capabilities import first_version_with
 from .errors import (
     BrokerError,
     ConnectionClosedError,
@@ -41,11 +42,12 @@ from .wire import PartitionMetadata, TopicMetadata
 
 API_API_VERSIONS = 6
 API_VERSIONS_VERSION = 1
-METADATA_ROUTES_VERSION = 2
-METADATA_REVISION_VERSION = 3
-ROUTED_VERSION = 3  # PRODUCE v3 and FETCH v3
-METADATA_REPLICAS_VERSION = 4  # METADATA v4: RouteV2 routes
-REPLICA_READS_VERSION = 4  # FETCH v4: may be answered by an in-sync replica
+METADATA_ROUTES_VERSION = first_version_with(wire.API_METADATA, "routes")
+METADATA_REVISION_VERSION = first_version_with(wire.API_METADATA, "atRevision")
+ROUTED_VERSION = first_version_with(wire.API_PRODUCE, "followsRoutes")  # PRODUCE v3 and FETCH v3
+assert ROUTED_VERSION == first_version_with(wire.API_FETCH, "followsRoutes")
+METADATA_REPLICAS_VERSION = first_version_with(wire.API_METADATA, "replicaRoutes")  # RouteV2 routes
+REPLICA_READS_VERSION = first_version_with(wire.API_FETCH, "replicaReadable")  # an in-sync replica may answer
 
 # What a broker that predates API_VERSIONS (it refuses it UNSUPPORTED_VERSION) serves.
 VERSIONS_BEFORE_DISCOVERY = {wire.API_PRODUCE: 1, wire.API_FETCH: 2, wire.API_METADATA: 1}

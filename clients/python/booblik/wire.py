@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from . import limits
+from .capabilities import first_version_with
 from .crc32c import crc32c
 from .errors import CorruptRecordError, ProtocolError, RecordExceedsMaxBytesError
 
@@ -28,10 +29,10 @@ API_LIST = 5
 
 PRODUCE_VERSION = 1
 # PRODUCE v2 adds expectedOffset: the batch lands only where the partition ends at it.
-PRODUCE_EXPECTING_VERSION = 2
+PRODUCE_EXPECTING_VERSION = first_version_with(API_PRODUCE, "expectedOffset")
 # Always v2, also when nothing is waited for, so the waiting fields are exercised on every fetch
 # rather than only in the branch nobody debugs.
-FETCH_VERSION = 2
+FETCH_VERSION = first_version_with(API_FETCH, "held")
 METADATA_VERSION = 1
 APPLY_VERSION = 1
 LIST_VERSION = 1

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ApiKey } from '@booblik/protocol';
 import { BrokerMetrics } from './metrics.js';
 import { MetricsSummary } from './metrics-summary.js';
 
@@ -16,7 +17,7 @@ describe('metrics summary line', () => {
     s.log();
     assert.deepEqual(lines, [], 'idle since startup');
     metrics.recordsIn += 10;
-    metrics.requests.produce++;
+    metrics.countRequest(ApiKey.PRODUCE);
     s.log();
     assert.equal(lines.length, 1);
     assert.match(lines[0]!, /^metrics: in \d+ records\/s/);

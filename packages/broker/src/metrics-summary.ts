@@ -22,7 +22,7 @@ export class MetricsSummary {
       records: m.recordsIn,
       bytesIn: m.bytesIn,
       bytesOut: m.fetchBytesOut,
-      requests: Object.values(m.requests).reduce((a, b) => a + b, 0),
+      requests: m.requests.reduce((a, b) => a + b, m.invalidRequests),
       refusals: m.refusalsTotal,
       storageErrors: m.storageErrors,
       connections: m.connectionsOpen,

@@ -1,20 +1,14 @@
+import { apiKeyMax } from '@booblik/protocol';
+
 /**
  * Counters the hot path bumps as plain numbers (no library call per request); Prometheus reads them
  * at scrape time, and the periodic summary line reads their deltas.
  */
 export class BrokerMetrics {
-  readonly requests = {
-    produce: 0,
-    fetch: 0,
-    metadata: 0,
-    apply: 0,
-    list: 0,
-    apiVersions: 0,
-    move: 0,
-    listFragments: 0,
-    replicate: 0,
-    invalid: 0,
-  };
+  /** Requests received, by apiKey: the API table's rows name each (their metric label). */
+  readonly requests: number[] = new Array<number>(apiKeyMax + 1).fill(0);
+  /** Requests that did not decode (the `invalid` label). */
+  invalidRequests = 0;
   recordsIn = 0;
   bytesIn = 0;
   /** FETCH payload bytes sent (records are never parsed on the read path, so bytes, not records). */
@@ -33,6 +27,11 @@ export class BrokerMetrics {
   /** FETCH v4 answered here as an in-sync replica (not the primary). */
   replicaReads = 0;
   storageErrors = 0;
+
+  /** One request of `apiKey`, a key of the API table (decodeRequest returns no other). */
+  countRequest(apiKey: number): void {
+    this.requests[apiKey]!++;
+  }
 
   refused(codeName: string): void {
     this.refusals.set(codeName, (this.refusals.get(codeName) ?? 0) + 1);

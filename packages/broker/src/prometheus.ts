@@ -1,3 +1,4 @@
+import { ApiKey, apiRowOf, apiRows } from '@booblik/protocol';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ClusterNode } from './cluster/cluster-node.js';
 import type { BrokerMetrics } from './metrics.js';
@@ -42,9 +43,10 @@ export function createPrometheusRegistry(
       },
     });
 
-  labelled('booblik_requests_total', 'Requests received, by API (invalid: did not decode)', 'api', () =>
-    Object.entries(metrics.requests),
-  );
+  labelled('booblik_requests_total', 'Requests received, by API (invalid: did not decode)', 'api', () => [
+    ...apiRows.map((row): [string, number] => [row.metricLabel, metrics.requests[row.apiKey]!]),
+    ['invalid', metrics.invalidRequests],
+  ]);
   labelled('booblik_refusals_total', 'Requests refused, by wire error code', 'code', () => metrics.refusals);
   counter('booblik_records_in_total', 'Records appended', () => metrics.recordsIn);
   counter('booblik_bytes_in_total', 'Record bytes appended (as on the wire)', () => metrics.bytesIn);
@@ -124,6 +126,11 @@ export function scrapedMetrics(registry: Registry) {
   };
 }
 
+/** The `api` label of an API: its row's. */
+function labelOf(apiKey: number): string {
+  return apiRowOf(apiKey)!.metricLabel;
+}
+
 /** Present on every broker; zero on one node. */
 function addClusterMetrics(
   registry: Registry,
@@ -165,9 +172,9 @@ function addClusterMetrics(
       this.reset();
       const stats = cluster()?.proxy.stats;
       if (stats === undefined) return;
-      this.inc({ api: 'produce' }, stats.produce);
-      this.inc({ api: 'fetch' }, stats.fetch);
-      this.inc({ api: 'metadata' }, stats.metadata);
+      this.inc({ api: labelOf(ApiKey.PRODUCE) }, stats.produce);
+      this.inc({ api: labelOf(ApiKey.FETCH) }, stats.fetch);
+      this.inc({ api: labelOf(ApiKey.METADATA) }, stats.metadata);
     },
   });
   counter(

@@ -1,26 +1,19 @@
 import type { Socket } from 'node:net';
 import {
-  AckPolicy,
-  ApiKey,
   decodeRequest,
   ErrorCode,
   type FrameSink,
   FrameSplitter,
+  type Request,
   RequestRefusal,
   requestFrameLimits,
 } from '@booblik/protocol';
-import { handleApiVersions } from './api/api-versions.js';
-import { handleApply } from './api/apply.js';
 import { type AnswerSink, type ApiContext, discardReply, type Reply } from './api/context.js';
-import { type HoldEnd, type HoldScope, handleFetch } from './api/fetch.js';
-import { handleList } from './api/list.js';
-import { handleListFragments } from './api/list-fragments.js';
-import { handleMetadata } from './api/metadata.js';
-import { handleMove } from './api/move.js';
-import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './api/produce.js';
+import type { HoldEnd } from './api/fetch.js';
+import { apiHandlers, type RequestSource } from './api/handlers.js';
+import type { UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
-import { handleReplicate } from './api/replicate.js';
-import { connectionPendingWriteBytesMax, fetchPayloadBytesMax, shutdownGraceMs } from './limits.js';
+import { connectionPendingWriteBytesMax, shutdownGraceMs } from './limits.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
 class Slot implements AnswerSink {
@@ -68,7 +61,7 @@ enum SessionState {
  * written strictly in request order. Reading stops while too many requests are unanswered or too many
  * answer bytes sit unread in the socket, so a client that never reads cannot grow the broker's memory.
  */
-export class Session implements FrameSink, HoldScope {
+export class Session implements FrameSink, RequestSource {
   private readonly splitter = new FrameSplitter(requestFrameLimits);
   private readonly slots: Slot[] = [];
   private slotsHead = 0;
@@ -119,80 +112,38 @@ export class Session implements FrameSink, HoldScope {
     return !this.overloaded();
   }
 
+  /** Decodes a request and runs it through its API's handler (api/handlers.ts). */
   private dispatch(frame: Buffer): void {
-    let request: ReturnType<typeof decodeRequest>;
+    let request: Request;
     try {
       request = decodeRequest(frame);
     } catch (error) {
       if (!(error instanceof RequestRefusal)) throw error;
-      this.ctx.metrics.requests.invalid++;
+      this.ctx.metrics.invalidRequests++;
       if (error.silent) refuseSilently(this.ctx, error.code, error.message);
       else this.answer(refuse(this.ctx, error.correlationId, error.code));
       return;
     }
-    switch (request.apiKey) {
-      case ApiKey.PRODUCE: {
-        this.ctx.metrics.requests.produce++;
-        if (request.body.ack === AckPolicy.NONE) {
-          this.inflightBytes += frame.length;
-          handleUnansweredProduce(
-            request.body,
-            request.apiVersion,
-            this.ctx,
-            new HeldFrame(this, frame.length),
-          );
-          return;
-        }
-        const slot = this.openSlot(frame.length);
-        handleProduce(request.body, request.apiVersion, request.correlationId, this.ctx, slot);
-        if (!slot.done) this.updateFlow();
-        return;
-      }
-      case ApiKey.FETCH: {
-        this.ctx.metrics.requests.fetch++;
-        const slot = this.openSlot(Math.min(request.body.maxBytes, fetchPayloadBytesMax));
-        handleFetch(request.body, request.apiVersion, request.correlationId, this.ctx, this, slot);
-        if (!slot.done) this.updateFlow();
-        return;
-      }
-      case ApiKey.METADATA:
-        this.ctx.metrics.requests.metadata++;
-        this.answerWhenReady(
-          handleMetadata(request.body, request.apiVersion, request.correlationId, this.ctx, this.endpoint),
-        );
-        return;
-      case ApiKey.APPLY:
-        this.ctx.metrics.requests.apply++;
-        this.answerWhenReady(handleApply(request.body, request.correlationId, this.ctx));
-        return;
-      case ApiKey.LIST:
-        this.ctx.metrics.requests.list++;
-        this.answerWhenReady(
-          handleList(request.body, request.apiVersion, request.correlationId, this.ctx, this, this.endpoint),
-        );
-        return;
-      case ApiKey.API_VERSIONS:
-        this.ctx.metrics.requests.apiVersions++;
-        this.answer(handleApiVersions(request.correlationId));
-        return;
-      case ApiKey.LIST_FRAGMENTS:
-        this.ctx.metrics.requests.listFragments++;
-        this.answer(handleListFragments(request.body, request.correlationId, this.ctx));
-        return;
-      case ApiKey.MOVE:
-        this.ctx.metrics.requests.move++;
-        this.answerWhenReady(handleMove(request.body, request.correlationId, this.ctx));
-        return;
-      case ApiKey.REPLICATE:
-        this.ctx.metrics.requests.replicate++;
-        this.answerWhenReady(handleReplicate(request.body, request.correlationId, this.ctx));
-        return;
+    this.ctx.metrics.countRequest(request.apiKey);
+    // Every key the table has has a handler: the map's type requires it.
+    const handler = apiHandlers[request.apiKey]!;
+    if (handler.kind === 'reply') {
+      this.answerWhenReady(handler.run(request, this.ctx, this));
+      return;
     }
+    if (handler.unanswered?.takes(request)) {
+      this.inflightBytes += frame.length;
+      handler.unanswered.run(request, this.ctx, new HeldFrame(this, frame.length));
+      return;
+    }
+    const slot = this.openSlot(handler.slotBytes(request, frame.length));
+    handler.run(request, this.ctx, this, slot);
+    if (!slot.done) this.updateFlow();
   }
 
   shortFrame(): void {
     // The header did not arrive, so there is no correlationId to echo: the spec says 0.
-    this.ctx.metrics.requests.invalid++;
+    this.ctx.metrics.invalidRequests++;
     this.answer(refuse(this.ctx, 0, ErrorCode.CORRUPT_REQUEST));
   }
 

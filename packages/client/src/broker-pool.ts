@@ -3,29 +3,26 @@
  * broker serves (API_VERSIONS, asked once per connection). A connection that closed is dialed again
  * on the next use; callers that saw it fail drop it at once so that nobody else waits on it.
  */
-import type { ApiKey, ApiVersionRange } from '@booblik/protocol';
+import { type ApiVersionRange, type Capability, speaks } from '@booblik/protocol';
 import { formatAddress, parseAddress } from './address.js';
 import { Connection, type ConnectOptions } from './connection.js';
 
-/** A pooled connection and the highest version of each API its broker serves. */
+/** A pooled connection and what its broker serves. */
 export interface PooledBroker {
   readonly address: string;
   readonly connection: Connection;
-  /** Highest version of `apiKey` the broker serves, 0 when it has none. */
-  maxVersion(apiKey: number): number;
+  /** Whether the broker serves a version of `apiKey` with `capability` (the API table's). */
+  speaks(apiKey: number, capability: Capability): boolean;
 }
 
 class Broker implements PooledBroker {
-  private readonly versions: Map<number, number>;
   constructor(
     readonly address: string,
     readonly connection: Connection,
-    ranges: readonly ApiVersionRange[],
-  ) {
-    this.versions = new Map(ranges.map((r) => [r.apiKey, r.maxVersion]));
-  }
-  maxVersion(apiKey: number): number {
-    return this.versions.get(apiKey) ?? 0;
+    private readonly ranges: readonly ApiVersionRange[],
+  ) {}
+  speaks(apiKey: number, capability: Capability): boolean {
+    return speaks(this.ranges, apiKey, capability);
   }
 }
 
@@ -133,9 +130,4 @@ export class BrokerPool {
   private forget(address: string, entry: Promise<Broker>): void {
     if (this.brokers.get(address) === entry) this.brokers.delete(address);
   }
-}
-
-/** PRODUCE and FETCH v3 mean "I follow routes": only sent to a broker that serves them. */
-export function followsRoutes(broker: PooledBroker, apiKey: typeof ApiKey.PRODUCE | typeof ApiKey.FETCH) {
-  return broker.maxVersion(apiKey) >= 3;
 }

@@ -16,6 +16,7 @@
 import {
   ApiKey,
   type ApiVersionRange,
+  type Capability,
   ErrorCode,
   inSyncRouteOf,
   type MetadataResponseV2,
@@ -25,7 +26,7 @@ import {
   type RouteV2,
   type TopicMetadata,
 } from '@booblik/protocol';
-import { BrokerPool, followsRoutes, type PooledBroker } from './broker-pool.js';
+import { BrokerPool, type PooledBroker } from './broker-pool.js';
 import { checkCount } from './checks.js';
 import { type Clock, delay, systemClock } from './clock.js';
 import type {
@@ -180,7 +181,7 @@ export class Client {
     return this.withRetries('METADATA', async (attempt) => {
       const broker = await this.anyBroker(attempt.avoid);
       attempt.at = broker.address;
-      if (broker.maxVersion(ApiKey.METADATA) < 4) {
+      if (!broker.speaks(ApiKey.METADATA, 'replicaRoutes')) {
         // A broker that predates it: as if it had answered UNSUPPORTED_VERSION (not retried).
         throw new BrokerError(ErrorCode.UNSUPPORTED_VERSION, `METADATA v4 to ${broker.address}`, { topics });
       }
@@ -196,7 +197,7 @@ export class Client {
     return this.withRetries('METADATA', async (attempt) => {
       const broker = await this.anyBroker(attempt.avoid);
       attempt.at = broker.address;
-      if (broker.maxVersion(ApiKey.METADATA) < 5) {
+      if (!broker.speaks(ApiKey.METADATA, 'offsetSources')) {
         throw new BrokerError(ErrorCode.UNSUPPORTED_VERSION, `METADATA v5 to ${broker.address}`, { topics });
       }
       return broker.connection.metadataWithOffsets(topics, this.minRevision);
@@ -213,7 +214,8 @@ export class Client {
     return this.onPrimary(topic, partition, `PRODUCE ${topic}/${partition}`, (broker) =>
       broker.connection.produce(topic, partition, records, {
         ...options,
-        followRoutes: followsRoutes(broker, ApiKey.PRODUCE),
+        // PRODUCE v3 means "I follow routes": sent only to a broker that serves it.
+        followRoutes: broker.speaks(ApiKey.PRODUCE, 'followsRoutes'),
       }),
     );
   }
@@ -246,7 +248,7 @@ export class Client {
       `FETCH ${topic}/${partition} at ${request.offset}`,
       (broker) =>
         broker.connection.fetch(
-          epochIfSpoken(broker, { ...request, followRoutes: followsRoutes(broker, ApiKey.FETCH) }),
+          epochIfSpoken(broker, { ...request, followRoutes: broker.speaks(ApiKey.FETCH, 'followsRoutes') }),
           options,
         ),
       options.signal,
@@ -280,7 +282,7 @@ export class Client {
       return this.fetchFromPrimary(request, options);
     try {
       const broker = await this.pool.get(reader);
-      if (broker.maxVersion(ApiKey.FETCH) < 4) {
+      if (!broker.speaks(ApiKey.FETCH, 'replicaReadable')) {
         this.replicaRoutes.set(key, null);
         return await this.fetchFromPrimary(request, options);
       }
@@ -363,9 +365,9 @@ export class Client {
    * every route); v4 with preferZone, whose RouteV2s are kept for picking replicas.
    */
   private async readRoutes(broker: PooledBroker, topics: readonly string[]): Promise<MetadataResponseV2> {
-    const version = broker.maxVersion(ApiKey.METADATA);
+    const speaks = (capability: Capability) => broker.speaks(ApiKey.METADATA, capability);
     let answer: MetadataResponseV2;
-    if (this.preferZone !== undefined && version >= 4) {
+    if (this.preferZone !== undefined && speaks('replicaRoutes')) {
       const v4 = await broker.connection.metadataWithReplicas(topics, this.minRevision);
       answer = {
         revision: v4.revision,
@@ -377,8 +379,9 @@ export class Client {
           }),
         })),
       };
-    } else if (version >= 3) answer = await broker.connection.metadataAtRevision(topics, this.minRevision);
-    else if (version === 2) answer = await broker.connection.metadataWithRoutes(...topics);
+    } else if (speaks('atRevision'))
+      answer = await broker.connection.metadataAtRevision(topics, this.minRevision);
+    else if (speaks('routes')) answer = await broker.connection.metadataWithRoutes(...topics);
     else {
       const v1 = await broker.connection.metadata(...topics);
       answer = {
@@ -527,7 +530,7 @@ function routeKey(topic: string, partition: number): string {
 
 /** The request without its lastEpoch for a broker without FETCH v5 (it is sent as v3 or v4 then). */
 function epochIfSpoken(broker: PooledBroker, request: FetchOptions): FetchOptions {
-  if (request.lastEpoch === undefined || broker.maxVersion(ApiKey.FETCH) >= 5) return request;
+  if (request.lastEpoch === undefined || broker.speaks(ApiKey.FETCH, 'carriesEpochs')) return request;
   const { lastEpoch: _unsent, ...rest } = request;
   return rest;
 }

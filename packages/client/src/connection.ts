@@ -62,6 +62,7 @@ import {
   ProtocolError,
   readResponseFrame,
   responseFrameLimits,
+  speaks,
   type TopicMetadata,
 } from '@booblik/protocol';
 import { formatAddress, parseAddress } from './address.js';
@@ -623,7 +624,7 @@ export class Connection {
    */
   speaksFetchEpochs(): Promise<boolean> {
     this.fetchEpochs ??= this.apiVersions().then(
-      (versions) => (versions.find((v) => v.apiKey === ApiKey.FETCH)?.maxVersion ?? 0) >= 5,
+      (versions) => speaks(versions, ApiKey.FETCH, 'carriesEpochs'),
       (error: unknown) => {
         this.fetchEpochs = undefined;
         throw error;

@@ -1,4 +1,4 @@
-/** API keys and the versions this protocol package speaks (spec sections 3 to 5). */
+/** API keys (spec sections 3 to 5); each key's versions and what they mean are its row in api-table/. */
 
 export const ApiKey = {
   PRODUCE: 1,
@@ -18,19 +18,6 @@ export const ApiKey = {
 
 export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];
 
-/** Versions each API has; anything else is UNSUPPORTED_VERSION. */
-export const apiVersions: Readonly<Record<ApiKeyValue, readonly number[]>> = {
-  [ApiKey.PRODUCE]: [1, 2, 3],
-  [ApiKey.FETCH]: [1, 2, 3, 4, 5],
-  [ApiKey.METADATA]: [1, 2, 3, 4, 5],
-  [ApiKey.APPLY]: [1, 2],
-  [ApiKey.LIST]: [1, 2],
-  [ApiKey.API_VERSIONS]: [1],
-  [ApiKey.LIST_FRAGMENTS]: [1],
-  [ApiKey.MOVE]: [1],
-  [ApiKey.REPLICATE]: [1],
-};
-
 /** What API_VERSIONS answers; a broker that predates it refuses it with UNSUPPORTED_VERSION. */
 export interface ApiVersionRange {
   apiKey: number;
@@ -44,15 +31,6 @@ export const apiVersionsBeforeDiscovery: readonly ApiVersionRange[] = [
   { apiKey: ApiKey.FETCH, minVersion: 1, maxVersion: 2 },
   { apiKey: ApiKey.METADATA, minVersion: 1, maxVersion: 1 },
 ];
-
-/** This package's versions as API_VERSIONS ranges, by key. */
-export function supportedApiVersions(): ApiVersionRange[] {
-  return Object.entries(apiVersions).map(([key, versions]) => ({
-    apiKey: Number(key),
-    minVersion: Math.min(...versions),
-    maxVersion: Math.max(...versions),
-  }));
-}
 
 export const AckPolicy = {
   /** No answer at all, ever: not even a refusal. */

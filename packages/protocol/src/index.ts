@@ -1,4 +1,7 @@
 export * from './api.js';
+export * from './api-table/capabilities.js';
+export type { RequestBody } from './api-table/rows.js';
+export * from './api-table/table.js';
 export { DecodeError, WireReader } from './codec/reader.js';
 export { stringBytes, WireWriter, writeInt64 } from './codec/writer.js';
 export * from './crc32c/index.js';
@@ -14,7 +17,12 @@ export * from './records/stored-records.js';
 export * from './requests/api-versions/v1.js';
 export * from './requests/apply/v1.js';
 export * from './requests/apply/v2.js';
-export { decodeRequest, type Request, RequestRefusal } from './requests/decode-request.js';
+export {
+  decodeRequest,
+  type Request,
+  type RequestOf,
+  RequestRefusal,
+} from './requests/decode-request.js';
 export * from './requests/error-details.js';
 export * from './requests/fetch/v1.js';
 export * from './requests/fetch/v2.js';

@@ -20,11 +20,6 @@ from ..replica_reads import ReplicaReads, check_zone
 from ..routing import (
     AT_ONCE,
     GIVE_UP,
-    METADATA_REPLICAS_VERSION,
-    METADATA_REVISION_VERSION,
-    METADATA_ROUTES_VERSION,
-    REPLICA_READS_VERSION,
-    ROUTED_VERSION,
     RoutedMetadata,
     RouteTable,
     is_connection_loss,
@@ -119,7 +114,7 @@ class Client:
                 records,
                 ack,
                 expected_offset,
-                follow_routes=b.max_version(wire.API_PRODUCE) >= ROUTED_VERSION,
+                follow_routes=b.speaks(wire.API_PRODUCE, "followsRoutes"),
             ),
         )
 
@@ -223,15 +218,14 @@ class Client:
         raise last if last is not None else ConnectionClosedError("no broker address is known")
 
     async def _read_routes(self, broker: _Broker, topics) -> RoutedMetadata:
-        version = broker.max_version(wire.API_METADATA)
         reads = self._replica_reads
-        if reads is not None and version >= METADATA_REPLICAS_VERSION:
+        if reads is not None and broker.speaks(wire.API_METADATA, "replicaRoutes"):
             answer = await broker.connection.metadata_with_routes(
                 *topics, min_revision=self.routes.min_revision, replicas=True
             )
-        elif version >= METADATA_REVISION_VERSION:
+        elif broker.speaks(wire.API_METADATA, "atRevision"):
             answer = await broker.connection.metadata_with_routes(*topics, min_revision=self.routes.min_revision)
-        elif version == METADATA_ROUTES_VERSION:
+        elif broker.speaks(wire.API_METADATA, "routes"):
             answer = await broker.connection.metadata_with_routes(*topics)
         else:
             answer = as_routed(await broker.connection.metadata(*topics), broker.address)
@@ -271,9 +265,9 @@ class Client:
         what = wire.describe(wire.API_FETCH, topic, partition)
         left = False
 
-        async def fetch_from(broker: _Broker, version_max: int = REPLICA_READS_VERSION) -> FetchResult:
+        async def fetch_from(broker: _Broker, replica_read: bool = True) -> FetchResult:
             return await fetch_call(
-                broker, topic, partition, offset, max_bytes, max_wait_millis, min_bytes, version_max
+                broker, topic, partition, offset, max_bytes, max_wait_millis, min_bytes, replica_read
             )
 
         async def step(attempt: dict) -> FetchResult:
@@ -282,15 +276,15 @@ class Client:
                 refresh = not left and reads.needs_route(topic, partition)
                 primary = await self._primary(topic, partition, what, attempt, refresh)
                 replica = None if left else reads.pick(topic, partition)
-                version_max = REPLICA_READS_VERSION
+                replica_read = True
                 if replica is not None and replica != primary:
                     attempt["at"] = replica
                     broker = await self._broker(replica)
-                    if broker.max_version(wire.API_FETCH) >= REPLICA_READS_VERSION:
+                    if broker.speaks(wire.API_FETCH, "replicaReadable"):
                         return await fetch_from(broker)
-                    version_max = ROUTED_VERSION  # a replica without v4: v3 to the primary
+                    replica_read = False  # a replica without v4: v3 to the primary
                 attempt["at"] = primary
-                return await fetch_from(await self._broker(primary), version_max)
+                return await fetch_from(await self._broker(primary), replica_read)
             except Exception as error:
                 if isinstance(error, NotPrimaryError) or is_connection_loss(error):
                     reads.leave(topic, partition)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from .. import limits, routing, wire
 from ..address import parse_address
+from ..capabilities import speaks
 from ..connection import UNKNOWN_EFFECT, check_wait_fits_timeout
 from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError, lost_in_flight, timed_out_in_flight
 from ..fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
@@ -102,7 +103,7 @@ class Connection:
     async def metadata(self, *topics: str) -> list:
         """Partitions and offsets of the named topics, or of every topic when none is named
         (METADATA v2 where the broker has it, its routes left out; v1 otherwise)."""
-        if (await self.versions()).get(wire.API_METADATA, 1) >= routing.METADATA_ROUTES_VERSION:
+        if speaks(await self.versions(), wire.API_METADATA, "routes"):
             return (await self.metadata_with_routes(*topics)).plain()
         request = wire.encode_metadata_request(topics)
         body = await self._call(wire.API_METADATA, wire.METADATA_VERSION, request, wire.describe_metadata(topics))

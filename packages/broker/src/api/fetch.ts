@@ -1,5 +1,6 @@
 import { LogClosedError, OffsetOutOfRangeError, type ReadResult, StorageError } from '@booblik/log';
 import {
+  type Capabilities,
   ErrorCode,
   encodeFetchResponseHeader,
   encodeFetchResponseHeaderV5,
@@ -33,21 +34,22 @@ export interface HoldScope {
  * they are, behind the response header: no record is parsed here. The answer goes to `answer`, at
  * once when no disk read is needed: a woken consumer is answered inside the write that woke it.
  * A v5 request (the one that carries lastEpoch) is checked against the epochs first, and its answer
- * says the epoch of its records.
+ * says the epoch of its records. Where a partition served elsewhere is read is the version's
+ * capabilities: from a replica here (`replicaReadable`), proxied (`proxied`), or NOT_PRIMARY.
  */
 export function handleFetch(
   req: FetchRequest,
-  apiVersion: number,
+  capabilities: Capabilities,
   correlationId: number,
   ctx: ApiContext,
   scope: HoldScope,
   answer: AnswerSink,
 ): void {
   const where = ctx.routing.resolve(req.topic, req.partition);
-  // v4 takes reads from an in-sync replica; any version does while the partition has no primary (a
-  // failover, an etcd outage's end): committed data stays readable. Served here, up to the commit
-  // offset this copy knows.
-  if ((apiVersion >= 4 && where.kind === 'remote') || where.kind === 'none') {
+  // A replica-readable version takes reads from an in-sync replica; any version does while the
+  // partition has no primary (a failover, an etcd outage's end): committed data stays readable.
+  // Served here, up to the commit offset this copy knows.
+  if ((capabilities.replicaReadable && where.kind === 'remote') || where.kind === 'none') {
     const replica = ctx.replication?.replicaReadable(req.topic, req.partition);
     if (replica !== undefined && req.fetchOffset <= replica.logEndOffset) {
       ctx.metrics.replicaReads++;
@@ -56,14 +58,15 @@ export function handleFetch(
     }
   }
   if (where.kind === 'remote') {
-    // v3 comes from a client that follows routes: tell it where to go. Older ones are proxied.
-    if (apiVersion >= 3 || ctx.proxy === null) {
+    // An original client knows one broker: forward it. One that follows routes is told where to go.
+    if (capabilities.proxied && ctx.proxy !== null) ctx.proxy.fetch(req, correlationId, where.route, answer);
+    else {
       ctx.metrics.refused('NOT_PRIMARY');
       answer.deliver(encodeNotPrimaryResponse(correlationId, where.route));
-    } else ctx.proxy.fetch(req, correlationId, where.route, answer);
+    }
     return;
   }
-  if (where.kind === 'none' && apiVersion < 3 && ctx.proxy !== null) {
+  if (where.kind === 'none' && capabilities.proxied && ctx.proxy !== null) {
     // An original client, through a broker that holds no readable copy: a live in-sync replica may.
     const replica = inSyncReplicaAddress(ctx, req.topic, req.partition);
     if (replica !== undefined) {

@@ -1,4 +1,5 @@
 import {
+  type Capabilities,
   encodeInvalidArgumentResponse,
   encodeListResponse,
   encodeListResponseV2,
@@ -17,14 +18,14 @@ import type { HoldScope } from './fetch.js';
 
 /**
  * LIST v1 and v2: the topics matching a label selector, each with its spec and a route per partition
- * (on one node: this broker, `endpoint`; in a cluster: the primary's advertised address, empty
- * when it has none; v2 adds the epoch and every replica). With a watch revision the request is held, like a long FETCH,
- * until the spec store moves past it (answered at once with the new listing) or the wait ends
- * (answered with that revision and no topics: nothing changed).
+ * (on one node: this broker, `endpoint`; in a cluster: the primary's advertised address, empty when
+ * it has none; with `replicaRoutes`, v2, the epoch and every replica too). With a watch revision the
+ * request is held, like a long FETCH, until the spec store moves past it (answered at once with the
+ * new listing) or the wait ends (answered with that revision and no topics: nothing changed).
  */
 export function handleList(
   req: ListRequest,
-  apiVersion: number,
+  capabilities: Capabilities,
   correlationId: number,
   ctx: ApiContext,
   scope: HoldScope,
@@ -38,12 +39,12 @@ export function handleList(
     ctx.metrics.refused('INVALID_ARGUMENT');
     return encodeInvalidArgumentResponse(correlationId, { index: -1, message: error.message });
   }
-  const answer = () => listing(apiVersion, correlationId, ctx, selector, endpoint);
+  const answer = () => listing(capabilities, correlationId, ctx, selector, endpoint);
   const waitMs = Math.min(req.maxWaitMs, listWaitMsMax);
   if (req.watchRevision === NO_WATCH || ctx.topics.revision > req.watchRevision) return answer();
   const nothingChanged = () => {
     const unchanged = { revision: req.watchRevision, topics: [] };
-    return apiVersion >= 2
+    return capabilities.replicaRoutes
       ? encodeListResponseV2(correlationId, unchanged)
       : encodeListResponse(correlationId, unchanged);
   };
@@ -79,7 +80,7 @@ function sameReply(a: Reply, b: Reply): boolean {
 }
 
 function listing(
-  apiVersion: number,
+  capabilities: Capabilities,
   correlationId: number,
   ctx: ApiContext,
   selector: Selector,
@@ -92,17 +93,16 @@ function listing(
       routes: Array.from({ length: spec.partitions }, (_, id) => route(spec.name, id)),
     }));
   const revision = ctx.topics.revision;
-  // v2: every replica, its zone and whether it is in sync, from the cluster's records (no lag).
-  const reply =
-    apiVersion >= 2
-      ? encodeListResponseV2(correlationId, {
-          revision,
-          topics: routesOf((topic, id) => ctx.routing.routeV2Of(topic, id, endpoint, false)),
-        })
-      : encodeListResponse(correlationId, {
-          revision,
-          topics: routesOf((topic, id) => ctx.routing.routeOf(topic, id, endpoint)),
-        });
+  // RouteV2: every replica, its zone and whether it is in sync, from the cluster's records (no lag).
+  const reply = capabilities.replicaRoutes
+    ? encodeListResponseV2(correlationId, {
+        revision,
+        topics: routesOf((topic, id) => ctx.routing.routeV2Of(topic, id, endpoint, false)),
+      })
+    : encodeListResponse(correlationId, {
+        revision,
+        topics: routesOf((topic, id) => ctx.routing.routeOf(topic, id, endpoint)),
+      });
   const topics = matching;
   if (reply.length - lengthPrefixBytes <= frameBytesMax) return reply;
   ctx.metrics.refused('INVALID_ARGUMENT');

@@ -1,4 +1,5 @@
 import {
+  type Capabilities,
   ErrorCode,
   encodeMetadataResponse,
   encodeMetadataResponseLocal,
@@ -27,10 +28,10 @@ const NO_ROUTE_V2: RouteV2 = { epoch: 0, primary: '', replicas: [] };
  * METADATA v1 to v5: every topic when none is named; otherwise the named ones, duplicates
  * collapsed. A named topic that does not exist fails the whole request, so "missing" never looks
  * like "empty". Sorted by name, partitions by id: the same state always gives the same bytes.
- * v2 adds the spec revision and a route per partition; v3 waits for a minimum revision first, and
- * with the LOCAL flag answers only the partitions served here (what one broker asks another); v4
- * answers RouteV2 (epoch, every replica with its zone, in-sync flag and lag); v5 also says where
- * each partition's offsets come from.
+ * v2 adds the spec revision and a route per partition (`routes`); v3 waits for a minimum revision
+ * first, and with the LOCAL flag answers only the partitions served here (what one broker asks
+ * another); v4 answers RouteV2 (`replicaRoutes`: epoch, every replica with its zone, in-sync flag
+ * and lag); v5 also says where each partition's offsets come from (`offsetSources`).
  *
  * In a cluster the offsets of a partition served elsewhere are asked of its primary (one request
  * per peer, never etcd). Without a primary, or when it does not answer, a copy of the partition
@@ -39,7 +40,7 @@ const NO_ROUTE_V2: RouteV2 = { epoch: 0, primary: '', replicas: [] };
  */
 export function handleMetadata(
   req: MetadataRequest | MetadataRequestV3,
-  apiVersion: number,
+  capabilities: Capabilities,
   correlationId: number,
   ctx: ApiContext,
   endpoint: string,
@@ -47,11 +48,11 @@ export function handleMetadata(
   const minRevision = 'minRevision' in req ? req.minRevision : 0;
   if (minRevision > ctx.topics.revision) {
     return ctx.topics.reach(minRevision, MIN_REVISION_WAIT_MS).then(
-      () => describe(req, apiVersion, correlationId, ctx, endpoint),
+      () => describe(req, capabilities, correlationId, ctx, endpoint),
       () => refuse(ctx, correlationId, ErrorCode.CLUSTER_UNAVAILABLE),
     );
   }
-  return describe(req, apiVersion, correlationId, ctx, endpoint);
+  return describe(req, capabilities, correlationId, ctx, endpoint);
 }
 
 /** A partition's entry while the answer is built: the v2 route, the RouteV2 for v4, and where its offsets come from. */
@@ -62,14 +63,13 @@ interface Entry extends PartitionMetadataV2 {
 
 function describe(
   req: MetadataRequest | MetadataRequestV3,
-  apiVersion: number,
+  capabilities: Capabilities,
   correlationId: number,
   ctx: ApiContext,
   endpoint: string,
 ): Reply | Promise<Reply> {
   const localOnly = 'flags' in req && (req.flags & MetadataFlag.LOCAL) !== 0;
-  /** v4 and v5 answer RouteV2. */
-  const v4 = apiVersion >= 4;
+  const replicaRoutes = capabilities.replicaRoutes;
   const names =
     req.topics.length === 0 ? ctx.topics.list().map((s) => s.name) : [...new Set(req.topics)].sort();
   const topics: { name: string; partitions: Entry[] }[] = [];
@@ -93,8 +93,8 @@ function describe(
           partition: id,
           logStartOffset: p.logStartOffset,
           highWatermark: p.highWatermark.value,
-          route: apiVersion === 1 ? NO_ROUTE : ctx.routing.routeOf(name, id, endpoint),
-          routeV2: v4 ? ctx.routing.routeV2Of(name, id, endpoint, true) : NO_ROUTE_V2,
+          route: capabilities.routes ? ctx.routing.routeOf(name, id, endpoint) : NO_ROUTE,
+          routeV2: replicaRoutes ? ctx.routing.routeV2Of(name, id, endpoint, true) : NO_ROUTE_V2,
           offsets: MetadataOffsets.PRIMARY,
         });
         continue;
@@ -125,21 +125,22 @@ function describe(
           byTopic.set(name, entries);
         }
         entries[id] = entry;
-      } else if (v4) entry.routeV2 = withoutPrimary(ctx.routing.routeV2Of(name, id, endpoint, false));
+      } else if (replicaRoutes)
+        entry.routeV2 = withoutPrimary(ctx.routing.routeV2Of(name, id, endpoint, false));
     }
     topics.push({ name, partitions });
   }
   const encode = (): Reply => {
-    if (apiVersion === 1) return encodeMetadataResponse(correlationId, topics);
+    if (!capabilities.routes) return encodeMetadataResponse(correlationId, topics);
     const revision = ctx.topics.revision;
-    if (apiVersion >= 5) {
+    if (capabilities.offsetSources) {
       const v5Topics = topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => ({ ...p, route: p.routeV2 })),
       }));
       return encodeMetadataResponseV5(correlationId, { revision, topics: v5Topics });
     }
-    if (v4) {
+    if (replicaRoutes) {
       const v4Topics = topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => ({ ...p, route: p.routeV2 })),
@@ -151,7 +152,7 @@ function describe(
       : encodeMetadataResponseV2(correlationId, { revision, topics });
   };
   if (remote.size === 0) return encode();
-  return fillFromPeers(ctx, remote, v4, endpoint).then(encode);
+  return fillFromPeers(ctx, remote, replicaRoutes, endpoint).then(encode);
 }
 
 /**
@@ -178,13 +179,13 @@ function withoutPrimary(route: RouteV2): RouteV2 {
 }
 
 /**
- * Asks each peer for the offsets (and for v4 the routes with their lags) of the partitions it
- * serves; a peer that fails leaves them without a primary.
+ * Asks each peer for the offsets (and with `replicaRoutes` the RouteV2s with their lags) of the
+ * partitions it serves; a peer that fails leaves them without a primary.
  */
 async function fillFromPeers(
   ctx: ApiContext,
   remote: ReadonlyMap<string, Map<string, Entry[]>>,
-  v4: boolean,
+  replicaRoutes: boolean,
   endpoint: string,
 ): Promise<void> {
   await Promise.all(
@@ -194,7 +195,7 @@ async function fillFromPeers(
         const topics = [...byTopic.keys()];
         const answer: {
           topics: { name: string; partitions: (PartitionMetadata & { route?: RouteV2 })[] }[];
-        } = v4
+        } = replicaRoutes
           ? await ctx.proxy!.localMetadataV4(address, topics)
           : await ctx.proxy!.localMetadata(address, topics);
         for (const t of answer.topics) {
@@ -218,7 +219,7 @@ async function fillFromPeers(
         for (const entry of entries) {
           if (entry === undefined || answered.has(entry)) continue;
           entry.route = NO_ROUTE;
-          if (v4)
+          if (replicaRoutes)
             entry.routeV2 = withoutPrimary(ctx.routing.routeV2Of(name, entry.partition, endpoint, false));
         }
       }

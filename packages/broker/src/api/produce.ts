@@ -1,6 +1,7 @@
 import { type AppendWaiter, OffsetMismatchError, StorageError } from '@booblik/log';
 import {
   AckPolicy,
+  type Capabilities,
   ErrorCode,
   encodeNotPrimaryResponse,
   encodeOffsetMismatchResponse,
@@ -52,14 +53,16 @@ function isElsewhere(t: Target): t is { route: Route } {
 }
 
 /**
- * PRODUCE v1 and v2. Checks in the spec's order (decoding was done by the session): unknown topic or
- * partition (or served elsewhere, or read-only), then RECORD_TOO_LARGE and, for v2, the expected
+ * PRODUCE v1 to v3. Checks in the spec's order (decoding was done by the session): unknown topic or
+ * partition (or served elsewhere, or read-only), then RECORD_TOO_LARGE and, from v2, the expected
  * offset (the writer refuses the whole batch before writing any of it). The answer goes to `answer`,
  * possibly before this returns: from the writer's acknowledgement straight to the answer bytes.
+ * A partition served elsewhere is proxied when the version is (`capabilities.proxied`), else
+ * refused NOT_PRIMARY with its route.
  */
 export function handleProduce(
   req: ProduceRequest,
-  apiVersion: number,
+  capabilities: Capabilities,
   correlationId: number,
   ctx: ApiContext,
   answer: AnswerSink,
@@ -70,11 +73,13 @@ export function handleProduce(
     return;
   }
   if (isElsewhere(partition)) {
-    // v3 comes from a client that follows routes: tell it where to go. Older ones are proxied.
-    if (apiVersion >= 3 || ctx.proxy === null) {
+    // An original client knows one broker: forward it. One that follows routes is told where to go.
+    if (capabilities.proxied && ctx.proxy !== null) {
+      ctx.proxy.produce(req, correlationId, partition.route, answer);
+    } else {
       ctx.metrics.refused('NOT_PRIMARY');
       answer.deliver(encodeNotPrimaryResponse(correlationId, partition.route));
-    } else ctx.proxy.produce(req, correlationId, partition.route, answer);
+    }
     return;
   }
   partition.appendTo(batchOf(req), req.ack, new ProduceAnswer(req, correlationId, ctx, partition, answer));
@@ -83,12 +88,12 @@ export function handleProduce(
 /** PRODUCE with ack NONE: the same checks, nothing ever answered; refusals are counted and logged. */
 export function handleUnansweredProduce(
   req: ProduceRequest,
-  apiVersion: number,
+  capabilities: Capabilities,
   ctx: ApiContext,
   unanswered: UnansweredSink,
 ): void {
   const partition = target(req, ctx);
-  if (isElsewhere(partition) && apiVersion < 3 && ctx.proxy !== null) {
+  if (isElsewhere(partition) && capabilities.proxied && ctx.proxy !== null) {
     ctx.proxy.produceUnanswered(req, partition.route);
     unanswered.settled();
     return;

@@ -6,7 +6,7 @@
  */
 import { Connection } from '@booblik/client';
 import { ReplicaFlag } from '@booblik/protocol';
-import { speaksMetadataV4 } from '../versions.js';
+import { metadataSpeaks } from '../versions.js';
 
 const POLL_MS = 250;
 const LINE_EVERY_MS = 1000;
@@ -29,7 +29,7 @@ export function watchCatchUp(
     let connection: Connection | undefined;
     try {
       connection = await Connection.connect(address);
-      if (!(await speaksMetadataV4(connection))) return;
+      if (!(await metadataSpeaks(connection))('replicaRoutes')) return;
       let last = '';
       let lastAt = Number.NEGATIVE_INFINITY;
       while (!stopped) {

@@ -5,7 +5,7 @@ import { ExitCode } from '../constants.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
-import { metadataVersion } from '../versions.js';
+import { metadataSpeaks } from '../versions.js';
 
 const BOTH = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
 
@@ -27,11 +27,11 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
     signal: io.signal,
   });
   try {
-    const version = await metadataVersion(connection);
+    const has = await metadataSpeaks(connection);
     const answer: (MetadataResponseV4 & { topics: { partitions: { offsets?: number }[] }[] }) | undefined =
-      version >= 5
+      has('offsetSources')
         ? await connection.metadataWithOffsets(parsed.positionals)
-        : version >= 4
+        : has('replicaRoutes')
           ? await connection.metadataWithReplicas(parsed.positionals)
           : undefined;
     // One node has one replica without a member id: its table stays the four columns it always had.

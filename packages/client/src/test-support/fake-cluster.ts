@@ -18,9 +18,9 @@ import {
   encodeMetadataResponseV4,
   encodeNotPrimaryResponse,
   inSyncRouteOf,
-  type MetadataRequestV3,
   ReplicaFlag,
   type Request,
+  type RequestOf,
   type Route,
   type RouteV2,
 } from '@booblik/protocol';
@@ -76,15 +76,16 @@ export class FakeClusterNode {
       case ApiKey.APPLY:
         return encodeApplyResponse(id, ++this.cluster.revision);
       case ApiKey.METADATA:
-        return this.metadata(request.apiVersion, request.body as MetadataRequestV3, id);
+        return this.metadata(request, id);
       case ApiKey.PRODUCE:
       case ApiKey.FETCH: {
         const { topic, partition } = request.body;
         const route = this.cluster.routeOf(topic, partition);
         const exists = partition < (this.cluster.partitions.get(topic) ?? 0);
+        const { capabilities } = request;
         const replicaRead =
-          request.apiVersion === 4 && this.cluster.readableReplica(topic, partition, this.address);
-        if (request.apiVersion >= 3 && exists && route.primary !== this.address && !replicaRead) {
+          capabilities.replicaReadable && this.cluster.readableReplica(topic, partition, this.address);
+        if (capabilities.followsRoutes && exists && route.primary !== this.address && !replicaRead) {
           return route.primary === ''
             ? encodeErrorResponse(id, ErrorCode.NO_PRIMARY)
             : encodeNotPrimaryResponse(id, route);
@@ -97,8 +98,9 @@ export class FakeClusterNode {
     }
   }
 
-  private metadata(version: number, body: MetadataRequestV3, id: number): Buffer {
-    const minRevision = version >= 3 ? body.minRevision : 0;
+  private metadata(request: RequestOf<typeof ApiKey.METADATA>, id: number): Buffer {
+    const { apiVersion: version, body } = request;
+    const minRevision = 'minRevision' in body ? body.minRevision : 0;
     this.metadataSeen.push({ version, topics: [...body.topics], minRevision });
     const names = body.topics.length > 0 ? [...new Set(body.topics)] : [...this.cluster.partitions.keys()];
     const topics = [];
@@ -116,7 +118,7 @@ export class FakeClusterNode {
         })),
       });
     }
-    if (version >= 4) {
+    if (request.capabilities.replicaRoutes) {
       const v4 = topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => ({ ...p, route: p.routeV2 })),

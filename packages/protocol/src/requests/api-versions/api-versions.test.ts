@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiKey, supportedApiVersions } from '../../api.js';
+import { ApiKey } from '../../api.js';
+import { supportedApiVersions } from '../../api-table/table.js';
 import { readResponseFrame } from '../../frame/header.js';
 import { body } from '../../test-support/frames.js';
 import { decodeRequest } from '../decode-request.js';
