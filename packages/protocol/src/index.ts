@@ -10,6 +10,7 @@ export * from './errors.js';
 export * from './frame/header.js';
 export { FrameReader, type FrameReaderOptions } from './frame/reader.js';
 export { type FrameLimits, type FrameSink, FrameSplitter } from './frame/splitter.js';
+export { InvariantError, invariant } from './invariant.js';
 export * from './limits.js';
 export { type NativeAddon, type NativeFileScan, nativeAddon, scanStops } from './native/addon.js';
 export * from './partitioner.js';
