@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { type Clock, systemClock } from '@booblik/protocol';
 import type { Etcd3, Lease } from 'etcd3';
 import { LeaseLostError, MemberIdTakenError } from './errors.js';
 import { clusterError } from './etcd-client.js';
@@ -19,6 +20,8 @@ export interface JoinOptions {
   cluster: string;
   member: MemberInfo;
   leaseMs?: number;
+  /** Times the keepalives for the lease fence (the system's unless a test drives it). */
+  clock?: Clock;
 }
 
 export type MemberState = 'alive' | 'lost' | 'left';
@@ -35,7 +38,7 @@ export type MemberState = 'alive' | 'lost' | 'left';
 export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }> {
   private currentState: MemberState = 'alive';
   private renewedAt = Date.now();
-  /** performance.now() when the last keepalive etcd confirmed was sent (or the grant was asked for). */
+  /** The clock's time when the last keepalive etcd confirmed was sent (or the grant was asked for). */
   private confirmedSentAt: number;
   private lastSentAt: number;
 
@@ -49,13 +52,14 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
     readonly createRevision: number,
     private readonly lease: Lease,
     grantAskedAt: number,
+    private readonly clock: Clock,
   ) {
     super();
     this.confirmedSentAt = grantAskedAt;
     this.lastSentAt = grantAskedAt;
     lease.on('lost', (error) => this.markLost(error));
     lease.on('keepaliveFired', () => {
-      this.lastSentAt = performance.now();
+      this.lastSentAt = this.clock.now();
     });
     lease.on('keepaliveSucceeded', () => {
       this.renewedAt = Date.now();
@@ -73,7 +77,7 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
   get leaseCertain(): boolean {
     return (
       this.currentState === 'alive' &&
-      performance.now() <
+      this.clock.now() <
         this.confirmedSentAt + this.leaseMs - Math.min(LEASE_FENCE_MARGIN_MS, this.leaseMs / 4)
     );
   }
@@ -95,14 +99,15 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
     if (problem !== null) throw new RangeError(problem);
     const keyspace = new Keyspace(options.cluster);
     const key = keyspace.memberKey(options.member.id);
-    const grantAskedAt = performance.now();
+    const clock = options.clock ?? systemClock;
+    const grantAskedAt = clock.now();
     const lease = client.lease(leaseMs / 1000);
     // A grant that fails is reported by join's rejection; the lease's own 'lost' has no listener yet.
     lease.on('lost', () => {});
     try {
       const leaseId = await lease.grant();
-      const result = await announce(client, key, options.member, leaseId, leaseMs);
-      return new Member(keyspace, options.member, leaseMs, leaseId, result, lease, grantAskedAt);
+      const result = await announce(client, key, options.member, leaseId, leaseMs, clock);
+      return new Member(keyspace, options.member, leaseMs, leaseId, result, lease, grantAskedAt, clock);
     } catch (error) {
       await lease.revoke().catch(() => {});
       throw error instanceof RangeError || error instanceof MemberIdTakenError
@@ -154,8 +159,9 @@ async function announce(
   info: MemberInfo,
   leaseId: string,
   leaseMs: number,
+  clock: Clock,
 ): Promise<number> {
-  const deadline = Date.now() + leaseMs + EXPIRY_MARGIN_MS;
+  const deadline = clock.now() + leaseMs + EXPIRY_MARGIN_MS;
   for (;;) {
     const result = await client
       .if(key, 'Create', '==', 0)
@@ -163,8 +169,8 @@ async function announce(
       .else(client.get(key))
       .commit();
     if (result.succeeded) return Number(result.header.revision);
-    const left = deadline - Date.now();
-    if (left <= 0 || !(await keyDeleted(client, key, Number(result.header.revision), left))) {
+    const left = deadline - clock.now();
+    if (left <= 0 || !(await keyDeleted(client, key, Number(result.header.revision), left, clock))) {
       throw new MemberIdTakenError(
         `member id ${info.id}: another live broker holds ${key} (its lease outlived ${leaseMs} ms)`,
       );
@@ -176,7 +182,13 @@ async function announce(
 const EXPIRY_MARGIN_MS = 1500;
 
 /** Resolves true once `key` is deleted after `revision`, false after `timeoutMs`. */
-async function keyDeleted(client: Etcd3, key: string, revision: number, timeoutMs: number): Promise<boolean> {
+async function keyDeleted(
+  client: Etcd3,
+  key: string,
+  revision: number,
+  timeoutMs: number,
+  clock: Clock,
+): Promise<boolean> {
   const watcher = await client
     .watch()
     .key(key)
@@ -184,9 +196,9 @@ async function keyDeleted(client: Etcd3, key: string, revision: number, timeoutM
     .create();
   try {
     return await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const timer = clock.setTimeout(() => resolve(false), timeoutMs);
       watcher.on('delete', () => {
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         resolve(true);
       });
     });

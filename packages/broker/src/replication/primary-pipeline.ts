@@ -1,5 +1,6 @@
 import type { OwnerEntry } from '@booblik/cluster';
 import type { Partition, ReplicationGate } from '@booblik/log';
+import { type Clock, systemClock, type TimerHandle, unrefTimer } from '@booblik/protocol';
 import type { PeerConnection } from '../cluster/peer-connection.js';
 import {
   inSyncChangeOwed,
@@ -67,8 +68,9 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   /** Whether this broker's lease was certain at the last look (only logged: see `advance`). */
   private leaseHeld = true;
   private stopped = false;
-  private heartbeatTimer: NodeJS.Timeout | undefined;
-  private readonly lagTimer: NodeJS.Timeout;
+  private heartbeatTimer: TimerHandle | undefined;
+  /** The next look at the replicas' lag (re-armed after each). */
+  private lagTimer: TimerHandle | undefined;
   private inSyncWrite: Promise<void> | null = null;
   /** Set while the in-sync set is smaller than minInSync: what a PRODUCE is told (kept, not built per request). */
   private shortOf: ReplicationRefusal | null = null;
@@ -81,6 +83,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     readonly id: number,
     readonly epoch: number,
     private readonly deps: PipelineDeps,
+    private readonly clock: Clock = systemClock,
   ) {
     // Records from here on are this epoch's: a replica cut back to this point agrees with us below it.
     partition.epochs.begin(epoch, partition.logEndOffset);
@@ -88,8 +91,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     this.commitOffset = partition.highWatermark.value;
     partition.setReplicationGate(this);
     this.syncStreams();
-    this.lagTimer = setInterval(() => this.checkLag(), Math.max(50, deps.lagMaxMs / 4));
-    this.lagTimer.unref();
+    this.armLagCheck();
     this.advance();
   }
 
@@ -119,7 +121,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
 
   /** Lag and catch-up of each replica, for /metrics. */
   replicaStates(): ReplicaLag[] {
-    const now = performance.now();
+    const now = this.clock.now();
     const end = this.partition.logEndOffset;
     return [...this.streams.values()].map((s) => ({
       member: s.member,
@@ -166,8 +168,8 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   stop(why: string): void {
     if (this.stopped) return;
     this.stopped = true;
-    clearInterval(this.lagTimer);
-    clearTimeout(this.heartbeatTimer);
+    this.clock.clearTimeout(this.lagTimer);
+    this.clock.clearTimeout(this.heartbeatTimer);
     for (const stream of this.streams.values()) stream.stop();
     this.partition.failUncommitted(
       noLongerPrimary(this.partition.name, why),
@@ -198,7 +200,8 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       if (member === this.deps.selfId) continue;
       const address = this.deps.addressOf(member);
       const stream = this.streams.get(member);
-      if (stream === undefined) this.streams.set(member, new ReplicaStream(member, address, this));
+      if (stream === undefined)
+        this.streams.set(member, new ReplicaStream(member, address, this, this.clock));
       else stream.setAddress(address);
     }
     for (const [member, stream] of this.streams) {
@@ -276,10 +279,23 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
 
   private scheduleHeartbeat(): void {
     if (this.heartbeatTimer !== undefined) return;
-    this.heartbeatTimer = setTimeout(() => {
+    this.heartbeatTimer = this.clock.setTimeout(() => {
       this.heartbeatTimer = undefined;
       for (const stream of this.streams.values()) stream.heartbeat();
     }, HEARTBEAT_DELAY_MS);
+  }
+
+  /** Every quarter of the lag bound (at least 50 ms), for as long as this pipeline runs. */
+  private armLagCheck(): void {
+    this.lagTimer = this.clock.setTimeout(
+      () => {
+        if (this.stopped) return;
+        this.armLagCheck();
+        this.checkLag();
+      },
+      Math.max(50, this.deps.lagMaxMs / 4),
+    );
+    unrefTimer(this.lagTimer);
   }
 
   /**
@@ -293,7 +309,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     this.advance();
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || this.inSyncWrite !== null) return;
-    const now = performance.now();
+    const now = this.clock.now();
     const lagging = owner.isr.filter((m) => {
       if (m === this.deps.selfId) return false;
       const stream = this.streams.get(m);

@@ -1,6 +1,12 @@
 import { type KeyspaceCopy, type OwnerEntry, writeHandOff, writeInSyncSet } from '@booblik/cluster';
 import type { Logger, Partition } from '@booblik/log';
-import { ErrorCode, type ReplicateAnswer, type ReplicateRequest } from '@booblik/protocol';
+import {
+  type Clock,
+  ErrorCode,
+  type ReplicateAnswer,
+  type ReplicateRequest,
+  systemClock,
+} from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import type { ReplicatedPartitions } from '../cluster/cluster-routing.js';
 import { PeerPool } from '../cluster/peer-pool.js';
@@ -24,6 +30,8 @@ export interface ReplicationOptions {
   peerDial?: ReadonlyMap<string, string> | undefined;
   /** Told when a partition starts or stops being servable here (the routes change). */
   servingChanged(): void;
+  /** Time and timers of the pipelines and handovers (the system's unless a test drives them). */
+  clock?: Clock;
 }
 
 /** How long a handover waits for in-sync replicas to answer that they are alive (a round trip on a LAN). */
@@ -47,8 +55,10 @@ export class ReplicationService implements ReplicatedPartitions {
   private readonly onChange = () => this.reconcile();
   private stopped = false;
   readonly stats = { promotions: 0, demotions: 0, inSyncChanges: 0 };
+  private readonly clock: Clock;
 
   constructor(private readonly o: ReplicationOptions) {
+    this.clock = o.clock ?? systemClock;
     this.links = new PeerPool(o.peerDial);
     o.copy.on('change', this.onChange);
   }
@@ -211,7 +221,7 @@ export class ReplicationService implements ReplicatedPartitions {
       return revision;
     });
     let handed = 0;
-    const deadline = performance.now() + timeoutMs;
+    const deadline = this.clock.now() + timeoutMs;
     for (const result of await Promise.allSettled(writes)) {
       if (result.status === 'rejected') {
         this.o.logger.warn(`handing a partition over: ${String(result.reason)}`);
@@ -219,7 +229,7 @@ export class ReplicationService implements ReplicatedPartitions {
       }
       if (result.value === null) continue;
       handed++;
-      const left = deadline - performance.now();
+      const left = deadline - this.clock.now();
       if (left > 0) await this.o.copy.waitForRevision(result.value, left).catch(() => {});
     }
     this.reconcile();
@@ -297,47 +307,54 @@ export class ReplicationService implements ReplicatedPartitions {
     // minInSync once it has been in sync (a restart counts them all).
     const counted = this.servedAlone.has(partition) ? new Set([o.selfId]) : null;
     this.servedAlone.delete(partition);
-    return new PrimaryPipeline(partition, topic, id, owner.epoch, {
-      selfId: o.selfId,
-      owner: () => o.copy.ownerOf(topic, id),
-      addressOf: (member) => o.copy.members.get(member)?.address,
-      connect: (address) => this.links.quick(address),
-      leaseCertain: () => o.membership()?.leaseCertain ?? false,
-      writeInSync: async (current, isr) => {
-        const membership = o.membership();
-        if (membership === null) return false;
-        const revision = await writeInSyncSet(
-          o.etcd,
-          o.copy.keyspace,
-          topic,
-          id,
-          { id: o.selfId, createRevision: membership.createRevision },
-          current,
-          isr,
-        );
-        if (revision === null) return false;
-        await o.copy.waitForRevision(revision).catch(() => {});
-        return true;
+    return new PrimaryPipeline(
+      partition,
+      topic,
+      id,
+      owner.epoch,
+      {
+        selfId: o.selfId,
+        owner: () => o.copy.ownerOf(topic, id),
+        addressOf: (member) => o.copy.members.get(member)?.address,
+        connect: (address) => this.links.quick(address),
+        leaseCertain: () => o.membership()?.leaseCertain ?? false,
+        writeInSync: async (current, isr) => {
+          const membership = o.membership();
+          if (membership === null) return false;
+          const revision = await writeInSyncSet(
+            o.etcd,
+            o.copy.keyspace,
+            topic,
+            id,
+            { id: o.selfId, createRevision: membership.createRevision },
+            current,
+            isr,
+          );
+          if (revision === null) return false;
+          await o.copy.waitForRevision(revision).catch(() => {});
+          return true;
+        },
+        get minInSync() {
+          if (counted === null) return minInSync;
+          for (const member of o.copy.ownerOf(topic, id)?.isr ?? []) counted.add(member);
+          return Math.min(minInSync, o.minInSyncOf(topic, counted.size));
+        },
+        lagMaxMs: o.lagMaxMs,
+        log: (line) => o.logger.info(line),
+        inSyncChanged: () => {
+          this.stats.inSyncChanges++;
+        },
+        servingChanged: () => o.servingChanged(),
+        // Out of the stream's answer first: stepping down stops that stream.
+        replaced: (epoch) =>
+          queueMicrotask(() => {
+            const role = this.roles.get(partition);
+            if (role?.kind === 'primary' && role.pipeline.epoch < epoch) {
+              this.demote(partition, role.pipeline, `a replica knows epoch ${epoch}`);
+            }
+          }),
       },
-      get minInSync() {
-        if (counted === null) return minInSync;
-        for (const member of o.copy.ownerOf(topic, id)?.isr ?? []) counted.add(member);
-        return Math.min(minInSync, o.minInSyncOf(topic, counted.size));
-      },
-      lagMaxMs: o.lagMaxMs,
-      log: (line) => o.logger.info(line),
-      inSyncChanged: () => {
-        this.stats.inSyncChanges++;
-      },
-      servingChanged: () => o.servingChanged(),
-      // Out of the stream's answer first: stepping down stops that stream.
-      replaced: (epoch) =>
-        queueMicrotask(() => {
-          const role = this.roles.get(partition);
-          if (role?.kind === 'primary' && role.pipeline.epoch < epoch) {
-            this.demote(partition, role.pipeline, `a replica knows epoch ${epoch}`);
-          }
-        }),
-    });
+      this.clock,
+    );
   }
 }
