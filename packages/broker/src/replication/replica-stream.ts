@@ -13,6 +13,7 @@ import {
   unrefTimer,
 } from '@booblik/protocol';
 import type { PeerConnection } from '../cluster/peer-connection.js';
+import { checkedMove, type StateMoves } from './replication-rules.js';
 import { wholeRecords } from './stored-records.js';
 
 /** Requests of one stream in flight at once: enough to keep a loopback link busy while copying. */
@@ -45,6 +46,18 @@ export interface StreamHost {
 }
 
 /**
+ * live: learning, copying or following the replica; paused: after a failure, until the retry timer
+ * fires (a failure of another request on its way meanwhile pauses it again, for longer); stopped.
+ */
+export type StreamState = 'live' | 'paused' | 'stopped';
+
+const STREAM_MOVES: StateMoves<StreamState> = {
+  live: ['paused', 'stopped'],
+  paused: ['paused', 'live', 'stopped'],
+  stopped: [],
+};
+
+/**
  * The primary's stream to one replica of one partition. It first learns where the replica's log
  * stands (a heartbeat at the primary's end: agreed, or the replica's end and last epoch back), cuts
  * a divergent tail there (the KIP-101 rule: the end of the replica's last epoch on the primary), then
@@ -64,7 +77,7 @@ export class ReplicaStream {
   private probing = false;
   private retryMs = RETRY_MS_MIN;
   private retryTimer: TimerHandle | undefined;
-  private stopped = false;
+  private current: StreamState = 'live';
   private connection: PeerConnection | null = null;
   /** The replica holds everything below this (in this epoch's stream); -1 until it said so. */
   ackedEnd = -1;
@@ -101,6 +114,19 @@ export class ReplicaStream {
     if (address === this.address) return;
     this.address = address;
     this.reset();
+  }
+
+  get state(): StreamState {
+    return this.current;
+  }
+
+  private get stopped(): boolean {
+    return this.current === 'stopped';
+  }
+
+  /** The one place the state changes; a move its states do not allow is a bug. */
+  private transition(to: StreamState): void {
+    this.current = checkedMove(`stream to ${this.member}`, STREAM_MOVES, this.current, to);
   }
 
   /** Whether everything written so far has been confirmed. */
@@ -212,7 +238,8 @@ export class ReplicaStream {
   }
 
   stop(): void {
-    this.stopped = true;
+    if (this.stopped) return;
+    this.transition('stopped');
     this.clock.clearTimeout(this.retryTimer);
     for (const ping of [...this.pings]) ping.settle(false);
   }
@@ -311,7 +338,7 @@ export class ReplicaStream {
   /** Learns the replica's end, copies what it lacks; does nothing while a step is on its way. */
   private pump(): void {
     if (this.stopped || this.address === undefined || this.probing || this.reading) return;
-    if (this.retryTimer !== undefined) return;
+    if (this.current === 'paused') return;
     const p = this.host.partition;
     if (this.next === null) {
       this.probe(p.logEndOffset);
@@ -424,8 +451,10 @@ export class ReplicaStream {
     for (const ping of [...this.pings]) ping.settle(false);
     this.log(`${this.host.topic}-${this.host.id}: replica ${this.member}: ${why}`);
     this.reset();
+    this.transition('paused');
     this.retryTimer = this.clock.setTimeout(() => {
       this.retryTimer = undefined;
+      if (this.current === 'paused') this.transition('live');
       this.pump();
     }, this.retryMs);
     unrefTimer(this.retryTimer);
