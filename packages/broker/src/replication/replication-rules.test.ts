@@ -6,6 +6,7 @@ import {
   checkEpochRises,
   checkedMove,
   checkInSyncHoldsPrimary,
+  checkOneRole,
 } from './replication-rules.js';
 
 const inSync = [
@@ -49,4 +50,11 @@ test('rules: a move the states do not allow throws', () => {
   const moves = { a: ['b'], b: [] } as const;
   assert.equal(checkedMove('x', moves, 'a', 'b'), 'b');
   assert.throws(() => checkedMove('x', moves, 'b', 'a'), /x: b -> a is not a move of its states/);
+});
+
+test('rules: a partition that would be primary and replica at once is a broken rule', () => {
+  assert.throws(() => checkOneRole('t-0', 'serving'), /still serving/);
+  assert.throws(() => checkOneRole('t-0', 'covering'), InvariantError);
+  checkOneRole('t-0', 'stopped');
+  checkOneRole('t-0', null);
 });

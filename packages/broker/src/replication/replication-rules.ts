@@ -43,3 +43,14 @@ export function checkInSyncHoldsPrimary(name: string, primary: string, isr: read
 export function checkEpochRises(name: string, known: number, next: number): void {
   invariant(next >= known, () => `${name}: epoch would go back from ${known} to ${next}`);
 }
+
+/**
+ * A partition is primary or replica here, never both: a new role replaces a primary only once its
+ * pipeline stopped (else two writers of one epoch would stream from one log).
+ */
+export function checkOneRole(name: string, primaryBefore: string | null): void {
+  invariant(
+    primaryBefore === null || primaryBefore === 'stopped',
+    () => `${name}: a new role while its primary pipeline is still ${primaryBefore}`,
+  );
+}

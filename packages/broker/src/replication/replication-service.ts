@@ -14,6 +14,7 @@ import type { PartitionRegistry, ServedPartition } from '../partitions.js';
 import { PrimaryPipeline } from './primary-pipeline.js';
 import type { ReplicationRefusal } from './refusal.js';
 import { ReplicaSide } from './replica-side.js';
+import { checkOneRole } from './replication-rules.js';
 
 export interface ReplicationOptions {
   selfId: string;
@@ -166,7 +167,7 @@ export class ReplicationService implements ReplicatedPartitions {
         return { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, logEndOffset: 0, lastEpoch: 0, knownEpoch: 0 };
       }
       role = { kind: 'replica', side: new ReplicaSide(partition, owner?.epoch ?? 0) };
-      this.roles.set(partition, role);
+      this.setRole(partition, role);
     }
     if (role.kind !== 'replica') throw new Error('unreachable');
     return role.side.handle(req);
@@ -265,7 +266,7 @@ export class ReplicationService implements ReplicatedPartitions {
       if (role?.kind === 'replica' && role.side.knownEpoch > owner.epoch) return; // our copy is behind
       if (role?.kind === 'primary') role.pipeline.stop(`epoch ${owner.epoch} begins`);
       const pipeline = this.startPipeline(partition, owner);
-      this.roles.set(partition, { kind: 'primary', pipeline });
+      this.setRole(partition, { kind: 'primary', pipeline });
       // Ready in its constructor, it told the routes before its role was recorded here: what they
       // resolved then (an APPLY waiting for its primary) saw it not serving, and cached that.
       if (pipeline.ready) this.o.servingChanged();
@@ -284,14 +285,21 @@ export class ReplicationService implements ReplicatedPartitions {
       return;
     }
     if (role?.kind === 'replica') role.side.learnEpoch(owner.epoch);
-    else this.roles.set(partition, { kind: 'replica', side: new ReplicaSide(partition, owner.epoch) });
+    else this.setRole(partition, { kind: 'replica', side: new ReplicaSide(partition, owner.epoch) });
+  }
+
+  /** The one place a role changes: a partition is primary or replica here, never both at once. */
+  private setRole(partition: Partition, role: Role): void {
+    const before = this.roles.get(partition);
+    checkOneRole(partition.name, before?.kind === 'primary' ? before.pipeline.state : null);
+    this.roles.set(partition, role);
   }
 
   private demote(partition: Partition, pipeline: PrimaryPipeline, why: string): void {
     pipeline.stop(why);
     this.stats.demotions++;
     this.o.logger.warn(`${pipeline.partition.name}: no longer primary in epoch ${pipeline.epoch}: ${why}`);
-    this.roles.set(partition, {
+    this.setRole(partition, {
       kind: 'replica',
       side: new ReplicaSide(partition, pipeline.epoch + 1, pipeline.epoch),
     });
