@@ -4,6 +4,7 @@ import type { Etcd3, Lease } from 'etcd3';
 import { LeaseLostError, MemberIdTakenError } from './errors.js';
 import { clusterError } from './etcd-client.js';
 import { Keyspace } from './keyspace.js';
+import { LeaseFence, type MemberState } from './lease-fence.js';
 import { encodeMember, type MemberInfo, memberInfoProblem } from './values.js';
 
 /**
@@ -12,8 +13,6 @@ import { encodeMember, type MemberInfo, memberInfoProblem } from './values.js';
  * machine, so not shorter than a few seconds. etcd grants whole seconds, at least 2.
  */
 export const DEFAULT_LEASE_MS = 5000;
-/** How long before its lease could end a primary stops acknowledging (clock rates differ a little). */
-const LEASE_FENCE_MARGIN_MS = 500;
 const LEASE_MS_MIN = 2000;
 
 export interface JoinOptions {
@@ -24,7 +23,7 @@ export interface JoinOptions {
   clock?: Clock;
 }
 
-export type MemberState = 'alive' | 'lost' | 'left';
+export type { MemberState } from './lease-fence.js';
 
 /**
  * One broker's membership: an etcd lease kept alive by the client (a keepalive every third of its
@@ -36,11 +35,8 @@ export type MemberState = 'alive' | 'lost' | 'left';
  *   alive --leave()--> left
  */
 export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }> {
-  private currentState: MemberState = 'alive';
   private renewedAt = Date.now();
-  /** The clock's time when the last keepalive etcd confirmed was sent (or the grant was asked for). */
-  private confirmedSentAt: number;
-  private lastSentAt: number;
+  private readonly fence: LeaseFence;
 
   private constructor(
     readonly keyspace: Keyspace,
@@ -52,18 +48,15 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
     readonly createRevision: number,
     private readonly lease: Lease,
     grantAskedAt: number,
-    private readonly clock: Clock,
+    clock: Clock,
   ) {
     super();
-    this.confirmedSentAt = grantAskedAt;
-    this.lastSentAt = grantAskedAt;
+    this.fence = new LeaseFence(leaseMs, clock, grantAskedAt);
     lease.on('lost', (error) => this.markLost(error));
-    lease.on('keepaliveFired', () => {
-      this.lastSentAt = this.clock.now();
-    });
+    lease.on('keepaliveFired', () => this.fence.keepaliveSent());
     lease.on('keepaliveSucceeded', () => {
       this.renewedAt = Date.now();
-      this.confirmedSentAt = this.lastSentAt;
+      this.fence.keepaliveConfirmed();
       this.emit('renewed');
     });
   }
@@ -75,11 +68,7 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
    * nothing once this is false: by then another broker may be promoted in its place.
    */
   get leaseCertain(): boolean {
-    return (
-      this.currentState === 'alive' &&
-      this.clock.now() <
-        this.confirmedSentAt + this.leaseMs - Math.min(LEASE_FENCE_MARGIN_MS, this.leaseMs / 4)
-    );
+    return this.fence.certain;
   }
 
   /** When etcd last confirmed the lease (ms since the epoch): a readiness check can judge by it. */
@@ -117,16 +106,16 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
   }
 
   get state(): MemberState {
-    return this.currentState;
+    return this.fence.state;
   }
 
   /** Leaves the cluster now: revokes the lease, so the member key (and every key under it) goes at once. */
   async leave(): Promise<void> {
-    if (this.currentState !== 'alive') {
+    if (this.fence.state !== 'alive') {
       this.lease.release();
       return;
     }
-    this.currentState = 'left';
+    this.fence.transition('left');
     try {
       await this.lease.revoke();
     } catch (error) {
@@ -136,8 +125,8 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
   }
 
   private markLost(cause: unknown): void {
-    if (this.currentState !== 'alive') return;
-    this.currentState = 'lost';
+    if (this.fence.state !== 'alive') return;
+    this.fence.transition('lost');
     this.emit(
       'lost',
       new LeaseLostError(`member ${this.info.id} lost its lease ${this.leaseId}: ${String(cause)}`, {
