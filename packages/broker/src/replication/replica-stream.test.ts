@@ -54,7 +54,7 @@ function setUp(end: number, epoch1End = 0) {
       sent.push({ req: decodeReplicateRequest(frame, requestHeaderBytes), answer });
     },
   };
-  const host: StreamHost = {
+  const host: StreamHost & { committed: number } = {
     partition: partition as unknown as Partition,
     topic: 't',
     id: 0,
@@ -82,7 +82,7 @@ function setUp(end: number, epoch1End = 0) {
     return next.req;
   };
   const acked = () => acks;
-  return { clock, sent, lines, replacedBy, reads, partition, stream, answer, acked };
+  return { clock, sent, lines, replacedBy, reads, partition, host, stream, answer, acked };
 }
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -166,5 +166,19 @@ describe('replica stream', () => {
     s.answer({ logEndOffset: 0 });
     s.answer({ logEndOffset: 0 });
     assert.equal(await again, true);
+  });
+
+  test('a commit that moves while a group is on its way is carried by a heartbeat after its answer', () => {
+    const s = setUp(0);
+    s.answer({ logEndOffset: 0 });
+    s.partition.logEndOffset = 2;
+    s.stream.groupWritten(0, Buffer.alloc(2 * recordHeaderBytes), 2, false);
+    s.host.committed = 1; // the other replicas answered first
+    s.stream.heartbeat();
+    assert.equal(s.sent.length, 1, 'owed, not sent: the group is on its way');
+    s.answer({ logEndOffset: 2 });
+    assert.equal(s.sent.length, 1, 'the owed heartbeat follows the answer');
+    assert.equal(s.sent[0]?.req.count, 0);
+    assert.equal(s.sent[0]?.req.commitOffset, 1);
   });
 });
