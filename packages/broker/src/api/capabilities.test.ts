@@ -20,7 +20,8 @@ import {
 } from '@booblik/protocol';
 import { BrokerMetrics } from '../metrics.js';
 import type { ServedPartition } from '../partitions.js';
-import type { AnswerSink, ApiContext, Reply } from './context.js';
+import type { AnswerSink, Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { handleFetch } from './fetch.js';
 import { handleProduce, handleUnansweredProduce } from './produce.js';
 

@@ -14,7 +14,8 @@ import {
 } from '@booblik/protocol';
 import { fetchPayloadBytesMax, fetchPayloadBytesMaxV5 } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
-import type { AnswerSink, ApiContext, Reply } from './context.js';
+import type { AnswerSink, Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { refuse } from './refusal.js';
 
 /** Why a held fetch ends before its data or its deadline: the client left, or the broker is stopping. */

@@ -10,7 +10,8 @@ import {
   type Route,
 } from '@booblik/protocol';
 import type { ServedPartition } from '../partitions.js';
-import type { AnswerSink, ApiContext, Reply } from './context.js';
+import type { AnswerSink, Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { codeForAppendError, refuse, refuseSilently } from './refusal.js';
 
 /** Told when an ack NONE batch (which has no answer to wait for) is done with: written or refused. */

@@ -10,6 +10,7 @@ import {
 import type { LogConfig, Logger } from '@booblik/log';
 import { ErrorCode, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
+import type { Membership, MoveOutcome } from '../cluster-surface.js';
 import type { PartitionRegistry } from '../partitions.js';
 import { electUnclean, moveReplicated } from '../replication/replicated-move.js';
 import { ReplicationService } from '../replication/replication-service.js';
@@ -21,12 +22,6 @@ import { PeerProxy } from './proxy.js';
 
 /** How long a MOVE waits for the new owner to be routed before it answers anyway. */
 const ROUTED_WAIT_MS = 5000;
-
-export type MoveOutcome =
-  | { code: typeof ErrorCode.NONE; revision: number }
-  | { code: typeof ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }
-  | { code: typeof ErrorCode.INVALID_ARGUMENT; index: -1; message: string }
-  | { code: typeof ErrorCode.CLUSTER_UNAVAILABLE; message: string };
 
 function invalid(message: string): MoveOutcome {
   return { code: ErrorCode.INVALID_ARGUMENT, index: -1, message };
@@ -58,7 +53,7 @@ export interface ClusterNodeOptions {
  * the topic table and routes built on it, the partitions it owns kept open, the allocator (which
  * acts while this broker is the oldest member), and the proxy to the others.
  */
-export class ClusterNode {
+export class ClusterNode implements Membership {
   private member: Member | null;
   private stopped = false;
   private rejoinTimer: NodeJS.Timeout | undefined;
