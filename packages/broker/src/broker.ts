@@ -72,21 +72,23 @@ export class Broker {
     readonly config: BrokerConfig,
     private readonly logger: Logger,
   ) {
-    this.registry = new PartitionRegistry(config.dataDir, logConfigOf(config), logger);
-    this.topicService = new TopicService(
-      new FileSpecStore(path.resolve(config.dataDir)),
-      this.registry,
-      logConfigOf(config),
-      logger,
-    );
     this.persister = new PersisterService(
       // The topic table in use: the spec file's on one node, etcd's copy in a cluster.
       (name) => this.ctx.topics.get(name),
       config.storeCacheBytes,
       logger,
       config.clusterEtcd.length > 0,
+      // The cluster is joined after the partitions are recovered (and uploading): until then, and
+      // on one node, every partition uploads. Read at each upload, so a function, not a value.
+      (topic, id) => this.clusterNode?.uploadsHere(topic, id) ?? true,
     );
-    this.registry.setOpenHooks(this.persister);
+    this.registry = new PartitionRegistry(config.dataDir, logConfigOf(config), logger, this.persister);
+    this.topicService = new TopicService(
+      new FileSpecStore(path.resolve(config.dataDir)),
+      this.registry,
+      logConfigOf(config),
+      logger,
+    );
     this.ctx = {
       registry: this.registry,
       routing: this.registry,
@@ -252,12 +254,6 @@ export class Broker {
       peerDial: c.clusterPeerDial,
     });
     this.ctx.replication = this.clusterNode.replication;
-    const replication = this.clusterNode.replication;
-    const copy = this.clusterNode.copy;
-    this.persister.setUploadGate((topic, id) => {
-      const owner = copy.ownerOf(topic, id);
-      return owner === undefined || owner.replicas.length <= 1 || replication.isServing(topic, id);
-    });
     this.ctx.routing = this.clusterNode.routing;
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;
