@@ -19,6 +19,7 @@ import { PartitionRegistry, type PartitionReport } from './partitions.js';
 import { PersisterService } from './persister/persister-service.js';
 import { RateLimitedLog } from './rate-limited-log.js';
 import { minInSyncOf } from './replication/min-in-sync.js';
+import { RequestRouter } from './routing/request-router.js';
 import { Session } from './session.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
@@ -92,6 +93,13 @@ export class Broker {
     this.ctx = {
       registry: this.registry,
       routing: this.registry,
+      router: new RequestRouter({
+        resolver: this.registry,
+        replicas: null,
+        proxying: false,
+        selfId: '',
+        isReadOnly: (topic) => this.registry.isReadOnly(topic),
+      }),
       proxy: null,
       cluster: null,
       replication: null,
@@ -255,6 +263,13 @@ export class Broker {
     });
     this.ctx.replication = this.clusterNode.replication;
     this.ctx.routing = this.clusterNode.routing;
+    this.ctx.router = new RequestRouter({
+      resolver: this.clusterNode.routing,
+      replicas: this.clusterNode.replication,
+      proxying: true,
+      selfId: this.clusterNode.memberId,
+      isReadOnly: (topic) => this.registry.isReadOnly(topic),
+    });
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;
     this.ctx.cluster = this.clusterNode;

@@ -4,6 +4,7 @@ import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
 import type { RateLimitedLog } from '../rate-limited-log.js';
 import type { ReplicationService } from '../replication/replication-service.js';
+import type { RequestRouter } from '../routing/request-router.js';
 import type { TopicTable } from '../topics/topic-table.js';
 
 /** What every handler may use. */
@@ -12,6 +13,8 @@ export interface ApiContext {
   registry: PartitionRegistry;
   /** Where a partition is served: the registry on one node, the cluster's routes in a cluster. */
   routing: PartitionResolver;
+  /** Decides where a PRODUCE or FETCH is served: the handlers act on its decision alone. */
+  router: RequestRouter;
   /** In a cluster: forwards what another broker serves. */
   proxy: Forwarder | null;
   /** In a cluster: this broker's membership (MOVE). */
