@@ -1,4 +1,10 @@
-import { CorruptRecordError, OffsetMismatchError, type Partition, StorageError } from '@booblik/log';
+import {
+  CorruptRecordError,
+  OffsetMismatchError,
+  type Partition,
+  StorageError,
+  TruncationRefusedError,
+} from '@booblik/log';
 import { ErrorCode, type ReplicateAnswer, ReplicateFlag, type ReplicateRequest } from '@booblik/protocol';
 import { checkEpochRises } from './replication-rules.js';
 
@@ -64,7 +70,7 @@ export class ReplicaSide {
         try {
           p.truncateTo(req.baseOffset);
         } catch (error) {
-          if (error instanceof RangeError) return this.answer(ErrorCode.OFFSET_MISMATCH);
+          if (error instanceof TruncationRefusedError) return this.answer(ErrorCode.OFFSET_MISMATCH);
           throw error;
         }
       }
