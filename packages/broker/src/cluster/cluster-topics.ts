@@ -8,9 +8,10 @@ import {
 } from '@booblik/cluster';
 import type { Logger } from '@booblik/log';
 import { type ApplyRequest, type Clock, ErrorCode, systemClock, type TopicSpec } from '@booblik/protocol';
+import { RevisionNotReachedError } from '../errors.js';
 import { isRefusal, planApply } from '../topics/plan-apply.js';
 import { newStoreRefusal } from '../topics/store-check.js';
-import { type ApplyOutcome, RevisionNotReachedError, type TopicTable } from '../topics/topic-table.js';
+import type { ApplyOutcome, TopicTable } from '../topics/topic-table.js';
 import type { ClusterRouting } from './cluster-routing.js';
 
 /** How long an APPLY waits for the allocator to give its new partitions a primary before answering. */

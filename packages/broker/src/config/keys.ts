@@ -45,11 +45,6 @@ export interface BrokerConfig {
   storeCacheBytes: number;
 }
 
-/** A value that does not parse or is out of range. The message names the key and what is allowed. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
 interface KeySpec<K extends keyof BrokerConfig> {
   key: string;
   field: K;

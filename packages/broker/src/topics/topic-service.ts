@@ -8,12 +8,13 @@ import {
   type TopicSpec,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
+import { RevisionNotReachedError } from '../errors.js';
 import type { PartitionRegistry, PartitionReport } from '../partitions.js';
 import { logPurge } from '../persister/persister-service.js';
 import { type ApplyPlan, isRefusal, planApply } from './plan-apply.js';
 import type { SpecStore } from './spec-store.js';
 import { newStoreRefusal } from './store-check.js';
-import { type ApplyOutcome, RevisionNotReachedError, type TopicTable } from './topic-table.js';
+import type { ApplyOutcome, TopicTable } from './topic-table.js';
 
 /**
  * The topic table: every spec and the store's revision, changed only by APPLY (one at a time) and

@@ -40,10 +40,5 @@ export interface TopicTable {
   reach(revision: number, timeoutMs: number): Promise<void>;
 }
 
-/** A request's minimum revision was not reached in time (CLUSTER_UNAVAILABLE, retriable). */
-export class RevisionNotReachedError extends Error {
-  override name = 'RevisionNotReachedError';
-}
-
 /** How long a request may wait for its minimum revision before it is answered CLUSTER_UNAVAILABLE. */
 export const MIN_REVISION_WAIT_MS = 5000;
