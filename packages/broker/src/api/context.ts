@@ -1,11 +1,16 @@
 import type { Logger } from '@booblik/log';
+import type { ReplicateAnswer, ReplicateRequest } from '@booblik/protocol';
 import type { Forwarder, Membership } from '../cluster-surface.js';
 import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
 import type { RateLimitedLog } from '../rate-limited-log.js';
-import type { ReplicationService } from '../replication/replication-service.js';
 import type { RequestRouter } from '../routing/request-router.js';
 import type { TopicTable } from '../topics/topic-table.js';
+
+/** What REPLICATE uses of replication (replication/replication-service.ts implements it). */
+export interface ReplicaWrites {
+  handleReplicate(req: ReplicateRequest): ReplicateAnswer | Promise<ReplicateAnswer>;
+}
 
 /** What every handler may use. */
 export interface ApiContext {
@@ -20,7 +25,7 @@ export interface ApiContext {
   /** In a cluster: this broker's membership (MOVE). */
   cluster: Membership | null;
   /** In a cluster: primaries' pipelines and replicas' sides of replicated partitions. */
-  replication: ReplicationService | null;
+  replication: ReplicaWrites | null;
   /** The topic specs and their revision (APPLY, LIST, METADATA v2). */
   topics: TopicTable;
   metrics: BrokerMetrics;
