@@ -60,7 +60,7 @@ function writeRuns(log: LogState, buffer: Buffer, positions: Uint32Array, count:
   }
   const now = log.now();
   for (const run of runs) noteRun(log, run.segment, positions, run.firstRecord, run.records, now);
-  for (const s of created) log.segments.push(s);
+  for (const s of created) log.segments.append(s);
   if (created.length > 0) log.dirUnsynced = true;
   return runs.map((r) => r.segment);
 }

@@ -7,7 +7,7 @@ export function persistCandidates(log: LogState): PersistCandidate[] {
   if (log.isClosed) return [];
   const candidates: PersistCandidate[] = [];
   const active = activeSegment(log);
-  for (const s of log.segments) {
+  for (const s of log.segments.local()) {
     if (s === active || s.nextOffset > log.highWatermark.value) break;
     if (s.fragment !== undefined || s.isRemoved || s.records === 0) continue;
     const { relOffsets, positions } = s.index.toEntries();
@@ -25,7 +25,7 @@ export function persistCandidates(log: LogState): PersistCandidate[] {
 
 /** Notes that a closed segment is in the store now; false when it is no longer here. */
 export function markPersisted(log: LogState, fragment: Fragment): boolean {
-  const s = log.segments.find((x) => x.baseOffset === fragment.baseOffset);
+  const s = log.segments.local().find((x) => x.baseOffset === fragment.baseOffset);
   if (s === undefined || s === activeSegment(log) || s.nextOffset !== fragment.endOffset) return false;
   s.fragment = fragment;
   return true;
@@ -33,21 +33,11 @@ export function markPersisted(log: LogState, fragment: Fragment): boolean {
 
 /** Every segment of the history, oldest first, and where its bytes are. */
 export function fragmentViews(log: LogState): FragmentView[] {
-  const views: FragmentView[] = log.remote.map((r) => ({
-    baseOffset: r.baseOffset,
-    endOffset: r.nextOffset,
-    sizeBytes: r.sizeBytes,
-    location: 'store',
-    persistedMs: r.fragment.persistedMs,
+  return log.segments.all().map((s) => ({
+    baseOffset: s.baseOffset,
+    endOffset: s.nextOffset,
+    sizeBytes: s.sizeBytes,
+    location: !s.isLocal ? 'store' : s.fragment === undefined ? 'local' : 'both',
+    persistedMs: s.fragment?.persistedMs ?? -1,
   }));
-  for (const s of log.segments) {
-    views.push({
-      baseOffset: s.baseOffset,
-      endOffset: s.nextOffset,
-      sizeBytes: s.sizeBytes,
-      location: s.fragment === undefined ? 'local' : 'both',
-      persistedMs: s.fragment?.persistedMs ?? -1,
-    });
-  }
-  return views;
 }

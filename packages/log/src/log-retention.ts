@@ -26,41 +26,46 @@ export function enforceRetention(log: LogState, nowMs: number): number[] {
   const mayGoLocally = (s: Segment) =>
     s !== active && s.nextOffset <= log.highWatermark.value && (!hasStore || s.fragment !== undefined);
 
-  const history = [...log.remote, ...log.segments];
-  const gone = expiredPrefix(history, bytesOf(log.remote) + bytesOf(log.segments), limits, nowMs, (i) => {
-    const s = history[i]!;
-    return s instanceof RemoteSegment || mayGoLocally(s);
-  });
-  for (const s of history.slice(0, gone)) {
-    if (s instanceof RemoteSegment) {
-      log.remote.shift();
-      log.expired.push(s.fragment);
-    } else {
-      removeOldestLocal(log);
-      if (s.fragment !== undefined) log.expired.push(s.fragment);
-    }
+  const history = log.segments.all();
+  const gone = expiredPrefix(
+    history,
+    log.segments.storeOnlyBytes() + log.segments.localBytes(),
+    limits,
+    nowMs,
+    (i) => {
+      const s = history[i]!;
+      return !s.isLocal || mayGoLocally(s);
+    },
+  );
+  for (let i = 0; i < gone; i++) {
+    const s = log.segments.dropHead();
+    if (s.isLocal) log.unsynced.delete(s);
+    s.remove();
+    if (s.fragment !== undefined) log.expired.push(s.fragment);
     removed.push(s.baseOffset);
   }
 
   if (hasStore) {
     const { localRetentionBytes, localRetentionMs } = log.config;
-    const local = log.segments;
+    const local = log.segments.local();
     const drop = expiredPrefix(
       local,
-      bytesOf(log.segments),
+      log.segments.localBytes(),
       { bytes: localRetentionBytes, ms: localRetentionMs },
       nowMs,
       (i) => mayGoLocally(local[i]!),
     );
     for (let i = 0; i < drop; i++) {
-      const s = removeOldestLocal(log);
-      log.remote.push(new RemoteSegment(s.fragment!, log.source!));
+      const s = local[i]!;
+      log.segments.replaceFirstLocal(new RemoteSegment(s.fragment!, log.source!));
+      log.unsynced.delete(s);
+      s.remove();
       removed.push(s.baseOffset);
     }
   }
   if (removed.length > 0) {
     fsyncDir(log.dir);
-    const localStart = log.segments[0]!.baseOffset;
+    const localStart = log.segments.firstLocal.baseOffset;
     log.tail.dropBefore(localStart);
     log.logger.info(
       `${log.name}: retention removed ${removed.length} segment(s); log start is now ${logStartOf(log)}` +
@@ -68,19 +73,6 @@ export function enforceRetention(log: LogState, nowMs: number): number[] {
     );
   }
   return removed;
-}
-
-function removeOldestLocal(log: LogState): Segment {
-  const oldest = log.segments.shift()!;
-  log.unsynced.delete(oldest);
-  oldest.remove();
-  return oldest;
-}
-
-export function bytesOf(list: readonly { sizeBytes: number }[]): number {
-  let total = 0;
-  for (const s of list) total += s.sizeBytes;
-  return total;
 }
 
 /** Removes every record at or above `offset` (see `PartitionLog.truncateTo`). */
@@ -94,7 +86,7 @@ export function truncateTo(log: LogState, offset: number): void {
         '(from the high watermark, below which a reader may have seen a record, to the log end)',
     );
   }
-  const localStart = log.segments[0]!.baseOffset;
+  const localStart = log.segments.firstLocal.baseOffset;
   if (offset < localStart) {
     throw new RangeError(
       `truncateTo: offset ${offset} is below the local start ${localStart} (history only in the store)`,
@@ -102,11 +94,12 @@ export function truncateTo(log: LogState, offset: number): void {
   }
   if (offset === logEndOffset) return;
   // Segments starting at or after `offset` go whole; the first segment always stays (cut to empty).
-  let keep = log.segments.findIndex((s) => s.baseOffset >= offset);
-  if (keep < 0) keep = log.segments.length;
+  const local = log.segments.local();
+  let keep = local.findIndex((s) => s.baseOffset >= offset);
+  if (keep < 0) keep = local.length;
   if (keep === 0) keep = 1;
-  const cut = log.segments[keep - 1]!;
-  const removed = log.segments.slice(keep);
+  const cut = local[keep - 1]!;
+  const removed = local.slice(keep);
   try {
     if (cut.nextOffset > offset) {
       const position = positionOfOffset(cut, offset);
@@ -116,7 +109,7 @@ export function truncateTo(log: LogState, offset: number): void {
       cut.visibleBytes = Math.min(cut.visibleBytes, position);
       cut.index.truncateTo(offset, position);
     }
-    log.segments.length = keep;
+    log.segments.truncateLocal(keep);
     for (const s of removed) {
       log.unsynced.delete(s);
       s.remove();

@@ -3,8 +3,8 @@ import type { Fragment, FragmentSource } from './fragment.js';
 import type { HighWatermark } from './high-watermark.js';
 import type { Logger } from './logger.js';
 import type { ReadBufferPool } from './read-buffers.js';
-import type { RemoteSegment } from './remote-segment.js';
 import type { Segment } from './segment.js';
+import type { SegmentSet } from './segment-set.js';
 import type { TailCache, TailChunk } from './tail-cache.js';
 
 /**
@@ -27,10 +27,8 @@ export interface LogState {
   readonly dir: string;
   readonly name: string;
   config: Readonly<LogConfig>;
-  /** Local segments, oldest first; the last is the active one. */
-  segments: Segment[];
-  /** Segments only in the store, oldest first, ending where `segments` begin. */
-  remote: RemoteSegment[];
+  /** Every segment of the history, oldest first: store-only ones, then local ones, the active last. */
+  readonly segments: SegmentSet;
   readonly highWatermark: HighWatermark;
   readonly tail: TailCache;
   readonly readBuffers: ReadBufferPool;
@@ -58,7 +56,7 @@ export interface LogState {
 
 /** The segment new records go to. */
 export function activeSegment(log: LogState): Segment {
-  return log.segments[log.segments.length - 1]!;
+  return log.segments.active;
 }
 
 /** The offset the next record will get. */

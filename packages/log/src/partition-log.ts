@@ -8,7 +8,7 @@ import { publishOldest, syncLog, writeStored } from './log-append.js';
 import { checkConfig, type OpenedSegments, openSegments } from './log-open.js';
 import { fragmentViews, markPersisted, persistCandidates } from './log-persist.js';
 import { logStartOf, readNow, readPublished, readWritten } from './log-read.js';
-import { bytesOf, enforceRetention, truncateTo } from './log-retention.js';
+import { enforceRetention, truncateTo } from './log-retention.js';
 import { activeSegment, type LogState, logEndOf } from './log-state.js';
 import type {
   AppendBatch,
@@ -23,6 +23,7 @@ import { sharedReadBuffers } from './read-buffers.js';
 import { type SegmentScan, scanSegmentFile } from './recovery.js';
 import type { Segment } from './segment.js';
 import { positionOfOffset } from './segment-read.js';
+import { SegmentSet } from './segment-set.js';
 import { frameStoredGroup } from './stored-group.js';
 import { TailCache } from './tail-cache.js';
 
@@ -65,8 +66,7 @@ export class PartitionLog {
       dir,
       name,
       config,
-      segments: opened.segments,
-      remote: opened.remote,
+      segments: new SegmentSet(opened.remote, opened.segments),
       highWatermark: this.highWatermark,
       tail: new TailCache(config.tailCacheBytes),
       readBuffers: options.readBuffers ?? sharedReadBuffers,
@@ -86,7 +86,7 @@ export class PartitionLog {
   /** Makes the recovered records from `offset` on unreadable: one unpublished group up to the log end. */
   private holdBack(offset: number): void {
     const segmentEnds: [Segment, number][] = [];
-    for (const s of this.state.segments) {
+    for (const s of this.state.segments.local()) {
       if (s.nextOffset <= offset) continue;
       segmentEnds.push([s, s.sizeBytes]);
       s.visibleBytes = s.baseOffset >= offset ? 0 : positionOfOffset(s, offset);
@@ -181,12 +181,12 @@ export class PartitionLog {
 
   /** The oldest offset in a local segment file. */
   get localStartOffset(): number {
-    return this.state.segments[0]!.baseOffset;
+    return this.state.segments.firstLocal.baseOffset;
   }
 
   /** Bytes of the segments held only in the store. */
   get storeOnlyBytes(): number {
-    return bytesOf(this.state.remote);
+    return this.state.segments.storeOnlyBytes();
   }
 
   /** The offset the next record will get (written, not necessarily published yet). */
@@ -195,11 +195,11 @@ export class PartitionLog {
   }
 
   get sizeBytes(): number {
-    return bytesOf(this.state.segments);
+    return this.state.segments.localBytes();
   }
 
   get segmentCount(): number {
-    return this.state.segments.length;
+    return this.state.segments.localCount;
   }
 
   /** Stored bytes a batch takes: each record gains a 4-byte CRC. */
@@ -388,7 +388,7 @@ export class PartitionLog {
   /** Closes every segment file. Call after the writer has drained and synced. */
   close(): void {
     this.state.isClosed = true;
-    for (const s of this.state.segments) s.close();
+    for (const s of this.state.segments.all()) s.close();
     this.state.tail.clear();
   }
 
@@ -399,7 +399,7 @@ export class PartitionLog {
    */
   removeFiles(): void {
     this.state.isClosed = true;
-    for (const s of this.state.segments) s.remove();
+    for (const s of this.state.segments.all()) s.remove();
     this.state.tail.clear();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }

@@ -3,7 +3,17 @@ import { recordHeaderBytes } from '@booblik/protocol';
 import { StorageError } from './errors.js';
 import { preadInto } from './fs-util.js';
 import type { ReadBufferPool, ReadLease } from './read-buffers.js';
-import type { Segment } from './segment.js';
+import type { SparseIndex } from './sparse-index.js';
+
+/** What a read needs of a local segment: its file, its index and how far it is written. */
+export interface ReadableSegment {
+  readonly fd: number;
+  readonly path: string;
+  readonly index: SparseIndex;
+  readonly nextOffset: number;
+  readonly sizeBytes: number;
+  readonly visibleBytes: number;
+}
 
 export interface SegmentRead {
   /** Stored records from the requested offset (possibly cut inside the last), as file bytes. */
@@ -19,7 +29,7 @@ export interface SegmentRead {
  * both the hop (at most one index interval) and the answer.
  */
 export async function readFromSegment(
-  segment: Segment,
+  segment: ReadableSegment,
   offset: number,
   maxBytes: number,
   indexIntervalBytes: number,
@@ -70,7 +80,7 @@ export async function readFromSegment(
 }
 
 async function readLease(
-  segment: Segment,
+  segment: ReadableSegment,
   lease: ReadLease,
   length: number,
   position: number,
@@ -90,7 +100,7 @@ async function readLease(
  * synchronously: the sparse index's entry, then a hop over record headers. For truncation, which is
  * rare and must be decided in one turn.
  */
-export function positionOfOffset(segment: Segment, offset: number): number {
+export function positionOfOffset(segment: ReadableSegment, offset: number): number {
   if (offset === segment.nextOffset) return segment.sizeBytes;
   const entry = segment.index.floor(offset);
   const header = Buffer.allocUnsafe(4);

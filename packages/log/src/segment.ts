@@ -3,14 +3,17 @@ import path from 'node:path';
 import { LogClosedError } from './errors.js';
 import type { Fragment } from './fragment.js';
 import { segmentFileName } from './segment-name.js';
+import { readFromSegment } from './segment-read.js';
 import type { SparseIndex } from './sparse-index.js';
+import type { SegmentBytes, SegmentReadOptions, StoredSegment } from './stored-segment.js';
 
 /**
  * One segment file: records from `baseOffset`, appended at `sizeBytes`. The file stays open while any
  * read holds it, so retention can remove a segment under a read and the read still completes (the
  * file is unlinked at once and its descriptor closed when the last reader lets go).
  */
-export class Segment {
+export class Segment implements StoredSegment {
+  readonly isLocal = true as const;
   /** Offset the next record appended here will get. */
   nextOffset: number;
   /** Bytes of whole records in the file; the next append goes here. */
@@ -63,6 +66,26 @@ export class Segment {
     this.readers--;
     if (this.readers < 0) throw new Error(`segment ${this.path}: released more often than acquired`);
     if (this.readers === 0 && this.removed) this.closeFile();
+  }
+
+  /**
+   * Up to `maxBytes` from `offset`: its published bytes, or all it holds (`written`). The file is held
+   * open for the read, so a removal under it lets the read complete.
+   */
+  async read(offset: number, maxBytes: number, options: SegmentReadOptions): Promise<SegmentBytes> {
+    this.acquire();
+    try {
+      return await readFromSegment(
+        this,
+        offset,
+        maxBytes,
+        options.indexIntervalBytes,
+        options.pool,
+        options.written ? this.sizeBytes : this.visibleBytes,
+      );
+    } finally {
+      this.release();
+    }
   }
 
   /** Unlinks the file now; closes it once no read holds it. */
