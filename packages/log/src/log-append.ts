@@ -1,9 +1,8 @@
-import fs from 'node:fs';
 import { StorageError } from './errors.js';
-import { fdatasync, fsyncDirAsync, pwriteFully } from './fs-util.js';
 import { planRuns, type Run } from './log-roll.js';
 import { activeSegment, type LogState } from './log-state.js';
 import type { Segment } from './segment.js';
+import { pwriteFully } from './segment-files.js';
 
 /** The positions of a one-record group (it starts its buffer), shared rather than copied per group. */
 const LONE_RECORD_POSITIONS = new Uint32Array(1);
@@ -39,7 +38,7 @@ function writeRuns(log: LogState, buffer: Buffer, positions: Uint32Array, count:
   if (buffer.length <= log.config.segmentBytesMax - firstSizeBefore) {
     // Nearly every group: it fits the active segment, one write and nothing to plan.
     try {
-      pwriteFully(first.fd, buffer, firstSizeBefore);
+      pwriteFully(first.file, buffer, firstSizeBefore);
     } catch (error) {
       undoRuns(log, first, firstSizeBefore, []);
       throw writeRefused(log, error);
@@ -50,9 +49,9 @@ function writeRuns(log: LogState, buffer: Buffer, positions: Uint32Array, count:
   const created: Segment[] = [];
   let runs: Run[];
   try {
-    runs = planRuns(first, positions, count, log.config, log.now, created);
+    runs = planRuns(log.files, first, positions, count, log.config, log.now, created);
     for (const run of runs) {
-      pwriteFully(run.segment.fd, buffer.subarray(run.from, run.to), run.segment.sizeBytes);
+      pwriteFully(run.segment.file, buffer.subarray(run.from, run.to), run.segment.sizeBytes);
     }
   } catch (error) {
     undoRuns(log, first, firstSizeBefore, created);
@@ -93,7 +92,7 @@ function writeRefused(log: LogState, error: unknown): StorageError {
 /** Takes a failed group back out: the first segment cut to its old size, new segments deleted. */
 function undoRuns(log: LogState, first: Segment, sizeBefore: number, created: Segment[]): void {
   try {
-    fs.ftruncateSync(first.fd, sizeBefore);
+    first.file.truncate(sizeBefore);
   } catch (error) {
     log.logger.error(`${log.name}: could not cut a failed write back off: ${String(error)}`);
   }
@@ -122,7 +121,7 @@ export async function syncLog(log: LogState): Promise<void> {
   // refusing FORCED batches that were already in the log (found by the reliability suite).
   for (const s of segments) s.acquire();
   try {
-    await Promise.all([dirSynced, ...segments.map((s) => fdatasync(s.fd))]);
+    await Promise.all([dirSynced, ...segments.map((s) => s.file.fdatasync())]);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new StorageError(`${log.name}: fdatasync failed (${code ?? String(error)})`, code, {
@@ -135,7 +134,7 @@ export async function syncLog(log: LogState): Promise<void> {
 
 function startDirSync(log: LogState): void {
   log.dirUnsynced = false;
-  const syncing = fsyncDirAsync(log.dir).catch((error: unknown) => {
+  const syncing = log.files.fsyncDirAsync(log.dir).catch((error: unknown) => {
     log.dirUnsynced = true; // not known to be durable: the next sync tries again
     throw error;
   });

@@ -1,14 +1,13 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
 import type { Fragment, FragmentSource } from './fragment.js';
-import { fsyncDir, mkdirDurable } from './fs-util.js';
 import { createSegment } from './log-roll.js';
 import type { LogOptions, RecoveryCut, SegmentScanRequest } from './log-types.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type SegmentScan, truncateSegment } from './recovery.js';
 import { RemoteSegment } from './remote-segment.js';
 import { Segment } from './segment.js';
+import { nodeSegmentFiles } from './segment-files.js';
 import { parseSegmentFileName, segmentFileName } from './segment-name.js';
 
 /** What opening found on disk and in the store, for the log to start from. */
@@ -32,9 +31,10 @@ export function* openSegments(
 ): Generator<SegmentScanRequest, OpenedSegments, SegmentScan> {
   checkConfig(config);
   const logger = options.logger ?? silentLogger;
-  mkdirDurable(dir);
-  const bases = fs
-    .readdirSync(dir)
+  const files = options.files ?? nodeSegmentFiles;
+  files.mkdirDurable(dir);
+  const bases = files
+    .list(dir)
     .map(parseSegmentFileName)
     .filter((b): b is number => b !== null)
     .sort((a, b) => a - b);
@@ -47,32 +47,33 @@ export function* openSegments(
       const file = path.join(dir, segmentFileName(base));
       // A segment that does not continue the one before (a cut, or a gap) cannot be trusted either.
       if (cutEarlier || (expectedBase !== null && base !== expectedBase)) {
-        const bytes = fs.statSync(file).size;
+        const bytes = files.sizeOf(file);
         cuts.push({ segmentBaseOffset: base, offset: base, bytes, reason: 'after-earlier-cut' });
         logger.warn(
           `${name}: removed segment ${segmentFileName(base)} (${bytes} bytes): it follows a cut or a gap at offset ${expectedBase}`,
         );
-        fs.unlinkSync(file);
+        files.unlink(file);
         cutEarlier = true;
         continue;
       }
-      const fd = fs.openSync(file, 'r+');
+      const segmentFile = files.open(file, 'existing');
       let scan: SegmentScan;
-      let stat: fs.Stats;
+      let stat: { sizeBytes: number; mtimeMs: number };
       try {
-        stat = fs.fstatSync(fd);
+        stat = segmentFile.stat();
         scan = yield {
-          fd,
-          fileBytes: stat.size,
+          fd: segmentFile.fd,
+          file: segmentFile,
+          fileBytes: stat.sizeBytes,
           baseOffset: base,
           indexIntervalBytes: config.indexIntervalBytes,
         };
       } catch (error) {
-        fs.closeSync(fd);
+        segmentFile.close();
         throw error;
       }
       if (scan.invalidBytes > 0) {
-        truncateSegment(fd, scan.validBytes);
+        truncateSegment(segmentFile, scan.validBytes);
         cuts.push({
           segmentBaseOffset: base,
           offset: base + scan.records,
@@ -86,7 +87,7 @@ export function* openSegments(
         cutEarlier = true;
       }
       segments.push(
-        new Segment(dir, base, fd, scan.index, {
+        new Segment(dir, base, segmentFile, scan.index, {
           records: scan.records,
           sizeBytes: scan.validBytes,
           lastWriteMs: stat.mtimeMs,
@@ -107,7 +108,7 @@ export function* openSegments(
   let restoredAt: number | null = null;
   if (segments.length === 0) {
     // A new partition, or a lost disk: offsets continue where the store's history ends.
-    segments.push(createSegment(dir, storeEnd, config, options.now ?? Date.now));
+    segments.push(createSegment(files, dir, storeEnd, config, options.now ?? Date.now));
     if (storeEnd > 0) restoredAt = storeEnd;
   }
   const remote = options.remote
@@ -115,7 +116,7 @@ export function* openSegments(
     : [];
   // Before anything is acknowledged: the first segment's name (without it a power cut loses every
   // record of a new partition, however many fdatasyncs its file had) and the removals of recovery.
-  fsyncDir(dir);
+  files.fsyncDir(dir);
   return { segments, remote, cuts, restoredAt };
 }
 

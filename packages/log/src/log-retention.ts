@@ -1,5 +1,4 @@
 import { LogClosedError, StorageError } from './errors.js';
-import { fsyncDir } from './fs-util.js';
 import { logStartOf } from './log-read.js';
 import { activeSegment, type LogState, logEndOf } from './log-state.js';
 import { truncateSegment } from './recovery.js';
@@ -64,7 +63,7 @@ export function enforceRetention(log: LogState, nowMs: number): number[] {
     }
   }
   if (removed.length > 0) {
-    fsyncDir(log.dir);
+    log.files.fsyncDir(log.dir);
     const localStart = log.segments.firstLocal.baseOffset;
     log.tail.dropBefore(localStart);
     log.logger.info(
@@ -103,7 +102,7 @@ export function truncateTo(log: LogState, offset: number): void {
   try {
     if (cut.nextOffset > offset) {
       const position = positionOfOffset(cut, offset);
-      truncateSegment(cut.fd, position);
+      truncateSegment(cut.file, position);
       cut.nextOffset = offset;
       cut.sizeBytes = position;
       cut.visibleBytes = Math.min(cut.visibleBytes, position);
@@ -114,7 +113,7 @@ export function truncateTo(log: LogState, offset: number): void {
       log.unsynced.delete(s);
       s.remove();
     }
-    if (removed.length > 0) fsyncDir(log.dir);
+    if (removed.length > 0) log.files.fsyncDir(log.dir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new StorageError(`${log.name}: truncation refused by the disk (${code ?? String(error)})`, code, {

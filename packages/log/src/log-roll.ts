@@ -1,24 +1,30 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { LogConfig } from './config.js';
 import { Segment } from './segment.js';
+import type { SegmentFiles } from './segment-files.js';
 import { segmentFileName } from './segment-name.js';
 import { SparseIndex } from './sparse-index.js';
 
 /** A new, empty segment file starting at `base`. */
 export function createSegment(
+  files: SegmentFiles,
   dir: string,
   base: number,
   config: Readonly<LogConfig>,
   now: () => number,
 ): Segment {
   const file = path.join(dir, segmentFileName(base));
-  const fd = fs.openSync(file, 'w+');
-  return new Segment(dir, base, fd, new SparseIndex(base, config.indexIntervalBytes), {
-    records: 0,
-    sizeBytes: 0,
-    lastWriteMs: now(),
-  });
+  return new Segment(
+    dir,
+    base,
+    files.open(file, 'create'),
+    new SparseIndex(base, config.indexIntervalBytes),
+    {
+      records: 0,
+      sizeBytes: 0,
+      lastWriteMs: now(),
+    },
+  );
 }
 
 /** Records `[firstRecord, firstRecord + records)` of a group, bytes `[from, to)`, written to one segment. */
@@ -45,6 +51,7 @@ function planRun(segment: Segment, positions: Uint32Array, fromRecord: number, t
  * created (into `created`, so a failure can remove them) where a record would pass the capacity.
  */
 export function planRuns(
+  files: SegmentFiles,
   first: Segment,
   positions: Uint32Array,
   count: number,
@@ -61,7 +68,7 @@ export function planRuns(
     if (positions[i + 1]! - positions[runStart]! > room) {
       // Record i would pass the capacity: the run so far stays here, record i starts a segment.
       if (i > runStart) runs.push(planRun(segment, positions, runStart, i));
-      segment = createSegment(first.dir, firstOffset + i, config, now);
+      segment = createSegment(files, first.dir, firstOffset + i, config, now);
       created.push(segment);
       runStart = i;
       room = config.segmentBytesMax;

@@ -4,6 +4,7 @@ import type { HighWatermark } from './high-watermark.js';
 import type { Logger } from './logger.js';
 import type { ReadBufferPool } from './read-buffers.js';
 import type { Segment } from './segment.js';
+import type { SegmentFiles } from './segment-files.js';
 import type { SegmentSet } from './segment-set.js';
 import type { TailCache, TailChunk } from './tail-cache.js';
 
@@ -26,6 +27,8 @@ export interface UnpublishedGroup {
 export interface LogState {
   readonly dir: string;
   readonly name: string;
+  /** Where segment files live: the real file system, or in-memory files in tests. */
+  readonly files: SegmentFiles;
   config: Readonly<LogConfig>;
   /** Every segment of the history, oldest first: store-only ones, then local ones, the active last. */
   readonly segments: SegmentSet;

@@ -3,6 +3,7 @@ import type { Logger } from './logger.js';
 import type { ReadBufferPool } from './read-buffers.js';
 import type { ScanStop } from './record-scan.js';
 import type { SegmentScan } from './recovery.js';
+import type { SegmentFile, SegmentFiles } from './segment-files.js';
 
 /** One producer batch on its way into the log: the wire records of a PRODUCE, validated. */
 export interface AppendBatch {
@@ -51,7 +52,9 @@ export interface ReadResult {
 
 /** One segment to scan at open: its descriptor stays open and owned by the log. */
 export interface SegmentScanRequest {
+  /** The file's descriptor, for a scan in another thread; -1 for a file without one (in memory). */
   fd: number;
+  file: SegmentFile;
   fileBytes: number;
   baseOffset: number;
   indexIntervalBytes: number;
@@ -79,4 +82,9 @@ export interface LogOptions {
    * every recovered record is readable.
    */
   highWatermark?: number;
+  /**
+   * Where the segment files live: the real file system by default. Tests hand in-memory files that
+   * fail on purpose (a partition on them opens with `open`, whose scan reads through the files).
+   */
+  files?: SegmentFiles;
 }

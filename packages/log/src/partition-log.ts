@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import { recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
 import type { LogConfig } from './config.js';
 import { OffsetMismatchError, RecordTooLargeError } from './errors.js';
@@ -20,8 +19,9 @@ import type {
 } from './log-types.js';
 import { silentLogger } from './logger.js';
 import { sharedReadBuffers } from './read-buffers.js';
-import { type SegmentScan, scanSegmentFile } from './recovery.js';
+import { type SegmentScan, scanFile } from './recovery.js';
 import type { Segment } from './segment.js';
+import { nodeSegmentFiles } from './segment-files.js';
 import { positionOfOffset } from './segment-read.js';
 import { SegmentSet } from './segment-set.js';
 import { frameStoredGroup } from './stored-group.js';
@@ -65,6 +65,7 @@ export class PartitionLog {
     this.state = {
       dir,
       name,
+      files: options.files ?? nodeSegmentFiles,
       config,
       segments: new SegmentSet(opened.remote, opened.segments),
       highWatermark: this.highWatermark,
@@ -114,7 +115,7 @@ export class PartitionLog {
     let step = steps.next();
     while (!step.done) {
       const r = step.value;
-      step = steps.next(scanSegmentFile(r.fd, r.fileBytes, r.baseOffset, r.indexIntervalBytes));
+      step = steps.next(scanFile(r.file, r.fileBytes, r.baseOffset, r.indexIntervalBytes));
     }
     return step.value;
   }
@@ -401,6 +402,6 @@ export class PartitionLog {
     this.state.isClosed = true;
     for (const s of this.state.segments.all()) s.remove();
     this.state.tail.clear();
-    fs.rmSync(this.dir, { recursive: true, force: true });
+    this.state.files.removeDir(this.dir);
   }
 }

@@ -1,13 +1,12 @@
-import fs from 'node:fs';
 import { recordHeaderBytes } from '@booblik/protocol';
 import { StorageError } from './errors.js';
-import { preadInto } from './fs-util.js';
 import type { ReadBufferPool, ReadLease } from './read-buffers.js';
+import type { SegmentFile } from './segment-files.js';
 import type { SparseIndex } from './sparse-index.js';
 
 /** What a read needs of a local segment: its file, its index and how far it is written. */
 export interface ReadableSegment {
-  readonly fd: number;
+  readonly file: SegmentFile;
   readonly path: string;
   readonly index: SparseIndex;
   readonly nextOffset: number;
@@ -86,7 +85,7 @@ async function readLease(
   position: number,
 ): Promise<number> {
   try {
-    return await preadInto(segment.fd, lease.buffer, length, position);
+    return await segment.file.pread(lease.buffer, length, position);
   } catch (error) {
     lease.release?.();
     // The disk's failure (EIO, ...), not ours: typed, so the broker answers STORAGE_ERROR.
@@ -106,7 +105,7 @@ export function positionOfOffset(segment: ReadableSegment, offset: number): numb
   const header = Buffer.allocUnsafe(4);
   let position = entry.position;
   for (let at = entry.offset; at < offset; at++) {
-    if (fs.readSync(segment.fd, header, 0, 4, position) !== 4) {
+    if (segment.file.preadSync(header, 0, 4, position) !== 4) {
       throw new StorageError(`${segment.path}: offset ${offset} not found where the index points`, undefined);
     }
     position += recordHeaderBytes + header.readInt32BE(0);

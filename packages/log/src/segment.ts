@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { LogClosedError } from './errors.js';
 import type { Fragment } from './fragment.js';
+import type { SegmentFile } from './segment-files.js';
 import { segmentFileName } from './segment-name.js';
 import { readFromSegment } from './segment-read.js';
 import type { SparseIndex } from './sparse-index.js';
@@ -31,7 +31,7 @@ export class Segment implements StoredSegment {
   constructor(
     readonly dir: string,
     readonly baseOffset: number,
-    readonly fd: number,
+    readonly file: SegmentFile,
     readonly index: SparseIndex,
     state: { records: number; sizeBytes: number; lastWriteMs: number },
   ) {
@@ -92,7 +92,7 @@ export class Segment implements StoredSegment {
   remove(): void {
     if (this.removed) return;
     this.removed = true;
-    fs.unlinkSync(this.path);
+    this.file.unlink();
     if (this.readers === 0) this.closeFile();
   }
 
@@ -103,6 +103,6 @@ export class Segment implements StoredSegment {
 
   private closeFile(): void {
     this.closed = true;
-    fs.closeSync(this.fd);
+    this.file.close();
   }
 }
