@@ -148,7 +148,10 @@ function startDirSync(log: LogState): void {
 /** Makes the oldest unpublished group readable; returns its end offset. */
 export function publishOldest(log: LogState): number {
   const group = log.unpublished.shift()!;
-  for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
+  for (const [segment, size] of group.segmentEnds) {
+    segment.visibleBytes = size;
+    segment.visibleEndOffset = Math.min(group.endOffset, segment.nextOffset);
+  }
   if (group.chunk !== null) log.tail.add(group.chunk);
   return group.endOffset;
 }

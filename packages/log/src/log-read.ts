@@ -1,3 +1,4 @@
+import { invariant } from '@booblik/protocol';
 import { LogClosedError, OffsetOutOfRangeError } from './errors.js';
 import { type LogState, logEndOf } from './log-state.js';
 import type { ReadResult } from './log-types.js';
@@ -19,6 +20,15 @@ export async function readPublished(log: LogState, offset: number, maxBytes: num
   if (now !== null) return now;
   const highWatermark = log.highWatermark.value;
   const segment = log.segments.find(offset);
+  if (segment.isLocal) {
+    const visibleEnd = segment.visibleEndOffset;
+    invariant(
+      visibleEnd <= highWatermark,
+      () =>
+        `${log.name}: a read of offset ${offset} would see records up to ${visibleEnd}, past the ` +
+        `high watermark ${highWatermark}`,
+    );
+  }
   const read = await segment.read(offset, maxBytes, readOptions(log, false));
   if (read.bytes.length === 0) read.release?.();
   const result: ReadResult = {

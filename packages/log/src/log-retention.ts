@@ -1,3 +1,4 @@
+import { invariant } from '@booblik/protocol';
 import { LogClosedError, StorageError } from './errors.js';
 import { logStartOf } from './log-read.js';
 import { activeSegment, type LogState, logEndOf } from './log-state.js';
@@ -63,6 +64,7 @@ export function enforceRetention(log: LogState, nowMs: number): number[] {
     }
   }
   if (removed.length > 0) {
+    checkStart(log);
     log.files.fsyncDir(log.dir);
     const localStart = log.segments.firstLocal.baseOffset;
     log.tail.dropBefore(localStart);
@@ -72,6 +74,16 @@ export function enforceRetention(log: LogState, nowMs: number): number[] {
     );
   }
   return removed;
+}
+
+/** The start offset never passes the readable end: what is retained is still there to read. */
+function checkStart(log: LogState): void {
+  const start = logStartOf(log);
+  const highWatermark = log.highWatermark.value;
+  invariant(
+    start <= highWatermark,
+    () => `${log.name}: retention moved the log start to ${start}, past the high watermark ${highWatermark}`,
+  );
 }
 
 /** Removes every record at or above `offset` (see `PartitionLog.truncateTo`). */
@@ -106,6 +118,7 @@ export function truncateTo(log: LogState, offset: number): void {
       cut.nextOffset = offset;
       cut.sizeBytes = position;
       cut.visibleBytes = Math.min(cut.visibleBytes, position);
+      cut.visibleEndOffset = Math.min(cut.visibleEndOffset, offset);
       cut.index.truncateTo(offset, position);
     }
     log.segments.truncateLocal(keep);

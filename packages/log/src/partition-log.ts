@@ -1,4 +1,4 @@
-import { recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
+import { InvariantError, invariant, recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
 import type { LogConfig } from './config.js';
 import { OffsetMismatchError, RecordTooLargeError } from './errors.js';
 import type { Fragment, FragmentView, PersistCandidate } from './fragment.js';
@@ -51,6 +51,10 @@ export class PartitionLog {
   private positionsScratch = new Uint32Array(1024);
   /** The stored bytes of the group written last (see `lastWrittenStored`). */
   private lastStored: Buffer = Buffer.alloc(0);
+  /** The invariant that failed, once one has: the log is then closed and refuses further work. */
+  private failure: InvariantError | undefined;
+  /** The log end as last seen: it never goes back except through `truncateTo`. */
+  private endSeen: number;
 
   private constructor(
     readonly dir: string,
@@ -81,7 +85,41 @@ export class PartitionLog {
       expired: [],
       isClosed: false,
     };
+    this.endSeen = end;
     if (held < end) this.holdBack(held);
+  }
+
+  /** The invariant that stopped this log, if one did. */
+  get stoppedBy(): InvariantError | undefined {
+    return this.failure;
+  }
+
+  private refuseIfStopped(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /**
+   * A failed invariant is a bug whose state could lose records if carried on with: the log stops
+   * (closes, and refuses every later call with the same error) and says why. Other errors pass.
+   */
+  private stopOn(error: unknown): unknown {
+    if (error instanceof InvariantError && this.failure === undefined) {
+      this.failure = error;
+      this.state.logger.error(`${this.name}: stopped on a broken invariant: ${error.message}`);
+      this.close();
+    }
+    return error;
+  }
+
+  /** After a write: the log end moved forward (or stayed), never back. */
+  private checkEndForward(): void {
+    const end = this.logEndOffset;
+    const seen = this.endSeen;
+    invariant(
+      end >= seen,
+      () => `${this.name}: the log end went back from ${seen} to ${end} outside truncateTo`,
+    );
+    this.endSeen = end;
   }
 
   /** Makes the recovered records from `offset` on unreadable: one unpublished group up to the log end. */
@@ -91,6 +129,7 @@ export class PartitionLog {
       if (s.nextOffset <= offset) continue;
       segmentEnds.push([s, s.sizeBytes]);
       s.visibleBytes = s.baseOffset >= offset ? 0 : positionOfOffset(s, offset);
+      s.visibleEndOffset = Math.max(s.baseOffset, offset);
     }
     this.state.unpublished.push({
       startOffset: offset,
@@ -214,6 +253,7 @@ export class PartitionLog {
    * off again and StorageError is thrown. Nothing becomes readable until `publish`.
    */
   writeGroup(batches: readonly AppendBatch[]): number[] {
+    this.refuseIfStopped();
     let bytes = 0;
     let count = 0;
     for (const b of batches) {
@@ -232,7 +272,12 @@ export class PartitionLog {
       k += b.count;
     }
     positions[count] = bytes; // sentinel: the end of the last record
-    writeStored(this.state, buffer, positions, count);
+    try {
+      writeStored(this.state, buffer, positions, count);
+      this.checkEndForward();
+    } catch (error) {
+      throw this.stopOn(error);
+    }
     this.lastStored = buffer;
     return bases;
   }
@@ -247,6 +292,7 @@ export class PartitionLog {
    * RecordTooLargeError for a record no segment can hold, RangeError for a count below 1.
    */
   writeStoredGroup(baseOffset: number, stored: Buffer, count: number): void {
+    this.refuseIfStopped();
     if (!Number.isInteger(count) || count < 1) throw new RangeError(`count: ${count}, expected >= 1`);
     if (baseOffset !== this.logEndOffset) throw new OffsetMismatchError(baseOffset, this.logEndOffset);
     const positions = this.positionsFor(count);
@@ -258,7 +304,12 @@ export class PartitionLog {
         if (bytes > max) throw new RecordTooLargeError(i, bytes - recordHeaderBytes, max);
       }
     }
-    writeStored(this.state, stored, positions, count);
+    try {
+      writeStored(this.state, stored, positions, count);
+      this.checkEndForward();
+    } catch (error) {
+      throw this.stopOn(error);
+    }
     this.lastStored = stored;
   }
 
@@ -283,6 +334,7 @@ export class PartitionLog {
    * created: after this, those records survive a crash.
    */
   sync(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
     return syncLog(this.state);
   }
 
@@ -297,6 +349,7 @@ export class PartitionLog {
   publish(endOffset = this.logEndOffset): void {
     const { unpublished } = this.state;
     while (unpublished.length > 0 && unpublished[0]!.endOffset <= endOffset) publishOldest(this.state);
+    this.checkPublishable(endOffset);
     this.highWatermark.advance(endOffset);
   }
 
@@ -310,7 +363,20 @@ export class PartitionLog {
     const { unpublished } = this.state;
     let end = -1;
     while (unpublished.length > 0 && unpublished[0]!.endOffset <= offset) end = publishOldest(this.state);
-    if (end >= 0) this.highWatermark.advance(end);
+    if (end >= 0) {
+      this.checkPublishable(end);
+      this.highWatermark.advance(end);
+    }
+  }
+
+  /** The high watermark never passes what is written: a read up to it must find records. */
+  private checkPublishable(offset: number): void {
+    try {
+      const end = this.logEndOffset;
+      invariant(offset <= end, () => `${this.name}: publish to ${offset}, past the log end ${end}`);
+    } catch (error) {
+      throw this.stopOn(error);
+    }
   }
 
   /**
@@ -324,7 +390,9 @@ export class PartitionLog {
    * refusal is StorageError; the partition should then be reopened (recovery decides what is there).
    */
   truncateTo(offset: number): void {
+    this.refuseIfStopped();
     truncateTo(this.state, offset);
+    this.endSeen = this.logEndOffset;
   }
 
   /**
@@ -333,7 +401,10 @@ export class PartitionLog {
    * then a hop over record headers to the exact position). Stops at a segment's end.
    */
   read(offset: number, maxBytes: number): Promise<ReadResult> {
-    return readPublished(this.state, offset, maxBytes);
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return readPublished(this.state, offset, maxBytes).catch((error: unknown) => {
+      throw this.stopOn(error);
+    });
   }
 
   /**
@@ -342,6 +413,7 @@ export class PartitionLog {
    * a copy the caller keeps (it waits for the replica's answer).
    */
   readWritten(offset: number, maxBytes: number): Promise<Buffer> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
     return readWritten(this.state, offset, maxBytes);
   }
 
@@ -351,6 +423,7 @@ export class PartitionLog {
    * woken by a write is answered from here in the same turn, without a promise step.
    */
   readNow(offset: number, maxBytes: number): ReadResult | null {
+    this.refuseIfStopped();
     return readNow(this.state, offset, maxBytes);
   }
 
@@ -363,7 +436,12 @@ export class PartitionLog {
    * persisted never goes, and local retention then drops local copies of persisted segments.
    */
   enforceRetention(nowMs = this.state.now()): number[] {
-    return enforceRetention(this.state, nowMs);
+    this.refuseIfStopped();
+    try {
+      return enforceRetention(this.state, nowMs);
+    } catch (error) {
+      throw this.stopOn(error);
+    }
   }
 
   /** Fragments retention dropped since the last call: their objects may now be deleted. */

@@ -1,3 +1,4 @@
+import { invariant } from '@booblik/protocol';
 import type { RemoteSegment } from './remote-segment.js';
 import type { Segment } from './segment.js';
 
@@ -18,6 +19,17 @@ export class SegmentSet {
     if (local.length === 0) throw new RangeError('a segment set needs a local segment');
     this.list = [...storeOnly, ...local];
     this.storeOnly = storeOnly.length;
+    for (let i = 1; i < this.list.length; i++) this.checkFollows(this.list[i - 1]!, this.list[i]!);
+  }
+
+  /** The list is ordered and contiguous: each segment starts where the one before ends. */
+  private checkFollows(before: AnySegment, next: AnySegment): void {
+    invariant(
+      next.baseOffset === before.nextOffset,
+      () =>
+        `segment set: a segment from offset ${next.baseOffset} follows one ending at ${before.nextOffset} ` +
+        `(starting at ${before.baseOffset}): segments must be contiguous`,
+    );
   }
 
   get length(): number {
@@ -84,6 +96,7 @@ export class SegmentSet {
 
   /** A new active segment after the current one. */
   append(segment: Segment): void {
+    this.checkFollows(this.active, segment);
     this.list.push(segment);
   }
 
@@ -99,6 +112,12 @@ export class SegmentSet {
   replaceFirstLocal(remote: RemoteSegment): Segment {
     if (this.localCount === 1) throw new RangeError('the active segment cannot leave the disk');
     const local = this.list[this.storeOnly] as Segment;
+    invariant(
+      remote.baseOffset === local.baseOffset && remote.nextOffset === local.nextOffset,
+      () =>
+        `segment set: the store's copy of offsets ${remote.baseOffset}..${remote.nextOffset} cannot stand ` +
+        `for the local segment of ${local.baseOffset}..${local.nextOffset}`,
+    );
     this.list[this.storeOnly] = remote;
     this.storeOnly++;
     return local;

@@ -20,6 +20,8 @@ export class Segment implements StoredSegment {
   sizeBytes: number;
   /** Bytes a reader may see: records up to the published high watermark. */
   visibleBytes: number;
+  /** The offset `visibleBytes` ends at: never past the high watermark (an invariant reads check). */
+  visibleEndOffset: number;
   /** When a record was last appended (file mtime for a recovered segment): retention by age. */
   lastWriteMs: number;
   /** Set once the segment (closed) is in the store: only then may local retention remove it. */
@@ -38,6 +40,7 @@ export class Segment implements StoredSegment {
     this.nextOffset = baseOffset + state.records;
     this.sizeBytes = state.sizeBytes;
     this.visibleBytes = state.sizeBytes;
+    this.visibleEndOffset = this.nextOffset;
     this.lastWriteMs = state.lastWriteMs;
   }
 
