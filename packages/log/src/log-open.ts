@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
+import type { LogConfig } from './config.js';
 import type { Fragment, FragmentSource } from './fragment.js';
+import { SEGMENT_LIMIT_BYTES, SEGMENT_MIN_BYTES } from './limits.js';
 import { createSegment } from './log-roll.js';
 import type { LogOptions, RecoveryCut, SegmentScanRequest } from './log-types.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -160,9 +161,9 @@ function attachFragments(
 }
 
 export function checkConfig(config: Readonly<LogConfig>): void {
-  if (config.segmentBytesMax < SEGMENT_BYTES_MIN || config.segmentBytesMax > SEGMENT_BYTES_LIMIT) {
+  if (config.segmentBytesMax < SEGMENT_MIN_BYTES || config.segmentBytesMax > SEGMENT_LIMIT_BYTES) {
     throw new RangeError(
-      `segmentBytesMax: ${config.segmentBytesMax}, expected ${SEGMENT_BYTES_MIN}..${SEGMENT_BYTES_LIMIT}`,
+      `segmentBytesMax: ${config.segmentBytesMax}, expected ${SEGMENT_MIN_BYTES}..${SEGMENT_LIMIT_BYTES}`,
     );
   }
   if (config.indexIntervalBytes < 1) {

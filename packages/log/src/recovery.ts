@@ -1,11 +1,9 @@
 import fs from 'node:fs';
 import { nativeAddon, recordHeaderBytes, scanStops } from '@booblik/protocol';
+import { RECOVERY_READ_BYTES } from './limits.js';
 import { type ScanStop, scanStoredRecords } from './record-scan.js';
 import type { SegmentFile } from './segment-files.js';
 import { SparseIndex } from './sparse-index.js';
-
-/** Read size for the recovery scan: large reads keep syscalls rare; 8 MiB is past the point of gains. */
-const RECOVERY_READ_BYTES = 8 * 1024 * 1024;
 
 export interface SegmentScan {
   /** Bytes of whole, valid records from the start of the file. */
