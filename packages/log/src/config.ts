@@ -1,4 +1,16 @@
-/** Storage settings of one partition, with the defaults the broker starts with and why. */
+/** Storage settings of one partition, with the defaults the broker starts with (why: limits.ts). */
+import {
+  DEFAULT_FLUSH_EVERY_MS,
+  DEFAULT_FLUSH_EVERY_RECORDS,
+  DEFAULT_INDEX_INTERVAL_BYTES,
+  DEFAULT_LOCAL_RETENTION_BYTES,
+  DEFAULT_LOCAL_RETENTION_MS,
+  DEFAULT_RETENTION_BYTES,
+  DEFAULT_RETENTION_MS,
+  DEFAULT_SEGMENT_MAX_BYTES,
+  DEFAULT_TAIL_CACHE_BYTES,
+  DEFAULT_WRITER_QUEUE_MAX_BYTES,
+} from './limits.js';
 
 export interface LogConfig {
   /** A new segment starts when the active one would pass this size. */
@@ -26,32 +38,25 @@ export interface LogConfig {
   tailCacheBytes: number;
 }
 
-/** Large segments keep the file count low; 512 MiB is the original broker's default too. */
-export const DEFAULT_SEGMENT_BYTES_MAX = 512 * 1024 * 1024;
-/** One index entry per page: a lookup then reads at most ~4 KiB of headers to find an offset. */
-export const DEFAULT_INDEX_INTERVAL_BYTES = 4096;
-/**
- * 64 MiB of queued stored bytes per partition: several seconds of the fastest producer at the disk's
- * page-cache rate, yet a small fraction of memory.
- */
-export const DEFAULT_WRITER_QUEUE_BYTES_MAX = 64 * 1024 * 1024;
-/** 8 MiB: a few hundred milliseconds of writes at full speed, enough for every consumer that keeps up. */
-export const DEFAULT_TAIL_CACHE_BYTES = 8 * 1024 * 1024;
+/** The former names of the defaults in limits.ts, kept for code that imports them. */
+export {
+  DEFAULT_INDEX_INTERVAL_BYTES,
+  DEFAULT_SEGMENT_MAX_BYTES as DEFAULT_SEGMENT_BYTES_MAX,
+  DEFAULT_TAIL_CACHE_BYTES,
+  DEFAULT_WRITER_QUEUE_MAX_BYTES as DEFAULT_WRITER_QUEUE_BYTES_MAX,
+  SEGMENT_LIMIT_BYTES as SEGMENT_BYTES_LIMIT,
+  SEGMENT_MIN_BYTES as SEGMENT_BYTES_MIN,
+} from './limits.js';
 
 export const defaultLogConfig: Readonly<LogConfig> = {
-  segmentBytesMax: DEFAULT_SEGMENT_BYTES_MAX,
+  segmentBytesMax: DEFAULT_SEGMENT_MAX_BYTES,
   indexIntervalBytes: DEFAULT_INDEX_INTERVAL_BYTES,
-  flushEveryRecords: 0,
-  flushEveryMs: 0,
-  retentionBytes: -1,
-  retentionMs: -1,
-  localRetentionBytes: -1,
-  localRetentionMs: -1,
-  writerQueueBytesMax: DEFAULT_WRITER_QUEUE_BYTES_MAX,
+  flushEveryRecords: DEFAULT_FLUSH_EVERY_RECORDS,
+  flushEveryMs: DEFAULT_FLUSH_EVERY_MS,
+  retentionBytes: DEFAULT_RETENTION_BYTES,
+  retentionMs: DEFAULT_RETENTION_MS,
+  localRetentionBytes: DEFAULT_LOCAL_RETENTION_BYTES,
+  localRetentionMs: DEFAULT_LOCAL_RETENTION_MS,
+  writerQueueBytesMax: DEFAULT_WRITER_QUEUE_MAX_BYTES,
   tailCacheBytes: DEFAULT_TAIL_CACHE_BYTES,
 };
-
-/** Smallest segment: one record of one byte (8-byte header + 1). Tests use tiny segments to hit boundaries. */
-export const SEGMENT_BYTES_MIN = 9;
-/** Segment positions are kept as uint32 in the index; 2 GiB keeps every position well inside it. */
-export const SEGMENT_BYTES_LIMIT = 2 ** 31 - 1;

@@ -3,6 +3,7 @@
  * The log defines what it needs here and never imports a store; the broker adapts one to it.
  */
 import type { EpochEntry } from './epoch-history.js';
+import { FRAGMENT_INDEX_MAX_ENTRIES } from './limits.js';
 
 /** A sparse index as plain arrays: offsets relative to the segment's base, positions in its bytes. */
 export interface FragmentIndex {
@@ -78,16 +79,16 @@ export interface PersistCandidate {
   index: FragmentIndex;
 }
 
-/** Entries a fragment's index keeps at most: enough to find an offset without reading far. */
-export const FRAGMENT_INDEX_ENTRIES_MAX = 256;
+/** The former name of `FRAGMENT_INDEX_MAX_ENTRIES` (limits.ts), kept for code that imports it. */
+export const FRAGMENT_INDEX_ENTRIES_MAX = FRAGMENT_INDEX_MAX_ENTRIES;
 
-/** An index thinned to at most `FRAGMENT_INDEX_ENTRIES_MAX` entries (a manifest carries it). */
+/** An index thinned to at most `FRAGMENT_INDEX_MAX_ENTRIES` entries (a manifest carries it). */
 export function thinIndex(
   relOffsets: ArrayLike<number>,
   positions: ArrayLike<number>,
   sizeBytes: number,
 ): FragmentIndex {
-  const step = Math.max(1, Math.ceil(relOffsets.length / FRAGMENT_INDEX_ENTRIES_MAX));
+  const step = Math.max(1, Math.ceil(relOffsets.length / FRAGMENT_INDEX_MAX_ENTRIES));
   const index: FragmentIndex = { intervalBytes: 0, relOffsets: [], positions: [] };
   for (let i = 0; i < relOffsets.length; i += step) {
     index.relOffsets.push(relOffsets[i]!);

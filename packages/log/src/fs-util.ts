@@ -61,14 +61,6 @@ export function replaceFileDurably(file: string, contents: string): void {
   fsyncDir(path.dirname(file));
 }
 
-/** pwrite until every byte is written (a short write is retried, an error thrown). */
-export function pwriteFully(fd: number, buf: Buffer, position: number): void {
-  let done = 0;
-  while (done < buf.length) {
-    done += fs.writeSync(fd, buf, done, buf.length - done, position + done);
-  }
-}
-
 /** pread up to `length` bytes into buf[0...]; fewer when the file ends first. Resolves with the count. */
 export function preadInto(fd: number, buf: Buffer, length: number, position: number): Promise<number> {
   return new Promise((resolve, reject) => {

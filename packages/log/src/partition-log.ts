@@ -1,189 +1,142 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
-import { type LogConfig, SEGMENT_BYTES_LIMIT, SEGMENT_BYTES_MIN } from './config.js';
-import {
-  LogClosedError,
-  OffsetMismatchError,
-  OffsetOutOfRangeError,
-  RecordTooLargeError,
-  StorageError,
-  TruncationRefusedError,
-} from './errors.js';
-import type { Fragment, FragmentSource, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
-import { thinIndex } from './fragment.js';
-import { fdatasync, fsyncDir, fsyncDirAsync, mkdirDurable, pwriteFully } from './fs-util.js';
+import { InvariantError, invariant, recordHeaderBytes, writeStoredRecords } from '@booblik/protocol';
+import type { LogConfig } from './config.js';
+import { OffsetMismatchError, RecordTooLargeError } from './errors.js';
+import type { Fragment, FragmentView, PersistCandidate } from './fragment.js';
 import { HighWatermark } from './high-watermark.js';
-import { type Logger, silentLogger } from './logger.js';
-import { type ReadBufferPool, sharedReadBuffers } from './read-buffers.js';
-import type { ScanStop } from './record-scan.js';
-import { type SegmentScan, scanSegmentFile, truncateSegment } from './recovery.js';
-import { RemoteSegment } from './remote-segment.js';
-import { expiredPrefix } from './retention.js';
-import { Segment } from './segment.js';
-import { parseSegmentFileName, segmentFileName } from './segment-name.js';
-import { positionOfOffset, readFromSegment } from './segment-read.js';
-import { SparseIndex } from './sparse-index.js';
+import { publishOldest, syncLog, writeStored } from './log-append.js';
+import { checkConfig, type OpenedSegments, openSegments } from './log-open.js';
+import { fragmentViews, markPersisted, persistCandidates } from './log-persist.js';
+import { logStartOf, readNow, readPublished, readWritten } from './log-read.js';
+import { enforceRetention, truncateTo } from './log-retention.js';
+import { activeSegment, type LogState, logEndOf } from './log-state.js';
+import type {
+  AppendBatch,
+  LogOptions,
+  OpenReport,
+  ReadResult,
+  SegmentScanner,
+  SegmentScanRequest,
+} from './log-types.js';
+import { silentLogger } from './logger.js';
+import { sharedReadBuffers } from './read-buffers.js';
+import { type SegmentScan, scanFile } from './recovery.js';
+import type { Segment } from './segment.js';
+import { nodeSegmentFiles } from './segment-files.js';
+import { positionOfOffset } from './segment-read.js';
+import { SegmentSet } from './segment-set.js';
 import { frameStoredGroup } from './stored-group.js';
-import { TailCache, type TailChunk } from './tail-cache.js';
+import { TailCache } from './tail-cache.js';
 
-/** One producer batch on its way into the log: the wire records of a PRODUCE, validated. */
-export interface AppendBatch {
-  /** `int32 size, payload` per record, as on the wire. */
-  records: Buffer;
-  count: number;
-  /** When >= 0, the batch lands only at this offset; otherwise it is refused (OffsetMismatchError). */
-  expectedOffset?: number;
-}
-
-/** What recovery found in one segment, for the startup summary. */
-export interface RecoveryCut {
-  segmentBaseOffset: number;
-  /** Offset of the first record that was cut (the new log end of that segment). */
-  offset: number;
-  bytes: number;
-  reason: ScanStop | 'after-earlier-cut';
-}
-
-export interface OpenReport {
-  segments: number;
-  bytes: number;
-  logStartOffset: number;
-  logEndOffset: number;
-  cuts: RecoveryCut[];
-  /** Milliseconds the scan took. */
-  recoveryMs: number;
-  /**
-   * Where the store's history ended when the log found no record of its own and continued there (a
-   * lost or emptied disk); null when the log opened on its own records, or new and empty.
-   */
-  restoredAt: number | null;
-}
-
-export interface ReadResult {
-  highWatermark: number;
-  /** Stored records from the requested offset, possibly cut inside the last one; views, not copies. */
-  chunks: Buffer[];
-  bytes: number;
-  /**
-   * When set, the chunks live in a pooled buffer: call once they are no longer needed (after the socket
-   * write completes) so the next read reuses it. Not calling it only costs an allocation later.
-   */
-  release?: (() => void) | undefined;
-}
-
-/** One segment to scan at open: its descriptor stays open and owned by the log. */
-export interface SegmentScanRequest {
-  fd: number;
-  fileBytes: number;
-  baseOffset: number;
-  indexIntervalBytes: number;
-}
-
-/** Scans a segment somewhere else than this thread (the result as `scanSegmentFile` gives it). */
-export type SegmentScanner = (request: SegmentScanRequest) => Promise<SegmentScan>;
-
-export interface LogOptions {
-  logger?: Logger;
-  /** Where reads from segment files borrow their buffers (one pool per process by default). */
-  readBuffers?: ReadBufferPool;
-  /** Milliseconds since the epoch; injected so retention by age is tested without waiting. */
-  now?: () => number;
-  /**
-   * The partition's history in a store. The log then never removes a segment that is not persisted,
-   * serves offsets below its local segments from the store, and an empty directory continues where
-   * the store's history ends.
-   */
-  remote?: RemoteHistory;
-  /**
-   * Where the high watermark starts: a replica's last known commit offset (0 when it knows none).
-   * Recovered records at and past it are kept but not readable until a publish covers them, and may
-   * still be truncated; it is clamped to the local records. By default the log end: on a single node
-   * every recovered record is readable.
-   */
-  highWatermark?: number;
-}
-
-/**
- * A group written but not yet readable, with where it left each segment it touched. A recovered tail
- * held back at open (see `LogOptions.highWatermark`) is one such group without a chunk: its bytes are
- * read from the files.
- */
-interface UnpublishedGroup {
-  startOffset: number;
-  endOffset: number;
-  chunk: TailChunk | null;
-  segmentEnds: [Segment, number][];
-}
-
-/** The positions of a one-record group (it starts its buffer), shared rather than copied per group. */
-const LONE_RECORD_POSITIONS = new Uint32Array(1);
+export type {
+  AppendBatch,
+  LogOptions,
+  OpenReport,
+  ReadResult,
+  RecoveryCut,
+  SegmentScanner,
+  SegmentScanRequest,
+} from './log-types.js';
 
 /**
  * One partition on disk: its segments, the sparse index of each, the in-memory tail, and the
  * published high watermark. Writes are synchronous (the page cache absorbs them); `sync` makes them
  * durable; `publish` makes them readable. It knows nothing of queues or acks: that is the writer's.
+ * Each job is in its own file (log-open, log-append, log-roll, log-read, log-retention, log-persist)
+ * working on one `LogState`; this class is the face the writer and the broker use.
  */
 export class PartitionLog {
   readonly highWatermark: HighWatermark;
-  private readonly tail: TailCache;
-  private readonly readBuffers: ReadBufferPool;
-  private readonly logger: Logger;
-  private readonly now: () => number;
-  /** Segments written since the last `sync`. */
-  private readonly unsynced = new Set<Segment>();
-  /**
-   * A segment was created since the last directory fsync began. A new segment's name is durable
-   * only once the directory is synced; the roll leaves that to the next `sync` (the barrier a FORCED
-   * group waits for), so it costs the write path no fsync.
-   */
-  private dirUnsynced = false;
-  /** The directory fsync under way: every `sync` waits for it, whichever started it. */
-  private dirSyncing: Promise<void> | undefined;
-  /** Groups written but not yet published, in order, with where each left the segments it touched. */
-  private unpublished: UnpublishedGroup[] = [];
-  /** Closed or removed: reads are refused rather than touching a closed descriptor. */
-  private isClosed = false;
+  private readonly state: LogState;
   /** Scratch for record positions while converting a group; grown on demand. */
   private positionsScratch = new Uint32Array(1024);
   /** The stored bytes of the group written last (see `lastWrittenStored`). */
   private lastStored: Buffer = Buffer.alloc(0);
-  /** The store's bytes, when the partition has one. */
-  private readonly source: FragmentSource | undefined;
-  /** Segments only in the store, oldest first, ending where `segments` begin. */
-  private remote: RemoteSegment[];
-  /** Fragments retention dropped from the log: their objects are to be deleted from the store. */
-  private expired: Fragment[] = [];
+  /** The invariant that failed, once one has: the log is then closed and refuses further work. */
+  private failure: InvariantError | undefined;
+  /** The log end as last seen: it never goes back except through `truncateTo`. */
+  private endSeen: number;
 
   private constructor(
     readonly dir: string,
     readonly name: string,
-    private currentConfig: Readonly<LogConfig>,
-    private segments: Segment[],
+    config: Readonly<LogConfig>,
+    opened: OpenedSegments,
     options: LogOptions,
-    remote: RemoteSegment[],
   ) {
-    this.source = options.remote?.source;
-    this.remote = remote;
-    this.logger = options.logger ?? silentLogger;
-    this.now = options.now ?? Date.now;
-    this.tail = new TailCache(currentConfig.tailCacheBytes);
-    this.readBuffers = options.readBuffers ?? sharedReadBuffers;
-    const end = this.active.nextOffset;
-    const held = Math.min(end, Math.max(options.highWatermark ?? end, this.segments[0]!.baseOffset));
+    const end = opened.segments[opened.segments.length - 1]!.nextOffset;
+    const held = Math.min(end, Math.max(options.highWatermark ?? end, opened.segments[0]!.baseOffset));
     this.highWatermark = new HighWatermark(held);
+    this.state = {
+      dir,
+      name,
+      files: options.files ?? nodeSegmentFiles,
+      config,
+      segments: new SegmentSet(opened.remote, opened.segments),
+      highWatermark: this.highWatermark,
+      tail: new TailCache(config.tailCacheBytes),
+      readBuffers: options.readBuffers ?? sharedReadBuffers,
+      logger: options.logger ?? silentLogger,
+      now: options.now ?? Date.now,
+      source: options.remote?.source,
+      unsynced: new Set(),
+      dirUnsynced: false,
+      dirSyncing: undefined,
+      unpublished: [],
+      expired: [],
+      isClosed: false,
+    };
+    this.endSeen = end;
     if (held < end) this.holdBack(held);
+  }
+
+  /** The invariant that stopped this log, if one did. */
+  get stoppedBy(): InvariantError | undefined {
+    return this.failure;
+  }
+
+  private refuseIfStopped(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /**
+   * A failed invariant is a bug whose state could lose records if carried on with: the log stops
+   * (closes, and refuses every later call with the same error) and says why. Other errors pass.
+   */
+  private stopOn(error: unknown): unknown {
+    if (error instanceof InvariantError && this.failure === undefined) {
+      this.failure = error;
+      this.state.logger.error(`${this.name}: stopped on a broken invariant: ${error.message}`);
+      this.close();
+    }
+    return error;
+  }
+
+  /** After a write: the log end moved forward (or stayed), never back. */
+  private checkEndForward(): void {
+    const end = this.logEndOffset;
+    const seen = this.endSeen;
+    invariant(
+      end >= seen,
+      () => `${this.name}: the log end went back from ${seen} to ${end} outside truncateTo`,
+    );
+    this.endSeen = end;
   }
 
   /** Makes the recovered records from `offset` on unreadable: one unpublished group up to the log end. */
   private holdBack(offset: number): void {
     const segmentEnds: [Segment, number][] = [];
-    for (const s of this.segments) {
+    for (const s of this.state.segments.local()) {
       if (s.nextOffset <= offset) continue;
       segmentEnds.push([s, s.sizeBytes]);
       s.visibleBytes = s.baseOffset >= offset ? 0 : positionOfOffset(s, offset);
+      s.visibleEndOffset = Math.max(s.baseOffset, offset);
     }
-    this.unpublished.push({ startOffset: offset, endOffset: this.logEndOffset, chunk: null, segmentEnds });
+    this.state.unpublished.push({
+      startOffset: offset,
+      endOffset: this.logEndOffset,
+      chunk: null,
+      segmentEnds,
+    });
   }
 
   /**
@@ -201,7 +154,7 @@ export class PartitionLog {
     let step = steps.next();
     while (!step.done) {
       const r = step.value;
-      step = steps.next(scanSegmentFile(r.fd, r.fileBytes, r.baseOffset, r.indexIntervalBytes));
+      step = steps.next(scanFile(r.file, r.fileBytes, r.baseOffset, r.indexIntervalBytes));
     }
     return step.value;
   }
@@ -229,102 +182,17 @@ export class PartitionLog {
     config: Readonly<LogConfig>,
     options: LogOptions,
   ): Generator<SegmentScanRequest, { log: PartitionLog; report: OpenReport }, SegmentScan> {
-    checkConfig(config);
     const started = performance.now();
-    const logger = options.logger ?? silentLogger;
-    mkdirDurable(dir);
-    const bases = fs
-      .readdirSync(dir)
-      .map(parseSegmentFileName)
-      .filter((b): b is number => b !== null)
-      .sort((a, b) => a - b);
-    const segments: Segment[] = [];
-    const cuts: RecoveryCut[] = [];
-    let expectedBase: number | null = null;
-    let cutEarlier = false;
-    try {
-      for (const base of bases) {
-        const file = path.join(dir, segmentFileName(base));
-        // A segment that does not continue the one before (a cut, or a gap) cannot be trusted either.
-        if (cutEarlier || (expectedBase !== null && base !== expectedBase)) {
-          const bytes = fs.statSync(file).size;
-          cuts.push({ segmentBaseOffset: base, offset: base, bytes, reason: 'after-earlier-cut' });
-          logger.warn(
-            `${name}: removed segment ${segmentFileName(base)} (${bytes} bytes): it follows a cut or a gap at offset ${expectedBase}`,
-          );
-          fs.unlinkSync(file);
-          cutEarlier = true;
-          continue;
-        }
-        const fd = fs.openSync(file, 'r+');
-        let scan: SegmentScan;
-        let stat: fs.Stats;
-        try {
-          stat = fs.fstatSync(fd);
-          scan = yield {
-            fd,
-            fileBytes: stat.size,
-            baseOffset: base,
-            indexIntervalBytes: config.indexIntervalBytes,
-          };
-        } catch (error) {
-          fs.closeSync(fd);
-          throw error;
-        }
-        if (scan.invalidBytes > 0) {
-          truncateSegment(fd, scan.validBytes);
-          cuts.push({
-            segmentBaseOffset: base,
-            offset: base + scan.records,
-            bytes: scan.invalidBytes,
-            reason: scan.stop,
-          });
-          logger.warn(
-            `${name}: recovery cut ${scan.invalidBytes} bytes at offset ${base + scan.records} ` +
-              `(segment ${segmentFileName(base)}, position ${scan.validBytes}): ${scan.stop}`,
-          );
-          cutEarlier = true;
-        }
-        segments.push(
-          new Segment(dir, base, fd, scan.index, {
-            records: scan.records,
-            sizeBytes: scan.validBytes,
-            lastWriteMs: stat.mtimeMs,
-          }),
-        );
-        expectedBase = base + scan.records;
-      }
-    } catch (error) {
-      for (const s of segments) s.close();
-      throw error;
-    }
-    const fragments = options.remote?.fragments ?? [];
-    const storeEnd = fragments.length > 0 ? fragments[fragments.length - 1]!.endOffset : 0;
-    if (segments.length === 1 && segments[0]!.records === 0 && segments[0]!.baseOffset < storeEnd) {
-      // An empty segment from a start without the store's history: the history wins.
-      segments.pop()!.remove();
-    }
-    let restoredAt: number | null = null;
-    if (segments.length === 0) {
-      // A new partition, or a lost disk: offsets continue where the store's history ends.
-      segments.push(createSegment(dir, storeEnd, config, options.now ?? Date.now));
-      if (storeEnd > 0) restoredAt = storeEnd;
-    }
-    const remote = options.remote
-      ? attachFragments(name, segments, fragments, options.remote.source, logger)
-      : [];
-    // Before anything is acknowledged: the first segment's name (without it a power cut loses every
-    // record of a new partition, however many fdatasyncs its file had) and the removals of recovery.
-    fsyncDir(dir);
-    const log = new PartitionLog(dir, name, config, segments, options, remote);
+    const opened = yield* openSegments(dir, name, config, options);
+    const log = new PartitionLog(dir, name, config, opened, options);
     const report: OpenReport = {
-      segments: segments.length,
+      segments: opened.segments.length,
       bytes: log.sizeBytes,
       logStartOffset: log.logStartOffset,
       logEndOffset: log.logEndOffset,
-      cuts,
+      cuts: opened.cuts,
       recoveryMs: performance.now() - started,
-      restoredAt,
+      restoredAt: opened.restoredAt,
     };
     return { log, report };
   }
@@ -335,47 +203,43 @@ export class PartitionLog {
    */
   reconfigure(config: Readonly<LogConfig>): void {
     checkConfig(config);
-    this.currentConfig = config;
+    this.state.config = config;
   }
 
   get config(): Readonly<LogConfig> {
-    return this.currentConfig;
+    return this.state.config;
   }
 
   get active(): Segment {
-    return this.segments[this.segments.length - 1]!;
+    return activeSegment(this.state);
   }
 
   /** The oldest offset readable, from the store when it holds older history than the disk. */
   get logStartOffset(): number {
-    return this.remote.length > 0 ? this.remote[0]!.baseOffset : this.localStartOffset;
+    return logStartOf(this.state);
   }
 
   /** The oldest offset in a local segment file. */
   get localStartOffset(): number {
-    return this.segments[0]!.baseOffset;
+    return this.state.segments.firstLocal.baseOffset;
   }
 
   /** Bytes of the segments held only in the store. */
   get storeOnlyBytes(): number {
-    let total = 0;
-    for (const s of this.remote) total += s.sizeBytes;
-    return total;
+    return this.state.segments.storeOnlyBytes();
   }
 
   /** The offset the next record will get (written, not necessarily published yet). */
   get logEndOffset(): number {
-    return this.active.nextOffset;
+    return logEndOf(this.state);
   }
 
   get sizeBytes(): number {
-    let total = 0;
-    for (const s of this.segments) total += s.sizeBytes;
-    return total;
+    return this.state.segments.localBytes();
   }
 
   get segmentCount(): number {
-    return this.segments.length;
+    return this.state.segments.localCount;
   }
 
   /** Stored bytes a batch takes: each record gains a 4-byte CRC. */
@@ -389,6 +253,7 @@ export class PartitionLog {
    * off again and StorageError is thrown. Nothing becomes readable until `publish`.
    */
   writeGroup(batches: readonly AppendBatch[]): number[] {
+    this.refuseIfStopped();
     let bytes = 0;
     let count = 0;
     for (const b of batches) {
@@ -398,7 +263,7 @@ export class PartitionLog {
     const positions = this.positionsFor(count);
     const buffer = Buffer.allocUnsafe(bytes);
     const bases: number[] = [];
-    const firstOffset = this.active.nextOffset;
+    const firstOffset = this.logEndOffset;
     let at = 0;
     let k = 0;
     for (const b of batches) {
@@ -407,7 +272,13 @@ export class PartitionLog {
       k += b.count;
     }
     positions[count] = bytes; // sentinel: the end of the last record
-    this.writeStored(buffer, positions, count);
+    try {
+      writeStored(this.state, buffer, positions, count);
+      this.checkEndForward();
+    } catch (error) {
+      throw this.stopOn(error);
+    }
+    this.lastStored = buffer;
     return bases;
   }
 
@@ -421,6 +292,7 @@ export class PartitionLog {
    * RecordTooLargeError for a record no segment can hold, RangeError for a count below 1.
    */
   writeStoredGroup(baseOffset: number, stored: Buffer, count: number): void {
+    this.refuseIfStopped();
     if (!Number.isInteger(count) || count < 1) throw new RangeError(`count: ${count}, expected >= 1`);
     if (baseOffset !== this.logEndOffset) throw new OffsetMismatchError(baseOffset, this.logEndOffset);
     const positions = this.positionsFor(count);
@@ -432,7 +304,13 @@ export class PartitionLog {
         if (bytes > max) throw new RecordTooLargeError(i, bytes - recordHeaderBytes, max);
       }
     }
-    this.writeStored(stored, positions, count);
+    try {
+      writeStored(this.state, stored, positions, count);
+      this.checkEndForward();
+    } catch (error) {
+      throw this.stopOn(error);
+    }
+    this.lastStored = stored;
   }
 
   /**
@@ -451,166 +329,17 @@ export class PartitionLog {
     return this.positionsScratch;
   }
 
-  /** The one write path of primary and replica: `buffer` holds `count` framed records at `positions`. */
-  private writeStored(buffer: Buffer, positions: Uint32Array, count: number): void {
-    const firstOffset = this.active.nextOffset;
-    const touched = this.writeRuns(buffer, positions, count);
-    this.lastStored = buffer;
-    this.unpublished.push({
-      startOffset: firstOffset,
-      chunk: {
-        startOffset: firstOffset,
-        count,
-        buffer,
-        positions: count === 1 ? LONE_RECORD_POSITIONS : positions.slice(0, count),
-      },
-      endOffset: firstOffset + count,
-      segmentEnds: touched.map((s) => [s, s.sizeBytes]),
-    });
-  }
-
-  /**
-   * Splits the group where the active segment would pass its capacity, then writes each run.
-   * Returns the segments written to.
-   */
-  private writeRuns(buffer: Buffer, positions: Uint32Array, count: number): Segment[] {
-    const first = this.active;
-    const firstSizeBefore = first.sizeBytes;
-    if (buffer.length <= this.config.segmentBytesMax - firstSizeBefore) {
-      // Nearly every group: it fits the active segment, one write and nothing to plan.
-      try {
-        pwriteFully(first.fd, buffer, firstSizeBefore);
-      } catch (error) {
-        this.undoRuns(first, firstSizeBefore, []);
-        throw this.writeRefused(error);
-      }
-      this.noteRun(first, positions, 0, count, this.now());
-      return [first];
-    }
-    const created: Segment[] = [];
-    const runs: { segment: Segment; from: number; to: number; firstRecord: number; records: number }[] = [];
-    try {
-      const firstOffset = first.nextOffset;
-      let segment = first;
-      let runStart = 0;
-      let room = this.config.segmentBytesMax - segment.sizeBytes;
-      for (let i = 0; i < count; i++) {
-        if (positions[i + 1]! - positions[runStart]! > room) {
-          // Record i would pass the capacity: the run so far stays here, record i starts a segment.
-          if (i > runStart) runs.push(this.planRun(segment, positions, runStart, i));
-          segment = createSegment(this.dir, firstOffset + i, this.config, this.now);
-          created.push(segment);
-          runStart = i;
-          room = this.config.segmentBytesMax;
-        }
-      }
-      runs.push(this.planRun(segment, positions, runStart, count));
-      for (const run of runs) {
-        pwriteFully(run.segment.fd, buffer.subarray(run.from, run.to), run.segment.sizeBytes);
-      }
-    } catch (error) {
-      this.undoRuns(first, firstSizeBefore, created);
-      throw this.writeRefused(error);
-    }
-    const now = this.now();
-    for (const run of runs) this.noteRun(run.segment, positions, run.firstRecord, run.records, now);
-    for (const s of created) this.segments.push(s);
-    if (created.length > 0) this.dirUnsynced = true;
-    return runs.map((r) => r.segment);
-  }
-
-  /** Records a run just written to `s`: offsets, size, the sparse index, and that it needs a sync. */
-  private noteRun(
-    s: Segment,
-    positions: Uint32Array,
-    firstRecord: number,
-    records: number,
-    now: number,
-  ): void {
-    for (let i = firstRecord; i < firstRecord + records; i++) {
-      s.index.noteRecord(s.nextOffset, s.sizeBytes, positions[i + 1]! - positions[i]!);
-      s.nextOffset++;
-      s.sizeBytes += positions[i + 1]! - positions[i]!;
-    }
-    s.lastWriteMs = now;
-    this.unsynced.add(s);
-  }
-
-  private writeRefused(error: unknown): StorageError {
-    const code = (error as NodeJS.ErrnoException).code;
-    return new StorageError(`${this.name}: write refused by the disk (${code ?? String(error)})`, code, {
-      cause: error,
-    });
-  }
-
-  private planRun(segment: Segment, positions: Uint32Array, fromRecord: number, toRecord: number) {
-    return {
-      segment,
-      from: positions[fromRecord]!,
-      to: positions[toRecord]!,
-      firstRecord: fromRecord,
-      records: toRecord - fromRecord,
-    };
-  }
-
-  /** Takes a failed group back out: the first segment cut to its old size, new segments deleted. */
-  private undoRuns(first: Segment, sizeBefore: number, created: Segment[]): void {
-    try {
-      fs.ftruncateSync(first.fd, sizeBefore);
-    } catch (error) {
-      this.logger.error(`${this.name}: could not cut a failed write back off: ${String(error)}`);
-    }
-    for (const s of created) {
-      try {
-        s.remove();
-      } catch (error) {
-        this.logger.error(`${this.name}: could not remove segment ${s.path}: ${String(error)}`);
-      }
-    }
-  }
-
   /**
    * fdatasync every segment written since the last sync, and fsync the directory if a segment was
    * created: after this, those records survive a crash.
    */
-  async sync(): Promise<void> {
-    const segments = [...this.unsynced].filter((s) => !s.isRemoved);
-    this.unsynced.clear();
-    if (this.dirUnsynced) this.startDirSync();
-    // A sync that finds a directory fsync under way waits for it too: a segment it covers may hold
-    // records this sync is asked to make durable.
-    const dirSynced = this.dirSyncing;
-    // Each file is held open for its sync, as a read holds it: retention may remove the segment while
-    // the fdatasync waits for a thread, and closing the descriptor under it failed the sync with EBADF,
-    // refusing FORCED batches that were already in the log (found by the reliability suite).
-    for (const s of segments) s.acquire();
-    try {
-      await Promise.all([dirSynced, ...segments.map((s) => fdatasync(s.fd))]);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new StorageError(`${this.name}: fdatasync failed (${code ?? String(error)})`, code, {
-        cause: error,
-      });
-    } finally {
-      for (const s of segments) s.release();
-    }
+  sync(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return syncLog(this.state);
   }
 
   get hasUnsynced(): boolean {
-    return this.unsynced.size > 0 || this.dirUnsynced;
-  }
-
-  private startDirSync(): void {
-    this.dirUnsynced = false;
-    const syncing = fsyncDirAsync(this.dir).catch((error: unknown) => {
-      this.dirUnsynced = true; // not known to be durable: the next sync tries again
-      throw error;
-    });
-    this.dirSyncing = syncing;
-    const done = () => {
-      if (this.dirSyncing === syncing) this.dirSyncing = undefined;
-    };
-    syncing.then(done, done);
+    return this.state.unsynced.size > 0 || this.state.dirUnsynced;
   }
 
   /**
@@ -618,9 +347,9 @@ export class PartitionLog {
    * watermark there. Groups are published in the order they were written, never past a gap.
    */
   publish(endOffset = this.logEndOffset): void {
-    while (this.unpublished.length > 0 && this.unpublished[0]!.endOffset <= endOffset) {
-      this.publishOldest();
-    }
+    const { unpublished } = this.state;
+    while (unpublished.length > 0 && unpublished[0]!.endOffset <= endOffset) publishOldest(this.state);
+    this.checkPublishable(endOffset);
     this.highWatermark.advance(endOffset);
   }
 
@@ -631,19 +360,23 @@ export class PartitionLog {
    * offset cuts waits for a later commit offset that covers it.
    */
   publishCommitted(offset: number): void {
+    const { unpublished } = this.state;
     let end = -1;
-    while (this.unpublished.length > 0 && this.unpublished[0]!.endOffset <= offset) {
-      end = this.publishOldest();
+    while (unpublished.length > 0 && unpublished[0]!.endOffset <= offset) end = publishOldest(this.state);
+    if (end >= 0) {
+      this.checkPublishable(end);
+      this.highWatermark.advance(end);
     }
-    if (end >= 0) this.highWatermark.advance(end);
   }
 
-  /** Makes the oldest unpublished group readable; returns its end offset. */
-  private publishOldest(): number {
-    const group = this.unpublished.shift()!;
-    for (const [segment, size] of group.segmentEnds) segment.visibleBytes = size;
-    if (group.chunk !== null) this.tail.add(group.chunk);
-    return group.endOffset;
+  /** The high watermark never passes what is written: a read up to it must find records. */
+  private checkPublishable(offset: number): void {
+    try {
+      const end = this.logEndOffset;
+      invariant(offset <= end, () => `${this.name}: publish to ${offset}, past the log end ${end}`);
+    } catch (error) {
+      throw this.stopOn(error);
+    }
   }
 
   /**
@@ -657,77 +390,9 @@ export class PartitionLog {
    * refusal is StorageError; the partition should then be reopened (recovery decides what is there).
    */
   truncateTo(offset: number): void {
-    if (this.isClosed) throw new LogClosedError(this.name);
-    const highWatermark = this.highWatermark.value;
-    const logEndOffset = this.logEndOffset;
-    if (!Number.isInteger(offset) || offset < highWatermark || offset > logEndOffset) {
-      throw new TruncationRefusedError(
-        offset,
-        `truncateTo: offset ${offset}, expected ${highWatermark}..${logEndOffset} ` +
-          '(from the high watermark, below which a reader may have seen a record, to the log end)',
-      );
-    }
-    if (offset < this.localStartOffset) {
-      throw new TruncationRefusedError(
-        offset,
-        `truncateTo: offset ${offset} is below the local start ${this.localStartOffset} (history only in the store)`,
-      );
-    }
-    if (offset === logEndOffset) return;
-    // Segments starting at or after `offset` go whole; the first segment always stays (cut to empty).
-    let keep = this.segments.findIndex((s) => s.baseOffset >= offset);
-    if (keep < 0) keep = this.segments.length;
-    if (keep === 0) keep = 1;
-    const cut = this.segments[keep - 1]!;
-    const removed = this.segments.slice(keep);
-    try {
-      if (cut.nextOffset > offset) {
-        const position = positionOfOffset(cut, offset);
-        truncateSegment(cut.fd, position);
-        cut.nextOffset = offset;
-        cut.sizeBytes = position;
-        cut.visibleBytes = Math.min(cut.visibleBytes, position);
-        cut.index.truncateTo(offset, position);
-      }
-      this.segments.length = keep;
-      for (const s of removed) {
-        this.unsynced.delete(s);
-        s.remove();
-      }
-      if (removed.length > 0) fsyncDir(this.dir);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new StorageError(
-        `${this.name}: truncation refused by the disk (${code ?? String(error)})`,
-        code,
-        {
-          cause: error,
-        },
-      );
-    }
-    // Published records all lie below the high watermark, so the tail cache holds none past `offset`;
-    // only groups not yet published can reach past it.
-    this.unpublished = this.unpublished.filter((g) => g.startOffset < offset);
-    for (const g of this.unpublished) {
-      if (g.endOffset > offset) {
-        const count = offset - g.startOffset;
-        if (g.chunk !== null) {
-          g.chunk = {
-            startOffset: g.startOffset,
-            count,
-            buffer: g.chunk.buffer.subarray(0, g.chunk.positions[count]),
-            positions: g.chunk.positions.subarray(0, count),
-          };
-        }
-        g.endOffset = offset;
-      }
-      g.segmentEnds = g.segmentEnds
-        .filter(([s]) => !s.isRemoved)
-        .map(([s, size]): [Segment, number] => [s, Math.min(size, s.sizeBytes)]);
-    }
-    this.logger.info(
-      `${this.name}: truncated to offset ${offset} (was ${logEndOffset}; ${removed.length} segment(s) removed)`,
-    );
+    this.refuseIfStopped();
+    truncateTo(this.state, offset);
+    this.endSeen = this.logEndOffset;
   }
 
   /**
@@ -735,41 +400,11 @@ export class PartitionLog {
    * from the in-memory tail when it holds `offset`, else from the segment (a sparse-index lookup,
    * then a hop over record headers to the exact position). Stops at a segment's end.
    */
-  async read(offset: number, maxBytes: number): Promise<ReadResult> {
-    if (this.isClosed) throw new LogClosedError(this.name);
-    const now = this.readNow(offset, maxBytes);
-    if (now !== null) return now;
-    const highWatermark = this.highWatermark.value;
-    if (offset < this.localStartOffset) {
-      const bytes = await this.remoteOf(offset).read(offset, maxBytes);
-      return { highWatermark, chunks: bytes.length > 0 ? [bytes] : [], bytes: bytes.length };
-    }
-    const read = await this.readLocal(offset, maxBytes, false);
-    if (read.bytes.length === 0) read.release?.();
-    return {
-      highWatermark,
-      chunks: read.bytes.length > 0 ? [read.bytes] : [],
-      bytes: read.bytes.length,
-      release: read.release,
-    };
-  }
-
-  /** From the segment holding `offset`: its published bytes, or all it holds (`written`). */
-  private async readLocal(offset: number, maxBytes: number, written: boolean) {
-    const segment = this.segmentOf(offset);
-    segment.acquire();
-    try {
-      return await readFromSegment(
-        segment,
-        offset,
-        maxBytes,
-        this.config.indexIntervalBytes,
-        this.readBuffers,
-        written ? segment.sizeBytes : segment.visibleBytes,
-      );
-    } finally {
-      segment.release();
-    }
+  read(offset: number, maxBytes: number): Promise<ReadResult> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return readPublished(this.state, offset, maxBytes).catch((error: unknown) => {
+      throw this.stopOn(error);
+    });
   }
 
   /**
@@ -777,17 +412,9 @@ export class PartitionLog {
    * it lacks, records not committed yet included. Up to `maxBytes`, maybe cut inside the last record;
    * a copy the caller keeps (it waits for the replica's answer).
    */
-  async readWritten(offset: number, maxBytes: number): Promise<Buffer> {
-    if (this.isClosed) throw new LogClosedError(this.name);
-    const end = this.logEndOffset;
-    if (offset < this.localStartOffset || offset > end) {
-      throw new OffsetOutOfRangeError(offset, this.localStartOffset, end);
-    }
-    if (offset === end) return Buffer.alloc(0);
-    const read = await this.readLocal(offset, maxBytes, true);
-    const copy = Buffer.from(read.bytes);
-    read.release?.();
-    return copy;
+  readWritten(offset: number, maxBytes: number): Promise<Buffer> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    return readWritten(this.state, offset, maxBytes);
   }
 
   /**
@@ -796,24 +423,8 @@ export class PartitionLog {
    * woken by a write is answered from here in the same turn, without a promise step.
    */
   readNow(offset: number, maxBytes: number): ReadResult | null {
-    if (this.isClosed) throw new LogClosedError(this.name);
-    const highWatermark = this.highWatermark.value;
-    if (offset < this.logStartOffset || offset > highWatermark) {
-      throw new OffsetOutOfRangeError(offset, this.logStartOffset, highWatermark);
-    }
-    if (offset === highWatermark) return { highWatermark, chunks: [], bytes: 0 };
-    const cached = this.tail.read(offset, maxBytes);
-    if (cached !== null) return { highWatermark, chunks: cached, bytes: sumLengths(cached) };
-    return null;
-  }
-
-  private segmentOf(offset: number): Segment {
-    return floorByBase(this.segments, offset);
-  }
-
-  private remoteOf(offset: number): RemoteSegment {
-    if (this.isClosed) throw new LogClosedError(this.name);
-    return floorByBase(this.remote, offset);
+    this.refuseIfStopped();
+    return readNow(this.state, offset, maxBytes);
   }
 
   /**
@@ -824,129 +435,40 @@ export class PartitionLog {
    * fragments it drops wait in `takeExpiredFragments` for their objects' deletion), a segment not yet
    * persisted never goes, and local retention then drops local copies of persisted segments.
    */
-  enforceRetention(nowMs = this.now()): number[] {
-    const { retentionBytes, retentionMs } = this.config;
-    const limits = { bytes: retentionBytes, ms: retentionMs };
-    const removed: number[] = [];
-    const hasStore = this.source !== undefined;
-    // Only records already readable may go. A segment holding records written but not yet
-    // published (a FORCED group waiting for its fdatasync, rolled into a new segment) stays: removing
-    // it deleted records before any consumer could read them and put logStartOffset past the high
-    // watermark, so every FETCH was out of range (found by the reliability suite's retention check).
-    const mayGoLocally = (s: Segment) =>
-      s !== this.active &&
-      s.nextOffset <= this.highWatermark.value &&
-      (!hasStore || s.fragment !== undefined);
-
-    const history = [...this.remote, ...this.segments];
-    const gone = expiredPrefix(history, this.storeOnlyBytes + this.sizeBytes, limits, nowMs, (i) => {
-      const s = history[i]!;
-      return s instanceof RemoteSegment || mayGoLocally(s);
-    });
-    for (const s of history.slice(0, gone)) {
-      if (s instanceof RemoteSegment) {
-        this.remote.shift();
-        this.expired.push(s.fragment);
-      } else {
-        this.removeOldestLocal();
-        if (s.fragment !== undefined) this.expired.push(s.fragment);
-      }
-      removed.push(s.baseOffset);
+  enforceRetention(nowMs = this.state.now()): number[] {
+    this.refuseIfStopped();
+    try {
+      return enforceRetention(this.state, nowMs);
+    } catch (error) {
+      throw this.stopOn(error);
     }
-
-    if (hasStore) {
-      const { localRetentionBytes, localRetentionMs } = this.config;
-      const local = this.segments;
-      const drop = expiredPrefix(
-        local,
-        this.sizeBytes,
-        { bytes: localRetentionBytes, ms: localRetentionMs },
-        nowMs,
-        (i) => mayGoLocally(local[i]!),
-      );
-      for (let i = 0; i < drop; i++) {
-        const s = this.removeOldestLocal();
-        this.remote.push(new RemoteSegment(s.fragment!, this.source!));
-        removed.push(s.baseOffset);
-      }
-    }
-    if (removed.length > 0) {
-      fsyncDir(this.dir);
-      this.tail.dropBefore(this.localStartOffset);
-      this.logger.info(
-        `${this.name}: retention removed ${removed.length} segment(s); log start is now ${this.logStartOffset}` +
-          (hasStore ? `, local start ${this.localStartOffset}` : ''),
-      );
-    }
-    return removed;
-  }
-
-  private removeOldestLocal(): Segment {
-    const oldest = this.segments.shift()!;
-    this.unsynced.delete(oldest);
-    oldest.remove();
-    return oldest;
   }
 
   /** Fragments retention dropped since the last call: their objects may now be deleted. */
   takeExpiredFragments(): Fragment[] {
-    return this.expired.splice(0);
+    return this.state.expired.splice(0);
   }
 
   /** Closed, published local segments not in the store yet, oldest first. */
   persistCandidates(): PersistCandidate[] {
-    if (this.isClosed) return [];
-    const candidates: PersistCandidate[] = [];
-    for (const s of this.segments) {
-      if (s === this.active || s.nextOffset > this.highWatermark.value) break;
-      if (s.fragment !== undefined || s.isRemoved || s.records === 0) continue;
-      const { relOffsets, positions } = s.index.toEntries();
-      candidates.push({
-        baseOffset: s.baseOffset,
-        endOffset: s.nextOffset,
-        sizeBytes: s.sizeBytes,
-        lastWriteMs: s.lastWriteMs,
-        path: s.path,
-        index: thinIndex(relOffsets, positions, s.sizeBytes),
-      });
-    }
-    return candidates;
+    return persistCandidates(this.state);
   }
 
   /** Notes that a closed segment is in the store now; false when it is no longer here. */
   markPersisted(fragment: Fragment): boolean {
-    const s = this.segments.find((x) => x.baseOffset === fragment.baseOffset);
-    if (s === undefined || s === this.active || s.nextOffset !== fragment.endOffset) return false;
-    s.fragment = fragment;
-    return true;
+    return markPersisted(this.state, fragment);
   }
 
   /** Every segment of the history, oldest first, and where its bytes are. */
   fragmentViews(): FragmentView[] {
-    const views: FragmentView[] = this.remote.map((r) => ({
-      baseOffset: r.baseOffset,
-      endOffset: r.nextOffset,
-      sizeBytes: r.sizeBytes,
-      location: 'store',
-      persistedMs: r.fragment.persistedMs,
-    }));
-    for (const s of this.segments) {
-      views.push({
-        baseOffset: s.baseOffset,
-        endOffset: s.nextOffset,
-        sizeBytes: s.sizeBytes,
-        location: s.fragment === undefined ? 'local' : 'both',
-        persistedMs: s.fragment?.persistedMs ?? -1,
-      });
-    }
-    return views;
+    return fragmentViews(this.state);
   }
 
   /** Closes every segment file. Call after the writer has drained and synced. */
   close(): void {
-    this.isClosed = true;
-    for (const s of this.segments) s.close();
-    this.tail.clear();
+    this.state.isClosed = true;
+    for (const s of this.state.segments.all()) s.close();
+    this.state.tail.clear();
   }
 
   /**
@@ -955,87 +477,9 @@ export class PartitionLog {
    * LogClosedError. Call after the writer has drained.
    */
   removeFiles(): void {
-    this.isClosed = true;
-    for (const s of this.segments) s.remove();
-    this.tail.clear();
-    fs.rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/** The segment holding `offset` in a list sorted by base offset (the first when none starts before it). */
-function floorByBase<T extends { baseOffset: number }>(list: readonly T[], offset: number): T {
-  let lo = 0;
-  let hi = list.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >>> 1;
-    if (list[mid]!.baseOffset <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return list[lo]!;
-}
-
-/**
- * Joins the store's history to the local segments: fragments that match a local segment mark it
- * persisted; those before the local start become remote segments if they reach it without a gap.
- */
-function attachFragments(
-  name: string,
-  segments: Segment[],
-  fragments: readonly Fragment[],
-  source: FragmentSource,
-  logger: Logger,
-): RemoteSegment[] {
-  const localStart = segments[0]!.baseOffset;
-  const byBase = new Map(segments.map((s) => [s.baseOffset, s]));
-  const remote: RemoteSegment[] = [];
-  for (const f of fragments) {
-    if (f.endOffset <= localStart) {
-      remote.push(new RemoteSegment(f, source));
-      continue;
-    }
-    const local = byBase.get(f.baseOffset);
-    if (local !== undefined && local.nextOffset === f.endOffset && local !== segments[segments.length - 1]) {
-      local.fragment = f;
-    }
-  }
-  // Only a chain that ends where the disk begins is history; anything before a gap is unreachable.
-  let keep = remote.length;
-  let expected = localStart;
-  while (keep > 0 && remote[keep - 1]!.nextOffset === expected) {
-    expected = remote[keep - 1]!.baseOffset;
-    keep--;
-  }
-  if (keep > 0) {
-    logger.warn(
-      `${name}: the store's fragments before offset ${expected} do not reach the local log start ${localStart} without a gap; they are not served`,
-    );
-  }
-  return remote.slice(keep);
-}
-
-function createSegment(dir: string, base: number, config: Readonly<LogConfig>, now: () => number): Segment {
-  const file = path.join(dir, segmentFileName(base));
-  const fd = fs.openSync(file, 'w+');
-  return new Segment(dir, base, fd, new SparseIndex(base, config.indexIntervalBytes), {
-    records: 0,
-    sizeBytes: 0,
-    lastWriteMs: now(),
-  });
-}
-
-function sumLengths(chunks: Buffer[]): number {
-  let n = 0;
-  for (const c of chunks) n += c.length;
-  return n;
-}
-
-function checkConfig(config: Readonly<LogConfig>): void {
-  if (config.segmentBytesMax < SEGMENT_BYTES_MIN || config.segmentBytesMax > SEGMENT_BYTES_LIMIT) {
-    throw new RangeError(
-      `segmentBytesMax: ${config.segmentBytesMax}, expected ${SEGMENT_BYTES_MIN}..${SEGMENT_BYTES_LIMIT}`,
-    );
-  }
-  if (config.indexIntervalBytes < 1) {
-    throw new RangeError(`indexIntervalBytes: ${config.indexIntervalBytes}, expected >= 1`);
+    this.state.isClosed = true;
+    for (const s of this.state.segments.all()) s.remove();
+    this.state.tail.clear();
+    this.state.files.removeDir(this.dir);
   }
 }

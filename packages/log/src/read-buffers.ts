@@ -5,10 +5,7 @@
  * faults. A buffer goes back to the pool only when the socket is done with it (`release`).
  */
 
-/** Reads smaller than this use ordinary allocations: small buffers come from Node's own slab. */
-const POOLED_BYTES_MIN = 64 * 1024;
-/** At most this much sits idle in the pool: enough for a few dozen 1 MiB reads in flight. */
-export const DEFAULT_READ_POOL_BYTES = 32 * 1024 * 1024;
+import { DEFAULT_READ_POOL_BYTES, READ_POOLED_MIN_BYTES } from './limits.js';
 
 /** A buffer on loan: `release` hands it back (once; later calls do nothing). */
 export interface ReadLease {
@@ -24,7 +21,7 @@ export class ReadBufferPool {
 
   /** A buffer of at least `bytes` (its first `bytes` are what the caller uses). */
   take(bytes: number): ReadLease {
-    if (bytes < POOLED_BYTES_MIN) return { buffer: Buffer.allocUnsafe(bytes), release: undefined };
+    if (bytes < READ_POOLED_MIN_BYTES) return { buffer: Buffer.allocUnsafe(bytes), release: undefined };
     const size = 2 ** Math.ceil(Math.log2(bytes));
     let buffer = this.free.get(size)?.pop();
     if (buffer !== undefined) this.pooledBytes -= size;

@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import { nativeAddon, recordHeaderBytes, scanStops } from '@booblik/protocol';
+import { RECOVERY_READ_BYTES } from './limits.js';
 import { type ScanStop, scanStoredRecords } from './record-scan.js';
+import type { SegmentFile } from './segment-files.js';
 import { SparseIndex } from './sparse-index.js';
-
-/** Read size for the recovery scan: large reads keep syscalls rare; 8 MiB is past the point of gains. */
-const RECOVERY_READ_BYTES = 8 * 1024 * 1024;
 
 export interface SegmentScan {
   /** Bytes of whole, valid records from the start of the file. */
@@ -47,9 +46,41 @@ export function scanSegmentFile(
   return scanSegmentFileTs(fd, fileBytes, baseOffset, indexIntervalBytes);
 }
 
+/** `scanSegmentFile` of a segment file: natively on its descriptor when it has one, else through its reads. */
+export function scanFile(
+  file: SegmentFile,
+  fileBytes: number,
+  baseOffset: number,
+  indexIntervalBytes: number,
+): SegmentScan {
+  if (file.fd >= 0) return scanSegmentFile(file.fd, fileBytes, baseOffset, indexIntervalBytes);
+  return scanWith(
+    (buf, offset, length, position) => file.preadSync(buf, offset, length, position),
+    fileBytes,
+    baseOffset,
+    indexIntervalBytes,
+  );
+}
+
 /** The TypeScript reference of the recovery scan: chunked reads, every record checked. */
 export function scanSegmentFileTs(
   fd: number,
+  fileBytes: number,
+  baseOffset: number,
+  indexIntervalBytes: number,
+): SegmentScan {
+  return scanWith(
+    (buf, offset, length, position) => fs.readSync(fd, buf, offset, length, position),
+    fileBytes,
+    baseOffset,
+    indexIntervalBytes,
+  );
+}
+
+type ReadSync = (buf: Buffer, offset: number, length: number, position: number) => number;
+
+function scanWith(
+  read: ReadSync,
   fileBytes: number,
   baseOffset: number,
   indexIntervalBytes: number,
@@ -61,7 +92,7 @@ export function scanSegmentFileTs(
   let stop: ScanStop = 'end';
   while (filePos < fileBytes) {
     const want = Math.min(buf.length, fileBytes - filePos);
-    const got = readFully(fd, buf, want, filePos);
+    const got = readFully(read, buf, want, filePos);
     const atEof = filePos + got >= fileBytes;
     const chunkStart = filePos;
     const scan = scanStoredRecords(buf, 0, got, (pos, bytes) => {
@@ -88,10 +119,10 @@ export function scanSegmentFileTs(
   return { validBytes: filePos, records, invalidBytes: fileBytes - filePos, stop, index };
 }
 
-function readFully(fd: number, buf: Buffer, length: number, position: number): number {
+function readFully(read: ReadSync, buf: Buffer, length: number, position: number): number {
   let got = 0;
   while (got < length) {
-    const n = fs.readSync(fd, buf, got, length - got, position + got);
+    const n = read(buf, got, length - got, position + got);
     if (n === 0) break;
     got += n;
   }
@@ -99,7 +130,7 @@ function readFully(fd: number, buf: Buffer, length: number, position: number): n
 }
 
 /** Cuts a segment file after its valid records, so stale bytes can never come back, and makes the cut durable. */
-export function truncateSegment(fd: number, validBytes: number): void {
-  fs.ftruncateSync(fd, validBytes);
-  fs.fdatasyncSync(fd);
+export function truncateSegment(file: SegmentFile, validBytes: number): void {
+  file.truncate(validBytes);
+  file.fdatasyncSync();
 }

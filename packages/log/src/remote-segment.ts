@@ -2,6 +2,7 @@ import { crc32c, recordHeaderBytes } from '@booblik/protocol';
 import { StorageError } from './errors.js';
 import type { Fragment, FragmentSource } from './fragment.js';
 import { SparseIndex } from './sparse-index.js';
+import type { SegmentBytes, StoredSegment } from './stored-segment.js';
 
 /** Why a read of a fragment was refused: the store's bytes are not the records they should be. */
 export const CORRUPT_FRAGMENT = 'ECORRUPTFRAGMENT';
@@ -11,7 +12,8 @@ export const CORRUPT_FRAGMENT = 'ECORRUPTFRAGMENT';
  * has and answer the same bytes a read of the local file gave; every record a read walks over or
  * returns is checked (size, bounds, CRC-32C) first, so a corrupted object is never served.
  */
-export class RemoteSegment {
+export class RemoteSegment implements StoredSegment {
+  readonly isLocal = false as const;
   readonly index: SparseIndex;
 
   constructor(
@@ -44,8 +46,19 @@ export class RemoteSegment {
     return this.fragment.lastWriteMs;
   }
 
+  /** Up to `maxBytes` of stored records from `offset`, as `readBytes` gives them (no pooled buffer). */
+  async read(offset: number, maxBytes: number): Promise<SegmentBytes> {
+    return { bytes: await this.readBytes(offset, maxBytes), release: undefined };
+  }
+
+  /** Nothing to let go: the store's object is not held open. */
+  close(): void {}
+
+  /** Nothing local to remove: the store's object is deleted by whoever owns the store. */
+  remove(): void {}
+
   /** Up to `maxBytes` of stored records from `offset`, cut inside the last one as a file read is. */
-  async read(offset: number, maxBytes: number): Promise<Buffer> {
+  async readBytes(offset: number, maxBytes: number): Promise<Buffer> {
     const end = this.fragment.sizeBytes;
     const entry = this.index.floor(offset);
     const bufStart = entry.position;

@@ -1,9 +1,18 @@
-import fs from 'node:fs';
 import { recordHeaderBytes } from '@booblik/protocol';
 import { StorageError } from './errors.js';
-import { preadInto } from './fs-util.js';
 import type { ReadBufferPool, ReadLease } from './read-buffers.js';
-import type { Segment } from './segment.js';
+import type { SegmentFile } from './segment-files.js';
+import type { SparseIndex } from './sparse-index.js';
+
+/** What a read needs of a local segment: its file, its index and how far it is written. */
+export interface ReadableSegment {
+  readonly file: SegmentFile;
+  readonly path: string;
+  readonly index: SparseIndex;
+  readonly nextOffset: number;
+  readonly sizeBytes: number;
+  readonly visibleBytes: number;
+}
 
 export interface SegmentRead {
   /** Stored records from the requested offset (possibly cut inside the last), as file bytes. */
@@ -19,7 +28,7 @@ export interface SegmentRead {
  * both the hop (at most one index interval) and the answer.
  */
 export async function readFromSegment(
-  segment: Segment,
+  segment: ReadableSegment,
   offset: number,
   maxBytes: number,
   indexIntervalBytes: number,
@@ -70,13 +79,13 @@ export async function readFromSegment(
 }
 
 async function readLease(
-  segment: Segment,
+  segment: ReadableSegment,
   lease: ReadLease,
   length: number,
   position: number,
 ): Promise<number> {
   try {
-    return await preadInto(segment.fd, lease.buffer, length, position);
+    return await segment.file.pread(lease.buffer, length, position);
   } catch (error) {
     lease.release?.();
     // The disk's failure (EIO, ...), not ours: typed, so the broker answers STORAGE_ERROR.
@@ -90,13 +99,13 @@ async function readLease(
  * synchronously: the sparse index's entry, then a hop over record headers. For truncation, which is
  * rare and must be decided in one turn.
  */
-export function positionOfOffset(segment: Segment, offset: number): number {
+export function positionOfOffset(segment: ReadableSegment, offset: number): number {
   if (offset === segment.nextOffset) return segment.sizeBytes;
   const entry = segment.index.floor(offset);
   const header = Buffer.allocUnsafe(4);
   let position = entry.position;
   for (let at = entry.offset; at < offset; at++) {
-    if (fs.readSync(segment.fd, header, 0, 4, position) !== 4) {
+    if (segment.file.preadSync(header, 0, 4, position) !== 4) {
       throw new StorageError(`${segment.path}: offset ${offset} not found where the index points`, undefined);
     }
     position += recordHeaderBytes + header.readInt32BE(0);

@@ -1,22 +1,27 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { LogClosedError } from './errors.js';
 import type { Fragment } from './fragment.js';
+import type { SegmentFile } from './segment-files.js';
 import { segmentFileName } from './segment-name.js';
+import { readFromSegment } from './segment-read.js';
 import type { SparseIndex } from './sparse-index.js';
+import type { SegmentBytes, SegmentReadOptions, StoredSegment } from './stored-segment.js';
 
 /**
  * One segment file: records from `baseOffset`, appended at `sizeBytes`. The file stays open while any
  * read holds it, so retention can remove a segment under a read and the read still completes (the
  * file is unlinked at once and its descriptor closed when the last reader lets go).
  */
-export class Segment {
+export class Segment implements StoredSegment {
+  readonly isLocal = true as const;
   /** Offset the next record appended here will get. */
   nextOffset: number;
   /** Bytes of whole records in the file; the next append goes here. */
   sizeBytes: number;
   /** Bytes a reader may see: records up to the published high watermark. */
   visibleBytes: number;
+  /** The offset `visibleBytes` ends at: never past the high watermark (an invariant reads check). */
+  visibleEndOffset: number;
   /** When a record was last appended (file mtime for a recovered segment): retention by age. */
   lastWriteMs: number;
   /** Set once the segment (closed) is in the store: only then may local retention remove it. */
@@ -28,13 +33,14 @@ export class Segment {
   constructor(
     readonly dir: string,
     readonly baseOffset: number,
-    readonly fd: number,
+    readonly file: SegmentFile,
     readonly index: SparseIndex,
     state: { records: number; sizeBytes: number; lastWriteMs: number },
   ) {
     this.nextOffset = baseOffset + state.records;
     this.sizeBytes = state.sizeBytes;
     this.visibleBytes = state.sizeBytes;
+    this.visibleEndOffset = this.nextOffset;
     this.lastWriteMs = state.lastWriteMs;
   }
 
@@ -65,11 +71,31 @@ export class Segment {
     if (this.readers === 0 && this.removed) this.closeFile();
   }
 
+  /**
+   * Up to `maxBytes` from `offset`: its published bytes, or all it holds (`written`). The file is held
+   * open for the read, so a removal under it lets the read complete.
+   */
+  async read(offset: number, maxBytes: number, options: SegmentReadOptions): Promise<SegmentBytes> {
+    this.acquire();
+    try {
+      return await readFromSegment(
+        this,
+        offset,
+        maxBytes,
+        options.indexIntervalBytes,
+        options.pool,
+        options.written ? this.sizeBytes : this.visibleBytes,
+      );
+    } finally {
+      this.release();
+    }
+  }
+
   /** Unlinks the file now; closes it once no read holds it. */
   remove(): void {
     if (this.removed) return;
     this.removed = true;
-    fs.unlinkSync(this.path);
+    this.file.unlink();
     if (this.readers === 0) this.closeFile();
   }
 
@@ -80,6 +106,6 @@ export class Segment {
 
   private closeFile(): void {
     this.closed = true;
-    fs.closeSync(this.fd);
+    this.file.close();
   }
 }
