@@ -139,7 +139,7 @@ export class S3TestServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** The store URL of `prefix` in the bucket (through another endpoint, such as a TcpProxy, if given). */
+  /** The store URL of `prefix` in the bucket (through another endpoint, such as a fault proxy, if given). */
   url(prefix: string, endpoint = this.endpoint): string {
     return `s3://${this.bucket}/${prefix}?endpoint=${encodeURIComponent(endpoint)}&region=${TEST_REGION}&forcePathStyle=true`;
   }
