@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { Partition } from './partition.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 /** 38 stored bytes per record of 30: two fit a segment, the third starts the next. */
 const SEGMENT_BYTES = 100;

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startFaultProxy, waitUntil } from '@booblik/testkit';
+import { startFaultProxy, waitUntil, within } from '@booblik/testkit';
 import { ObjectNotFoundError, StoreUnavailableError } from './errors.js';
 import type { ObjectStore } from './object-store.js';
 import { openStore } from './open-store.js';
 import { collect } from './test-support/contract.js';
 import { s3ServerForSuite, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
-import { within } from './test-support/wait.js';
 
 /** Refused connections fail at once; the SDK's own retries (3 attempts) add well under a second. */
 const DOWN_CALL_TIMEOUT_MS = 15_000;

@@ -5,4 +5,5 @@ export {
   type FaultProxyStats,
   startFaultProxy,
 } from './fault-proxy.js';
+export { tempDir } from './temp-dir.js';
 export { WAIT_TIMEOUT_MS_DEFAULT, waitUntil, within } from './wait.js';
