@@ -10,8 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { Connection, RecordsLostError } from '@booblik/client';
 import { FragmentLocation } from '@booblik/protocol';
-import { tempDir, waitUntil, within } from '@booblik/testkit';
-import { BrokerProcess } from './kit/broker-process.js';
+import { BrokerProcess, tempDir, waitUntil, within } from '@booblik/testkit';
 
 const TOPIC = 'orders';
 /** Every wait here is bounded: uploads go about once a second. */

@@ -1,3 +1,4 @@
+export { BrokerProcess, type BrokerProcessOptions, brokerMain, type Exit } from './broker-process.js';
 export {
   type FaultMode,
   type FaultProxy,

@@ -16,8 +16,7 @@ import {
   encodeMetadataRequest,
   type ResponseFrame,
 } from '@booblik/protocol';
-import { tempDir, waitUntil } from '@booblik/testkit';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess, tempDir, waitUntil } from '@booblik/testkit';
 import { budget, seed } from '../kit/budget.js';
 import {
   FRAME_BYTES_MAX,

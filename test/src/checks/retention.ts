@@ -9,8 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { tempDir, waitUntil, within } from '@booblik/testkit';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess, tempDir, waitUntil, within } from '@booblik/testkit';
 import { budget, seed } from '../kit/budget.js';
 import { parseSelfChecking, selfChecking } from '../kit/payloads.js';
 import { Rng } from '../kit/rng.js';
