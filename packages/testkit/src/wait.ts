@@ -3,8 +3,8 @@ export const WAIT_TIMEOUT_MS_DEFAULT = 10_000;
 
 /**
  * Resolves once `condition()` holds, looking again every `everyMs`; fails after `timeoutMs` naming
- * what it waited for. For states only visible by asking (a counter, a metric, a file another process
- * writes): wait on an event wherever there is one.
+ * what it waited for; `everyMs` 0 looks once per turn of the event loop. For states only visible by
+ * asking (a counter, a metric, a file another process writes): wait on an event wherever there is one.
  */
 export async function waitUntil(
   condition: () => boolean | Promise<boolean>,
@@ -15,7 +15,7 @@ export async function waitUntil(
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
+    await new Promise((resolve) => (everyMs === 0 ? setImmediate(resolve) : setTimeout(resolve, everyMs)));
   }
 }
 
