@@ -28,6 +28,7 @@ from typing import Any
 from . import limits, wire
 from .capabilities import speaks
 from .connection import Connection, Topic
+from .consumer import Consumer
 from .errors import ConnectionClosedError, NotPrimaryError, is_outcome_unknown
 from .fragments import list_fragments_call
 from .replica_reads import ReplicaReads, check_zone
@@ -212,11 +213,9 @@ class Client:
         offset: int,
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
-    ):
+    ) -> Consumer:
         """A consumer of one partition whose fetches go to its primary (with ``prefer_zone``, to an
         in-sync replica in that zone when there is one)."""
-        from .consumer import Consumer
-
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
 
     # -- routing --

@@ -10,11 +10,11 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from . import limits, routing, wire
 from .address import parse_address
 from .capabilities import speaks
+from .consumer import Consumer
 from .errors import (
     UNKNOWN_CHANGES,
     UNKNOWN_RECORDS,
@@ -42,10 +42,9 @@ from .topics import (
     encode_apply_request,
     encode_list_request,
 )
+from .waits import check_wait_fits_timeout
+from .watch import TopicWatch, default_watch_wait_millis
 from .wire import AckPolicy, FetchResult, ProduceResult
-
-if TYPE_CHECKING:
-    from .watch import TopicWatch
 
 
 class Connection:
@@ -253,8 +252,6 @@ class Connection:
         ``max_wait_millis`` is how long each held LIST waits before asking again (default 20 s, or
         half the timeout when that is shorter); it must be shorter than the timeout.
         """
-        from .watch import TopicWatch, default_watch_wait_millis
-
         wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
         check_wait_fits_timeout(wait, self.timeout)
         return TopicWatch(Connection.connect(self.address, self.timeout), selector, wait)
@@ -284,13 +281,11 @@ class Connection:
         offset: int,
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
-    ):
+    ) -> Consumer:
         """A consumer of one partition from ``offset``: iterate it (it never ends) or ``poll()`` it.
 
         Nothing is fetched until the first record is asked for.
         """
-        from .consumer import Consumer
-
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
 
     # -- the exchange (the Producer uses _send and _receive directly to pipeline) --
@@ -374,15 +369,6 @@ class Connection:
 
 # Requests that change something: what a lost answer leaves unknown.
 UNKNOWN_EFFECT = {wire.API_PRODUCE: UNKNOWN_RECORDS, wire.API_APPLY: UNKNOWN_CHANGES}
-
-
-def check_wait_fits_timeout(max_wait_millis: int, timeout: float | None) -> None:
-    wire.check_int("max_wait_millis", max_wait_millis, 0, limits.INT32_MAX)
-    if timeout is not None and max_wait_millis / 1000 >= timeout:
-        raise ValueError(
-            f"max_wait_millis: {max_wait_millis} ms is not shorter than the connection timeout of {timeout} s; "
-            "a healthy long fetch would time out. Shorten the wait or connect with a longer timeout"
-        )
 
 
 class Topic(TopicRouting):

@@ -7,10 +7,20 @@ after the records before it are dealt with, so that a restart re-delivers instea
 from __future__ import annotations
 
 from collections import deque
+from typing import Protocol
 
 from . import limits, wire
-from .connection import Connection, check_wait_fits_timeout
-from .wire import Record
+from .waits import check_wait_fits_timeout
+from .wire import FetchResult, Record
+
+
+class Fetcher(Protocol):
+    """What a consumer reads through: a ``Connection`` or a ``Client``. Typed by shape, so the
+    consumer sits below both and each can hand out consumers without an import back."""
+
+    timeout: float | None
+
+    def fetch(self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_millis: int) -> FetchResult: ...
 
 
 class ConsumerBase:
@@ -74,7 +84,7 @@ class Consumer(ConsumerBase):
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Fetcher,
         topic: str,
         partition: int,
         offset: int,

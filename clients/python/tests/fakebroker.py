@@ -19,6 +19,9 @@ default the primary alone), LIST v2, and FETCH v4, which a broker listed there a
 serves from "its copy": the shared log up to its ``commit`` offset (per broker; by default the log's
 end), that offset as the high watermark. Every FETCH served, by any broker of the cluster, is
 recorded in ``served`` (shared), in order.
+
+Its own wire (codes, frames, stored records, the request decoder) is in ``fakebroker_wire``, its
+spec store (APPLY, LIST) in ``fakebroker_specs``.
 """
 
 from __future__ import annotations
@@ -27,109 +30,31 @@ import socket
 import struct
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-FRAME_BYTES_MAX = 8 * 1024 * 1024
-UNKNOWN_TOPIC_OR_PARTITION = 1
-OFFSET_OUT_OF_RANGE = 2
-UNSUPPORTED_VERSION = 4
-CORRUPT_REQUEST = 5
-REVISION_MISMATCH = 7
-OFFSET_MISMATCH = 8
-NOT_PRIMARY = 9
-NO_PRIMARY = 10
-INVALID_ARGUMENT = 11
-
-
-def crc32c_bitwise(data: bytes) -> int:
-    """CRC-32C one bit at a time: slow, obviously right, and not the client's table."""
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def response_frame(correlation_id: int, error_code: int = 0, body: bytes = b"") -> bytes:
-    return struct.pack(">iih", 6 + len(body), correlation_id, error_code) + body
+from tests.fakebroker_specs import SpecStore, stored_spec
+from tests.fakebroker_wire import (
+    CORRUPT_REQUEST,
+    FRAME_BYTES_MAX,
+    NO_PRIMARY,
+    NOT_PRIMARY,
+    OFFSET_MISMATCH,
+    OFFSET_OUT_OF_RANGE,
+    UNKNOWN_TOPIC_OR_PARTITION,
+    UNSUPPORTED_VERSION,
+    Decoder,
+    Replica,
+    Reply,
+    Request,
+    Served,
+    crc32c_bitwise,  # the tests of the client's CRC import it from here
+    response_frame,
+    route_bytes,
+    stored_record,
+    string_bytes,
+)
 
 
-def stored_record(payload: bytes, crc: int | None = None) -> bytes:
-    return struct.pack(">iI", len(payload), crc32c_bitwise(payload) if crc is None else crc) + payload
-
-
-@dataclass
-class Request:
-    api_key: int
-    api_version: int
-    correlation_id: int
-    raw: bytes  # the whole frame as received, length prefix included
-    fields: dict = field(default_factory=dict)
-    answer: bytes | None = None  # what the broker would send (None: nothing), for respond to reuse
-
-
-@dataclass
-class Replica:
-    """One replica in a RouteV2, as the fake cluster's record keeps it."""
-
-    address: str
-    zone: str = ""
-    flags: int = 3  # IN_SYNC (1) | LIVE (2)
-    member: str = ""
-    lag_records: int = 0
-    lag_millis: int = 0
-
-
-@dataclass(frozen=True)
-class Served:
-    """A FETCH a broker answered with records (or none): who, which version, from where, and the high watermark."""
-
-    address: str
-    api_version: int
-    offset: int
-    high_watermark: int
-
-
-@dataclass
-class Reply:
-    """What ``respond`` returns to override the answer: raw bytes, then maybe a hang-up."""
-
-    data: bytes = b""
-    close: bool = False
-    dribble: bool = False  # one byte per send: the client must reassemble a frame split anywhere
-
-
-class _Decoder:
-    def __init__(self, payload: bytes) -> None:
-        self.payload = payload
-        self.pos = 0
-
-    def take(self, fmt: str):
-        size = struct.calcsize(fmt)
-        if self.pos + size > len(self.payload):
-            raise ValueError("runs past the frame")
-        (value,) = struct.unpack_from(fmt, self.payload, self.pos)
-        self.pos += size
-        return value
-
-    def string(self) -> str:
-        length = self.take(">H")
-        data = self.payload[self.pos : self.pos + length]
-        if len(data) != length:
-            raise ValueError("string runs past the frame")
-        self.pos += length
-        return data.decode("utf-8")
-
-    def raw(self, size: int) -> bytes:
-        data = self.payload[self.pos : self.pos + size]
-        if size < 0 or len(data) != size:
-            raise ValueError("bytes run past the frame")
-        self.pos += size
-        return data
-
-
-class FakeBroker:
+class FakeBroker(SpecStore):
     def __init__(
         self,
         topics: dict | None = None,
@@ -152,7 +77,7 @@ class FakeBroker:
             self.logs: dict = {(t, p): [] for t, n in self.topics.items() for p in range(n)}  # stored record bytes
             # The spec store: the startup topics are its first revision, as the broker's booblik.topics are.
             self.revision = 1 if self.topics else 0
-            self.specs: dict = {name: _stored_spec(name, n, {}, self.revision) for name, n in self.topics.items()}
+            self.specs: dict = {name: stored_spec(name, n, {}, self.revision) for name, n in self.topics.items()}
             self.routes = routes
             self.replica_sets: dict = {}
             self.epochs: dict = {}
@@ -298,11 +223,11 @@ class FakeBroker:
         if handler is None or request.api_version not in versions:
             return response_frame(request.correlation_id, UNSUPPORTED_VERSION)
         try:
-            return handler(request, _Decoder(payload))
+            return handler(request, Decoder(payload))
         except (ValueError, struct.error, UnicodeDecodeError):
             return response_frame(request.correlation_id, CORRUPT_REQUEST)
 
-    def _produce(self, request: Request, d: _Decoder) -> bytes | None:
+    def _produce(self, request: Request, d: Decoder) -> bytes | None:
         f = request.fields
         f["topic"] = d.string()
         f["partition"] = d.take(">i")
@@ -331,7 +256,7 @@ class FakeBroker:
             self._cond.notify_all()
         return response_frame(request.correlation_id, 0, struct.pack(">qq", base, end)) if answer else None
 
-    def _fetch(self, request: Request, d: _Decoder) -> bytes:
+    def _fetch(self, request: Request, d: Decoder) -> bytes:
         f = request.fields
         f["topic"] = d.string()
         f["partition"] = d.take(">i")
@@ -367,7 +292,7 @@ class FakeBroker:
             self.served.append(Served(self.address, request.api_version, f["offset"], high_watermark))
         return response_frame(request.correlation_id, 0, struct.pack(">qi", high_watermark, len(data)) + data)
 
-    def _metadata(self, request: Request, d: _Decoder) -> bytes:
+    def _metadata(self, request: Request, d: Decoder) -> bytes:
         count = d.take(">i")
         names = [d.string() for _ in range(count)]
         request.fields["topics"] = names
@@ -390,12 +315,12 @@ class FakeBroker:
                     if request.api_version == 4:
                         body += self._route_v2_bytes((name, p))
                     elif request.api_version >= 2:
-                        body += _route_bytes(self.routes.get((name, p), self.address))
+                        body += route_bytes(self.routes.get((name, p), self.address))
         return response_frame(request.correlation_id, 0, bytes(body))
 
     # -- cluster mode --
 
-    def _api_versions(self, request: Request, d: _Decoder) -> bytes:
+    def _api_versions(self, request: Request, d: Decoder) -> bytes:
         if self.replica_reads:
             ranges = [(1, 1, 3), (2, 1, 4), (3, 1, 4), (4, 1, 1), (5, 1, 2), (6, 1, 1)]
         else:
@@ -420,69 +345,9 @@ class FakeBroker:
                 return None
         if primary == "":
             return response_frame(request.correlation_id, NO_PRIMARY)
-        return response_frame(request.correlation_id, NOT_PRIMARY, _route_bytes(primary))
+        return response_frame(request.correlation_id, NOT_PRIMARY, route_bytes(primary))
 
-    # -- topics at runtime --
-
-    def _apply(self, request: Request, d: _Decoder) -> bytes:
-        f = request.fields
-        f["dry_run"] = d.take(">b")
-        count = d.take(">i")
-        changes = []
-        for _ in range(count):
-            op = d.take(">b")
-            if op == 1:
-                changes.append(dict(op="upsert", **_read_spec(d)))
-            elif op == 2:
-                changes.append(dict(op="delete", name=d.string(), revision=d.take(">q")))
-            else:
-                raise ValueError(f"op {op}")
-        if d.pos != len(d.payload):
-            raise ValueError("bytes after the last change")
-        f["changes"] = changes
-        cid = request.correlation_id
-        with self._cond:
-            for index, change in enumerate(changes):
-                name = change["name"]
-                current = self.specs.get(name)
-                actual = current["revision"] if current else 0
-                expected = change["revision"]
-                if expected != -1 and expected != actual:
-                    encoded = name.encode("utf-8")
-                    detail = struct.pack(">iH", index, len(encoded)) + encoded + struct.pack(">qq", expected, actual)
-                    return response_frame(cid, REVISION_MISMATCH, detail)
-                if change["op"] == "upsert":
-                    problem = None
-                    if not 1 <= change["partitions"] <= 10_000:
-                        problem = f"changes[{index}].partitions: {change['partitions']}, expected 1..10000"
-                    elif current and change["partitions"] < current["partitions"]:
-                        problem = (
-                            f"changes[{index}].partitions: {change['partitions']}, expected >= {current['partitions']}"
-                        )
-                    if problem:
-                        message = problem.encode("utf-8")
-                        return response_frame(cid, INVALID_ARGUMENT, struct.pack(">iH", index, len(message)) + message)
-            # An APPLY that changes nothing (only deletes of missing topics) keeps the revision.
-            changes_something = any(c["op"] == "upsert" or c["name"] in self.specs for c in changes)
-            if f["dry_run"] or not changes_something:
-                return response_frame(cid, 0, struct.pack(">q", self.revision))
-            self.revision += 1
-            for change in changes:
-                name = change["name"]
-                if change["op"] == "delete":
-                    self.specs.pop(name, None)
-                    for p in range(self.topics.pop(name, 0)):
-                        del self.logs[(name, p)]
-                    continue
-                spec = _stored_spec(name, change["partitions"], change["labels"], self.revision, change)
-                self.specs[name] = spec
-                for p in range(self.topics.get(name, 0), spec["partitions"]):
-                    self.logs[(name, p)] = []
-                self.topics[name] = spec["partitions"]
-            self._cond.notify_all()
-            return response_frame(cid, 0, struct.pack(">q", self.revision))
-
-    def _list_fragments(self, request: Request, d: _Decoder) -> bytes:
+    def _list_fragments(self, request: Request, d: Decoder) -> bytes:
         f = request.fields
         f["topic"] = d.string()
         f["partition"] = d.take(">i")
@@ -501,39 +366,6 @@ class FakeBroker:
                 body += struct.pack(">qqqbq", 0, len(log), sum(len(r) for r in log), 1, -1)  # local, not persisted
         return response_frame(cid, 0, bytes(body))
 
-    def _list(self, request: Request, d: _Decoder) -> bytes:
-        f = request.fields
-        f["selector"] = d.string()
-        f["watch_revision"] = d.take(">q")
-        f["max_wait_millis"] = d.take(">i")
-        cid = request.correlation_id
-        requirements = _parse_selector(f["selector"])
-        if requirements is None:
-            message = f"selector {f['selector']!r}: the fake broker knows k=v, k!=v, k and !k".encode()
-            return response_frame(cid, INVALID_ARGUMENT, struct.pack(">iH", -1, len(message)) + message)
-        watch = f["watch_revision"]
-        with self._cond:
-            if watch >= 0 and self.revision <= watch:
-                self._waiting += 1
-                self._cond.notify_all()
-                moved = self._cond.wait_for(
-                    lambda: self._closing or self.revision > watch, min(f["max_wait_millis"], 60_000) / 1000
-                )
-                self._waiting -= 1
-                if not moved or self._closing:
-                    return response_frame(cid, 0, struct.pack(">qi", watch, 0))
-            chosen = [s for n, s in sorted(self.specs.items()) if _matches(requirements, n, s["labels"])]
-            body = bytearray(struct.pack(">qi", self.revision, len(chosen)))
-            for spec in chosen:
-                body += _spec_bytes(spec) + struct.pack(">i", spec["partitions"])
-                for p in range(spec["partitions"]):
-                    if request.api_version == 2:  # LIST never knows the lags
-                        body += self._route_v2_bytes((spec["name"], p), lags_known=False)
-                    else:
-                        body += _string(self.address) + struct.pack(">i", 0)
-        return response_frame(cid, 0, bytes(body))
-
-
     def _replicas(self, key: tuple) -> list:
         primary = self.routes.get(key, self.address)
         listed = self.replica_sets.get(key)
@@ -542,100 +374,10 @@ class FakeBroker:
         return listed
 
     def _route_v2_bytes(self, key: tuple, lags_known: bool = True) -> bytes:
-        out = bytearray(struct.pack(">i", self.epochs.get(key, 0)) + _string(self.routes.get(key, self.address)))
+        out = bytearray(struct.pack(">i", self.epochs.get(key, 0)) + string_bytes(self.routes.get(key, self.address)))
         replicas = self._replicas(key)
         out += struct.pack(">i", len(replicas))
         for r in replicas:
             lags = (r.lag_records, r.lag_millis) if lags_known else (-1, -1)
-            out += _string(r.member) + _string(r.address) + _string(r.zone) + struct.pack(">bqq", r.flags, *lags)
+            out += string_bytes(r.member) + string_bytes(r.address) + string_bytes(r.zone) + struct.pack(">bqq", r.flags, *lags)
         return bytes(out)
-
-
-def _route_bytes(primary: str) -> bytes:
-    return _string(primary) + struct.pack(">i", 0)
-
-
-def _string(s: str) -> bytes:
-    data = s.encode("utf-8")
-    return struct.pack(">H", len(data)) + data
-
-
-def _read_spec(d: _Decoder) -> dict:
-    spec = {"name": d.string(), "partitions": d.take(">i")}
-    labels = {}
-    for _ in range(d.take(">i")):
-        key = d.string()
-        labels[key] = d.string()
-    spec["labels"] = labels
-    for key, fmt in (
-        ("retention_bytes", ">q"),
-        ("retention_millis", ">q"),
-        ("segment_bytes", ">i"),
-        ("flags", ">i"),
-        ("replication", ">h"),
-    ):
-        spec[key] = d.take(fmt)
-    spec["store_url"] = d.string()
-    spec["revision"] = d.take(">q")
-    return spec
-
-
-def _stored_spec(name: str, partitions: int, labels: dict, revision: int, asked: dict | None = None) -> dict:
-    """A spec as the broker stores it: as applied, the default sentinels (-2, 0) kept."""
-    asked = asked or {}
-    return {
-        "name": name,
-        "partitions": partitions,
-        "labels": dict(labels),
-        "retention_bytes": asked.get("retention_bytes", -2),
-        "retention_millis": asked.get("retention_millis", -2),
-        "segment_bytes": asked.get("segment_bytes", 0),
-        "flags": asked.get("flags", 0),
-        "replication": asked.get("replication", 0),
-        "store_url": asked.get("store_url", ""),
-        "revision": revision,
-    }
-
-
-def _spec_bytes(spec: dict) -> bytes:
-    out = bytearray(_string(spec["name"]) + struct.pack(">ii", spec["partitions"], len(spec["labels"])))
-    for key in sorted(spec["labels"]):
-        out += _string(key) + _string(spec["labels"][key])
-    out += struct.pack(
-        ">qqiih", spec["retention_bytes"], spec["retention_millis"], spec["segment_bytes"], spec["flags"],
-        spec["replication"],
-    )
-    return bytes(out + _string(spec["store_url"]) + struct.pack(">q", spec["revision"]))
-
-
-def _parse_selector(selector: str):
-    """A list of (key, op, value) for k=v, k!=v, k and !k joined by commas; None for anything else."""
-    requirements = []
-    for part in (p.strip() for p in selector.split(",")) if selector.strip() else ():
-        if "!=" in part:
-            key, value = (x.strip() for x in part.split("!=", 1))
-            requirements.append((key, "!=", value))
-        elif "=" in part:
-            key, value = (x.strip() for x in part.split("=", 1))
-            requirements.append((key, "=", value))
-        elif part.startswith("!"):
-            requirements.append((part[1:].strip(), "!", None))
-        else:
-            requirements.append((part, "", None))
-        if not requirements[-1][0] or " " in requirements[-1][0] or "(" in part:
-            return None
-    return requirements
-
-
-def _matches(requirements: list, name: str, labels: dict) -> bool:
-    for key, op, value in requirements:
-        have = name if key == "name" else labels.get(key)
-        if op == "=" and have != value:
-            return False
-        if op == "!=" and have == value:
-            return False
-        if op == "" and have is None:
-            return False
-        if op == "!" and have is not None:
-            return False
-    return True

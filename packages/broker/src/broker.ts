@@ -6,9 +6,10 @@ import type { Registry } from 'prom-client';
 import type { ApiContext } from './api/context.js';
 import type { ClusterNode } from './cluster/cluster-node.js';
 import { checkSingleNode, establishIdentity } from './cluster/identity.js';
-import { type BrokerConfig, ConfigError } from './config/keys.js';
+import type { BrokerConfig } from './config/keys.js';
 import { DataDirLock } from './data-dir-lock.js';
 import { dirNameProblem } from './dir-names.js';
+import { ConfigError } from './errors.js';
 import { type HttpEndpoints, startHttp } from './http.js';
 import { shutdownGraceMs } from './limits.js';
 import { listen } from './listen.js';
@@ -19,6 +20,7 @@ import { PartitionRegistry, type PartitionReport } from './partitions.js';
 import { PersisterService } from './persister/persister-service.js';
 import { RateLimitedLog } from './rate-limited-log.js';
 import { minInSyncOf } from './replication/min-in-sync.js';
+import { RequestRouter } from './routing/request-router.js';
 import { Session } from './session.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
@@ -72,24 +74,33 @@ export class Broker {
     readonly config: BrokerConfig,
     private readonly logger: Logger,
   ) {
-    this.registry = new PartitionRegistry(config.dataDir, logConfigOf(config), logger);
-    this.topicService = new TopicService(
-      new FileSpecStore(path.resolve(config.dataDir)),
-      this.registry,
-      logConfigOf(config),
-      logger,
-    );
     this.persister = new PersisterService(
       // The topic table in use: the spec file's on one node, etcd's copy in a cluster.
       (name) => this.ctx.topics.get(name),
       config.storeCacheBytes,
       logger,
       config.clusterEtcd.length > 0,
+      // The cluster is joined after the partitions are recovered (and uploading): until then, and
+      // on one node, every partition uploads. Read at each upload, so a function, not a value.
+      (topic, id) => this.clusterNode?.uploadsHere(topic, id) ?? true,
     );
-    this.registry.setOpenHooks(this.persister);
+    this.registry = new PartitionRegistry(config.dataDir, logConfigOf(config), logger, this.persister);
+    this.topicService = new TopicService(
+      new FileSpecStore(path.resolve(config.dataDir)),
+      this.registry,
+      logConfigOf(config),
+      logger,
+    );
     this.ctx = {
       registry: this.registry,
       routing: this.registry,
+      router: new RequestRouter({
+        resolver: this.registry,
+        replicas: null,
+        proxying: false,
+        selfId: '',
+        isReadOnly: (topic) => this.registry.isReadOnly(topic),
+      }),
       proxy: null,
       cluster: null,
       replication: null,
@@ -252,13 +263,14 @@ export class Broker {
       peerDial: c.clusterPeerDial,
     });
     this.ctx.replication = this.clusterNode.replication;
-    const replication = this.clusterNode.replication;
-    const copy = this.clusterNode.copy;
-    this.persister.setUploadGate((topic, id) => {
-      const owner = copy.ownerOf(topic, id);
-      return owner === undefined || owner.replicas.length <= 1 || replication.isServing(topic, id);
-    });
     this.ctx.routing = this.clusterNode.routing;
+    this.ctx.router = new RequestRouter({
+      resolver: this.clusterNode.routing,
+      replicas: this.clusterNode.replication,
+      proxying: true,
+      selfId: this.clusterNode.memberId,
+      isReadOnly: (topic) => this.registry.isReadOnly(topic),
+    });
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;
     this.ctx.cluster = this.clusterNode;

@@ -1,20 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { mkdirDurable } from '@booblik/log';
+import { DataDirInUseError } from './errors.js';
 
 /** The file in the data directory that says which process owns it. */
 export const LOCK_FILE_NAME = 'booblik.lock';
-
-/** A second broker on a data directory in use: refused before anything in it is read or cut. */
-export class DataDirInUseError extends Error {
-  override name = 'DataDirInUseError';
-  constructor(
-    readonly dataDir: string,
-    readonly pid: number,
-  ) {
-    super(`data directory ${dataDir} is in use by pid ${pid}`);
-  }
-}
 
 /** Who holds a lock: enough to tell a live owner from a dead one whose pid was given to another process. */
 interface Owner {

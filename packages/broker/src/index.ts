@@ -1,7 +1,6 @@
 export { Broker, logConfigOf } from './broker.js';
 export {
   type BrokerConfig,
-  ConfigError,
   configKeys,
   envNameOf,
   parseTopics,
@@ -9,5 +8,6 @@ export {
 } from './config/keys.js';
 export { configHelp, type LoadedConfig, loadConfig } from './config/load.js';
 export { parseProperties } from './config/properties.js';
+export { ConfigError } from './errors.js';
 export { createLogger } from './logger.js';
 export { PartitionRegistry } from './partitions.js';

@@ -33,6 +33,15 @@ export const connectionPendingWriteBytesMax = 2 * frameBytesMax;
 /** How long a graceful shutdown waits for queued writes and answers before closing sockets anyway. */
 export const shutdownGraceMs = 10_000;
 
+/**
+ * A broker keeps a week of records unless a topic says otherwise: time to notice a stopped consumer
+ * and replay. The log library's own default is -1 (keep all): the broker always passes this one.
+ */
+export const retentionMsDefault = 7 * 24 * 3600 * 1000;
+
+/** Retention looks for segments to remove every 5 minutes: segments roll far less often than that. */
+export const retentionCheckMsDefault = 5 * 60 * 1000;
+
 function assert(condition: boolean, message: string): void {
   if (!condition) throw new Error(`broker limits: ${message}`);
 }

@@ -6,11 +6,8 @@
  */
 import nodeSupport from '@booblik/protocol/node-support';
 import { Broker } from './broker.js';
-import { DataDirForeignError } from './cluster/identity.js';
-import { ConfigError } from './config/keys.js';
 import { configHelp, loadConfig } from './config/load.js';
-import { DataDirInUseError } from './data-dir-lock.js';
-import { ListenError } from './listen.js';
+import { ConfigError, DataDirForeignError, DataDirInUseError, ListenError } from './errors.js';
 import { createLogger } from './logger.js';
 
 /**

@@ -97,8 +97,6 @@ export class PartitionRegistry implements PartitionResolver {
   private readonly retireCallbacks = new Map<ServedPartition, Set<() => void>>();
   /** Directory removals under way: a topic created again under the same name waits for them. */
   private readonly removals = new Map<string, Promise<void>>();
-  /** A topic's store: its history restored at open, its segments persisted (persister/). */
-  private openHooks: PartitionOpenHooks | undefined;
   private nameBytesMax: number | undefined;
   /** By topic, then id: partitions whose open failed. Tried again at the next start. */
   private readonly failures = new Map<string, Map<number, FailedPartition>>();
@@ -107,16 +105,14 @@ export class PartitionRegistry implements PartitionResolver {
     private readonly dataDir: string,
     private readonly logConfig: Readonly<LogConfig>,
     private readonly logger: Logger,
+    /** A topic's store: its history restored at open, its segments persisted (persister/). */
+    private readonly openHooks?: PartitionOpenHooks,
   ) {}
 
   /** The longest partition directory name the data directory takes (probed once, when first asked). */
   get dirNameBytesMax(): number {
     this.nameBytesMax ??= dirNameBytesMax(path.resolve(this.dataDir));
     return this.nameBytesMax;
-  }
-
-  setOpenHooks(hooks: PartitionOpenHooks): void {
-    this.openHooks = hooks;
   }
 
   /** The log of a partition served here, for what works on segments (the persister, LIST_FRAGMENTS). */

@@ -8,12 +8,13 @@ import {
   RequestRefusal,
   requestFrameLimits,
 } from '@booblik/protocol';
-import { type AnswerSink, type ApiContext, discardReply, type Reply } from './api/context.js';
+import type { ApiContext } from './api/context.js';
 import type { HoldEnd } from './api/fetch.js';
 import { apiHandlers, type RequestSource } from './api/handlers.js';
 import type { UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, shutdownGraceMs } from './limits.js';
+import { type AnswerSink, discardReply, type Reply } from './reply.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
 class Slot implements AnswerSink {

@@ -1,3 +1,4 @@
+import { type Clock, systemClock, type TimerHandle, unrefTimer } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import { type AllocatorOp, allocatorLeader, planAllocation } from './allocator.js';
 import { clusterError } from './etcd-client.js';
@@ -35,7 +36,7 @@ export class AllocatorLeader {
   readonly stats: AllocatorStats = { transactions: 0, roundTrips: 0, promotions: 0 };
   private readonly runs: SerialRuns;
   private stopped = false;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: TimerHandle | undefined;
   private readonly onChange = () => this.kick();
 
   constructor(
@@ -45,6 +46,7 @@ export class AllocatorLeader {
     private readonly log: (line: string) => void,
     /** Replicas of a topic whose spec leaves replication to the cluster (capped at the members). */
     private readonly defaultReplication = 1,
+    private readonly clock: Clock = systemClock,
   ) {
     this.runs = new SerialRuns(
       () => this.run(),
@@ -72,7 +74,7 @@ export class AllocatorLeader {
   stop(): void {
     this.stopped = true;
     this.runs.stop();
-    clearTimeout(this.retryTimer);
+    this.clock.clearTimeout(this.retryTimer);
     this.copy.off('change', this.onChange);
   }
 
@@ -113,8 +115,8 @@ export class AllocatorLeader {
         if (!done) return;
       } catch (error) {
         this.log(`allocator: ${clusterError(error, 'writing assignments').message}`);
-        this.retryTimer = setTimeout(() => this.kick(), RETRY_MS);
-        this.retryTimer.unref();
+        this.retryTimer = this.clock.setTimeout(() => this.kick(), RETRY_MS);
+        unrefTimer(this.retryTimer);
         return;
       }
     }

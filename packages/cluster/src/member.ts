@@ -1,8 +1,10 @@
 import { EventEmitter } from 'node:events';
+import { type Clock, systemClock } from '@booblik/protocol';
 import type { Etcd3, Lease } from 'etcd3';
 import { LeaseLostError, MemberIdTakenError } from './errors.js';
 import { clusterError } from './etcd-client.js';
 import { Keyspace } from './keyspace.js';
+import { LeaseFence, type MemberState } from './lease-fence.js';
 import { encodeMember, type MemberInfo, memberInfoProblem } from './values.js';
 
 /**
@@ -11,17 +13,17 @@ import { encodeMember, type MemberInfo, memberInfoProblem } from './values.js';
  * machine, so not shorter than a few seconds. etcd grants whole seconds, at least 2.
  */
 export const DEFAULT_LEASE_MS = 5000;
-/** How long before its lease could end a primary stops acknowledging (clock rates differ a little). */
-const LEASE_FENCE_MARGIN_MS = 500;
 const LEASE_MS_MIN = 2000;
 
 export interface JoinOptions {
   cluster: string;
   member: MemberInfo;
   leaseMs?: number;
+  /** Times the keepalives for the lease fence (the system's unless a test drives it). */
+  clock?: Clock;
 }
 
-export type MemberState = 'alive' | 'lost' | 'left';
+export type { MemberState } from './lease-fence.js';
 
 /**
  * One broker's membership: an etcd lease kept alive by the client (a keepalive every third of its
@@ -33,11 +35,8 @@ export type MemberState = 'alive' | 'lost' | 'left';
  *   alive --leave()--> left
  */
 export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }> {
-  private currentState: MemberState = 'alive';
   private renewedAt = Date.now();
-  /** performance.now() when the last keepalive etcd confirmed was sent (or the grant was asked for). */
-  private confirmedSentAt: number;
-  private lastSentAt: number;
+  private readonly fence: LeaseFence;
 
   private constructor(
     readonly keyspace: Keyspace,
@@ -49,17 +48,15 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
     readonly createRevision: number,
     private readonly lease: Lease,
     grantAskedAt: number,
+    clock: Clock,
   ) {
     super();
-    this.confirmedSentAt = grantAskedAt;
-    this.lastSentAt = grantAskedAt;
+    this.fence = new LeaseFence(leaseMs, clock, grantAskedAt);
     lease.on('lost', (error) => this.markLost(error));
-    lease.on('keepaliveFired', () => {
-      this.lastSentAt = performance.now();
-    });
+    lease.on('keepaliveFired', () => this.fence.keepaliveSent());
     lease.on('keepaliveSucceeded', () => {
       this.renewedAt = Date.now();
-      this.confirmedSentAt = this.lastSentAt;
+      this.fence.keepaliveConfirmed();
       this.emit('renewed');
     });
   }
@@ -71,11 +68,7 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
    * nothing once this is false: by then another broker may be promoted in its place.
    */
   get leaseCertain(): boolean {
-    return (
-      this.currentState === 'alive' &&
-      performance.now() <
-        this.confirmedSentAt + this.leaseMs - Math.min(LEASE_FENCE_MARGIN_MS, this.leaseMs / 4)
-    );
+    return this.fence.certain;
   }
 
   /** When etcd last confirmed the lease (ms since the epoch): a readiness check can judge by it. */
@@ -95,14 +88,15 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
     if (problem !== null) throw new RangeError(problem);
     const keyspace = new Keyspace(options.cluster);
     const key = keyspace.memberKey(options.member.id);
-    const grantAskedAt = performance.now();
+    const clock = options.clock ?? systemClock;
+    const grantAskedAt = clock.now();
     const lease = client.lease(leaseMs / 1000);
     // A grant that fails is reported by join's rejection; the lease's own 'lost' has no listener yet.
     lease.on('lost', () => {});
     try {
       const leaseId = await lease.grant();
-      const result = await announce(client, key, options.member, leaseId, leaseMs);
-      return new Member(keyspace, options.member, leaseMs, leaseId, result, lease, grantAskedAt);
+      const result = await announce(client, key, options.member, leaseId, leaseMs, clock);
+      return new Member(keyspace, options.member, leaseMs, leaseId, result, lease, grantAskedAt, clock);
     } catch (error) {
       await lease.revoke().catch(() => {});
       throw error instanceof RangeError || error instanceof MemberIdTakenError
@@ -112,16 +106,16 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
   }
 
   get state(): MemberState {
-    return this.currentState;
+    return this.fence.state;
   }
 
   /** Leaves the cluster now: revokes the lease, so the member key (and every key under it) goes at once. */
   async leave(): Promise<void> {
-    if (this.currentState !== 'alive') {
+    if (this.fence.state !== 'alive') {
       this.lease.release();
       return;
     }
-    this.currentState = 'left';
+    this.fence.transition('left');
     try {
       await this.lease.revoke();
     } catch (error) {
@@ -131,8 +125,8 @@ export class Member extends EventEmitter<{ lost: [LeaseLostError]; renewed: [] }
   }
 
   private markLost(cause: unknown): void {
-    if (this.currentState !== 'alive') return;
-    this.currentState = 'lost';
+    if (this.fence.state !== 'alive') return;
+    this.fence.transition('lost');
     this.emit(
       'lost',
       new LeaseLostError(`member ${this.info.id} lost its lease ${this.leaseId}: ${String(cause)}`, {
@@ -154,8 +148,9 @@ async function announce(
   info: MemberInfo,
   leaseId: string,
   leaseMs: number,
+  clock: Clock,
 ): Promise<number> {
-  const deadline = Date.now() + leaseMs + EXPIRY_MARGIN_MS;
+  const deadline = clock.now() + leaseMs + EXPIRY_MARGIN_MS;
   for (;;) {
     const result = await client
       .if(key, 'Create', '==', 0)
@@ -163,8 +158,8 @@ async function announce(
       .else(client.get(key))
       .commit();
     if (result.succeeded) return Number(result.header.revision);
-    const left = deadline - Date.now();
-    if (left <= 0 || !(await keyDeleted(client, key, Number(result.header.revision), left))) {
+    const left = deadline - clock.now();
+    if (left <= 0 || !(await keyDeleted(client, key, Number(result.header.revision), left, clock))) {
       throw new MemberIdTakenError(
         `member id ${info.id}: another live broker holds ${key} (its lease outlived ${leaseMs} ms)`,
       );
@@ -176,7 +171,13 @@ async function announce(
 const EXPIRY_MARGIN_MS = 1500;
 
 /** Resolves true once `key` is deleted after `revision`, false after `timeoutMs`. */
-async function keyDeleted(client: Etcd3, key: string, revision: number, timeoutMs: number): Promise<boolean> {
+async function keyDeleted(
+  client: Etcd3,
+  key: string,
+  revision: number,
+  timeoutMs: number,
+  clock: Clock,
+): Promise<boolean> {
   const watcher = await client
     .watch()
     .key(key)
@@ -184,9 +185,9 @@ async function keyDeleted(client: Etcd3, key: string, revision: number, timeoutM
     .create();
   try {
     return await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
+      const timer = clock.setTimeout(() => resolve(false), timeoutMs);
       watcher.on('delete', () => {
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         resolve(true);
       });
     });

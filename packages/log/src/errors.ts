@@ -42,6 +42,21 @@ export class StorageError extends Error {
   }
 }
 
+/**
+ * A truncation refused, nothing changed: `offset` is below the high watermark (a reader may have
+ * seen the records), past the log end, or below the local segments (history only in a store). A
+ * replica answers it OFFSET_MISMATCH. Still a RangeError, as it was before it had its own class.
+ */
+export class TruncationRefusedError extends RangeError {
+  override name = 'TruncationRefusedError';
+  constructor(
+    readonly offset: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The partition is closing or closed: appends are refused, reads end. */
 export class LogClosedError extends Error {
   override name = 'LogClosedError';

@@ -8,6 +8,7 @@ import {
   OffsetOutOfRangeError,
   RecordTooLargeError,
   StorageError,
+  TruncationRefusedError,
 } from './errors.js';
 import type { Fragment, FragmentSource, FragmentView, PersistCandidate, RemoteHistory } from './fragment.js';
 import { thinIndex } from './fragment.js';
@@ -647,7 +648,7 @@ export class PartitionLog {
 
   /**
    * Removes every record at or above `offset` (a replica cutting back to where its log and a new
-   * primary's agree); later writes land at `offset`. Refused with RangeError, nothing changed, when a
+   * primary's agree); later writes land at `offset`. Refused with TruncationRefusedError, nothing changed, when a
    * reader may have seen the records (`offset` below the high watermark), past the log end, or below
    * the local segments. Durable before it returns: the segment holding `offset` is cut and
    * fdatasynced first, then later segments are removed and the directory fsynced (a crash between
@@ -660,13 +661,15 @@ export class PartitionLog {
     const highWatermark = this.highWatermark.value;
     const logEndOffset = this.logEndOffset;
     if (!Number.isInteger(offset) || offset < highWatermark || offset > logEndOffset) {
-      throw new RangeError(
+      throw new TruncationRefusedError(
+        offset,
         `truncateTo: offset ${offset}, expected ${highWatermark}..${logEndOffset} ` +
           '(from the high watermark, below which a reader may have seen a record, to the log end)',
       );
     }
     if (offset < this.localStartOffset) {
-      throw new RangeError(
+      throw new TruncationRefusedError(
+        offset,
         `truncateTo: offset ${offset} is below the local start ${this.localStartOffset} (history only in the store)`,
       );
     }

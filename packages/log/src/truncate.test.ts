@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { encodeStoredRecords } from '@booblik/protocol';
 import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
+import { TruncationRefusedError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
 import { readAll } from './test-support/read-all.js';
 import { payloadsOf, rec } from './test-support/records.js';
@@ -136,7 +137,7 @@ describe('truncation at runtime', () => {
     write(log, 6, 8);
     const files = segmentFiles(dir);
     for (const offset of [3, 0, 9, -1, 4.5]) {
-      assert.throws(() => log.truncateTo(offset), RangeError, `offset ${offset}`);
+      assert.throws(() => log.truncateTo(offset), TruncationRefusedError, `offset ${offset}`);
     }
     assert.equal(log.logEndOffset, 8);
     assert.deepEqual(segmentFiles(dir), files);

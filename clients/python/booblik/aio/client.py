@@ -28,6 +28,7 @@ from ..routing import (
 )
 from ..wire import AckPolicy, FetchResult, ProduceResult
 from .connection import Connection, Topic
+from .consumer import Consumer
 
 
 class Client:
@@ -169,10 +170,8 @@ class Client:
         offset: int,
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
-    ):
+    ) -> Consumer:
         """As ``booblik.Client.consumer``: its fetches follow routes, and ``prefer_zone``."""
-        from .consumer import Consumer
-
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
 
     # -- routing --

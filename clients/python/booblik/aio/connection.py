@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from .. import limits, routing, wire
 from ..address import parse_address
 from ..capabilities import speaks
-from ..connection import UNKNOWN_EFFECT, check_wait_fits_timeout
+from ..connection import UNKNOWN_EFFECT
 from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError, lost_in_flight, timed_out_in_flight
 from ..fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from ..partitioner import Key, TopicRouting
@@ -35,8 +35,11 @@ from ..topics import (
     encode_apply_request,
     encode_list_request,
 )
+from ..waits import check_wait_fits_timeout
 from ..watch import default_watch_wait_millis
 from ..wire import AckPolicy, FetchResult, ProduceResult
+from .consumer import Consumer
+from .watch import TopicWatch
 
 
 class Connection:
@@ -226,15 +229,13 @@ class Connection:
         body = await self._call(API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, payload, what)
         return decode_list_fragments_response(body)
 
-    def watch_topics(self, selector: str = "", max_wait_millis: int | None = None):
+    def watch_topics(self, selector: str = "", max_wait_millis: int | None = None) -> TopicWatch:
         """An async iterator: the listing now, then a new one each time the spec store changes.
 
         ``async with connection.watch_topics("team=payments") as watch: async for listing in watch:``.
         It holds its LIST on a connection of its own, opened on the first step; leaving the
         ``async with`` (or ``await watch.aclose()``) closes it, and cancelling the task stops it.
         """
-        from .watch import TopicWatch
-
         wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
         check_wait_fits_timeout(wait, self.timeout)
         return TopicWatch(lambda: Connection.connect(self.address, self.timeout), selector, wait)
@@ -256,11 +257,9 @@ class Connection:
         offset: int,
         max_bytes: int = limits.DEFAULT_MAX_BYTES,
         max_wait_millis: int = limits.DEFAULT_MAX_WAIT_MILLIS,
-    ):
+    ) -> Consumer:
         """An async iterator over one partition from ``offset`` (it never ends; cancel the task or
         ``break``); or ``await consumer.poll()``. Nothing is fetched until the first record is asked for."""
-        from .consumer import Consumer
-
         return Consumer(self, topic, partition, offset, max_bytes=max_bytes, max_wait_millis=max_wait_millis)
 
     # -- the exchange (the Producer uses _submit and _drain directly) --

@@ -6,16 +6,29 @@ the connection stays usable (the abandoned fetch's answer is read and dropped).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from .. import limits
-from ..connection import check_wait_fits_timeout
 from ..consumer import ConsumerBase
-from ..wire import Record
+from ..waits import check_wait_fits_timeout
+from ..wire import FetchResult, Record
+
+
+class AsyncFetcher(Protocol):
+    """What an asyncio consumer reads through: a ``booblik.aio.Connection`` or ``Client``. Typed
+    by shape, so the consumer sits below both and each can hand out consumers without an import back."""
+
+    timeout: float | None
+
+    async def fetch(
+        self, topic: str, partition: int, offset: int, max_bytes: int, max_wait_millis: int
+    ) -> FetchResult: ...
 
 
 class Consumer(ConsumerBase):
     def __init__(
         self,
-        connection,
+        connection: AsyncFetcher,
         topic: str,
         partition: int,
         offset: int,

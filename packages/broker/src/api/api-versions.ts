@@ -1,5 +1,5 @@
 import { encodeApiVersionsResponse, supportedApiVersions } from '@booblik/protocol';
-import type { Reply } from './context.js';
+import type { Reply } from '../reply.js';
 
 const answerRanges = supportedApiVersions();
 

@@ -5,7 +5,8 @@ import {
   encodeInvalidArgumentResponse,
   encodeRevisionMismatchResponse,
 } from '@booblik/protocol';
-import type { ApiContext, Reply } from './context.js';
+import type { Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { refuse } from './refusal.js';
 
 /**

@@ -19,8 +19,10 @@ import {
   readResponseFrame,
 } from '@booblik/protocol';
 import { BrokerMetrics } from '../metrics.js';
-import type { ServedPartition } from '../partitions.js';
-import type { AnswerSink, ApiContext, Reply } from './context.js';
+import type { PartitionResolver, ServedPartition } from '../partitions.js';
+import type { AnswerSink, Reply } from '../reply.js';
+import { type ReplicaRoles, RequestRouter } from '../routing/request-router.js';
+import type { ApiContext } from './context.js';
 import { handleFetch } from './fetch.js';
 import { handleProduce, handleUnansweredProduce } from './produce.js';
 
@@ -42,14 +44,25 @@ const replicaCopy = {
 function elsewhere(options: { replicaHere: boolean }) {
   const forwarded: string[] = [];
   const metrics = new BrokerMetrics();
+  const routing = { resolve: () => ({ kind: 'remote', route }) } as unknown as PartitionResolver;
+  const replication = {
+    replicaReadable: () => (options.replicaHere ? replicaCopy : undefined),
+  } as unknown as ReplicaRoles;
   const ctx = {
-    routing: { resolve: () => ({ kind: 'remote', route }) },
+    routing,
+    router: new RequestRouter({
+      resolver: routing,
+      replicas: replication,
+      proxying: true,
+      selfId: 'b1',
+      isReadOnly: () => false,
+    }),
     proxy: {
       fetch: () => forwarded.push('fetch'),
       produce: () => forwarded.push('produce'),
       produceUnanswered: () => forwarded.push('produce unanswered'),
     },
-    replication: { replicaReadable: () => (options.replicaHere ? replicaCopy : undefined) },
+    replication,
     registry: { isRetired: () => false },
     metrics,
     noisyLog: { warn: () => {} },

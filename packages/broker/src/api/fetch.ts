@@ -10,11 +10,11 @@ import {
   fetchWaitMsMax,
   NO_EPOCH,
   type RecordsLost,
-  ReplicaFlag,
 } from '@booblik/protocol';
 import { fetchPayloadBytesMax, fetchPayloadBytesMaxV5 } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
-import type { AnswerSink, ApiContext, Reply } from './context.js';
+import type { AnswerSink, Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { refuse } from './refusal.js';
 
 /** Why a held fetch ends before its data or its deadline: the client left, or the broker is stopping. */
@@ -45,55 +45,25 @@ export function handleFetch(
   scope: HoldScope,
   answer: AnswerSink,
 ): void {
-  const where = ctx.routing.resolve(req.topic, req.partition);
-  // A replica-readable version takes reads from an in-sync replica; any version does while the
-  // partition has no primary (a failover, an etcd outage's end): committed data stays readable.
-  // Served here, up to the commit offset this copy knows.
-  if ((capabilities.replicaReadable && where.kind === 'remote') || where.kind === 'none') {
-    const replica = ctx.replication?.replicaReadable(req.topic, req.partition);
-    if (replica !== undefined && req.fetchOffset <= replica.logEndOffset) {
+  const decision = ctx.router.forFetch(req.topic, req.partition, req.fetchOffset, capabilities);
+  switch (decision.kind) {
+    case 'replica':
       ctx.metrics.replicaReads++;
-      serveHere(replica, req, correlationId, ctx, scope, answer, true);
+      serveHere(decision.partition, req, correlationId, ctx, scope, answer, true);
       return;
-    }
-  }
-  if (where.kind === 'remote') {
-    // An original client knows one broker: forward it. One that follows routes is told where to go.
-    if (capabilities.proxied && ctx.proxy !== null) ctx.proxy.fetch(req, correlationId, where.route, answer);
-    else {
-      ctx.metrics.refused('NOT_PRIMARY');
-      answer.deliver(encodeNotPrimaryResponse(correlationId, where.route));
-    }
-    return;
-  }
-  if (where.kind === 'none' && capabilities.proxied && ctx.proxy !== null) {
-    // An original client, through a broker that holds no readable copy: a live in-sync replica may.
-    const replica = inSyncReplicaAddress(ctx, req.topic, req.partition);
-    if (replica !== undefined) {
-      ctx.proxy.fetch(req, correlationId, { primary: replica, replicas: [] }, answer, true);
+    case 'primary':
+      serveHere(decision.partition, req, correlationId, ctx, scope, answer, false);
       return;
-    }
+    case 'proxied':
+      ctx.proxy!.fetch(req, correlationId, decision.route, answer, decision.fromReplica);
+      return;
+    case 'unknown':
+      if (decision.route !== undefined) {
+        ctx.metrics.refused('NOT_PRIMARY');
+        answer.deliver(encodeNotPrimaryResponse(correlationId, decision.route));
+      } else answer.deliver(refuse(ctx, correlationId, decision.code));
+      return;
   }
-  if (where.kind !== 'local') {
-    const code =
-      where.kind === 'none'
-        ? ErrorCode.NO_PRIMARY
-        : where.kind === 'failed'
-          ? ErrorCode.STORAGE_ERROR // it is here, but could not be opened
-          : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-    answer.deliver(refuse(ctx, correlationId, code));
-    return;
-  }
-  serveHere(where.partition, req, correlationId, ctx, scope, answer, false);
-}
-
-/** Another broker's address that is a live in-sync replica, as the cluster's record shows the partition. */
-function inSyncReplicaAddress(ctx: ApiContext, topic: string, partition: number): string | undefined {
-  const route = ctx.routing.routeV2Of(topic, partition, '', false);
-  const both = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
-  const self = ctx.cluster?.memberId;
-  return route.replicas.find((r) => (r.flags & both) === both && r.address !== '' && r.member !== self)
-    ?.address;
 }
 
 /**

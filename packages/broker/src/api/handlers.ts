@@ -12,9 +12,10 @@ import {
   type RequestOf,
 } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
+import type { AnswerSink, Reply } from '../reply.js';
 import { handleApiVersions } from './api-versions.js';
 import { handleApply } from './apply.js';
-import type { AnswerSink, ApiContext, Reply } from './context.js';
+import type { ApiContext } from './context.js';
 import { type HoldScope, handleFetch } from './fetch.js';
 import { handleList } from './list.js';
 import { handleListFragments } from './list-fragments.js';

@@ -8,7 +8,8 @@ import {
   type ListFragmentsRequest,
   type PartitionFragments,
 } from '@booblik/protocol';
-import type { ApiContext, Reply } from './context.js';
+import type { Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { refuse } from './refusal.js';
 
 const LOCATIONS = {

@@ -13,7 +13,8 @@ import {
   SelectorError,
   selectorMatches,
 } from '@booblik/protocol';
-import type { ApiContext, Reply } from './context.js';
+import type { Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import type { HoldScope } from './fetch.js';
 
 /**

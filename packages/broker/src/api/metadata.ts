@@ -17,8 +17,9 @@ import {
   type Route,
   type RouteV2,
 } from '@booblik/protocol';
+import type { Reply } from '../reply.js';
 import { MIN_REVISION_WAIT_MS } from '../topics/topic-table.js';
-import type { ApiContext, Reply } from './context.js';
+import type { ApiContext } from './context.js';
 import { refuse } from './refusal.js';
 
 const NO_ROUTE: Route = { primary: '', replicas: [] };

@@ -5,7 +5,8 @@ import {
   MoveFlag,
   type MoveRequest,
 } from '@booblik/protocol';
-import type { ApiContext, Reply } from './context.js';
+import type { Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { refuse } from './refusal.js';
 
 /** MOVE v1: a partition given to another member of the cluster (`booblik partitions move`). */

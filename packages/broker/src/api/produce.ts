@@ -7,49 +7,15 @@ import {
   encodeOffsetMismatchResponse,
   encodeProduceResponse,
   type ProduceRequest,
-  type Route,
 } from '@booblik/protocol';
 import type { ServedPartition } from '../partitions.js';
-import type { AnswerSink, ApiContext, Reply } from './context.js';
+import type { AnswerSink, Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 import { codeForAppendError, refuse, refuseSilently } from './refusal.js';
 
 /** Told when an ack NONE batch (which has no answer to wait for) is done with: written or refused. */
 export interface UnansweredSink {
   settled(): void;
-}
-
-type Target = ServedPartition | { code: number; what: string } | { route: Route };
-
-/** Where a PRODUCE may land: here, another broker (route), or the code it is refused with. */
-function target(req: ProduceRequest, ctx: ApiContext): Target {
-  const where = ctx.routing.resolve(req.topic, req.partition);
-  if (where.kind === 'remote') return { route: where.route };
-  if (where.kind === 'none') {
-    return { code: ErrorCode.NO_PRIMARY, what: `${req.topic}-${req.partition}: no primary now` };
-  }
-  if (where.kind === 'unknown') {
-    return {
-      code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-      what: `${req.topic}-${req.partition}: no such topic or partition`,
-    };
-  }
-  if (where.kind === 'failed') {
-    return { code: ErrorCode.STORAGE_ERROR, what: `${req.topic}-${req.partition}: ${where.problem}` };
-  }
-  if (ctx.registry.isReadOnly(req.topic)) {
-    return { code: ErrorCode.TOPIC_READ_ONLY, what: `${req.topic}: read-only` };
-  }
-  const refused = ctx.replication?.writeRefusal(where.partition);
-  if (refused !== undefined && refused !== null) return { code: refused.code, what: refused.message };
-  return where.partition;
-}
-
-function isRefusal(t: Target): t is { code: number; what: string } {
-  return 'code' in t && 'what' in t;
-}
-
-function isElsewhere(t: Target): t is { route: Route } {
-  return 'route' in t;
 }
 
 /**
@@ -67,22 +33,26 @@ export function handleProduce(
   ctx: ApiContext,
   answer: AnswerSink,
 ): void {
-  const partition = target(req, ctx);
-  if (isRefusal(partition)) {
-    answer.deliver(refuse(ctx, correlationId, partition.code));
-    return;
-  }
-  if (isElsewhere(partition)) {
-    // An original client knows one broker: forward it. One that follows routes is told where to go.
-    if (capabilities.proxied && ctx.proxy !== null) {
-      ctx.proxy.produce(req, correlationId, partition.route, answer);
-    } else {
-      ctx.metrics.refused('NOT_PRIMARY');
-      answer.deliver(encodeNotPrimaryResponse(correlationId, partition.route));
+  const decision = ctx.router.forProduce(req.topic, req.partition, capabilities);
+  switch (decision.kind) {
+    case 'proxied':
+      ctx.proxy!.produce(req, correlationId, decision.route, answer);
+      return;
+    case 'unknown':
+      if (decision.route !== undefined) {
+        ctx.metrics.refused('NOT_PRIMARY');
+        answer.deliver(encodeNotPrimaryResponse(correlationId, decision.route));
+      } else answer.deliver(refuse(ctx, correlationId, decision.code));
+      return;
+    case 'primary': {
+      const partition = decision.partition;
+      partition.appendTo(
+        batchOf(req),
+        req.ack,
+        new ProduceAnswer(req, correlationId, ctx, partition, answer),
+      );
     }
-    return;
   }
-  partition.appendTo(batchOf(req), req.ack, new ProduceAnswer(req, correlationId, ctx, partition, answer));
 }
 
 /** PRODUCE with ack NONE: the same checks, nothing ever answered; refusals are counted and logged. */
@@ -92,23 +62,18 @@ export function handleUnansweredProduce(
   ctx: ApiContext,
   unanswered: UnansweredSink,
 ): void {
-  const partition = target(req, ctx);
-  if (isElsewhere(partition) && capabilities.proxied && ctx.proxy !== null) {
-    ctx.proxy.produceUnanswered(req, partition.route);
+  const decision = ctx.router.forProduce(req.topic, req.partition, capabilities);
+  if (decision.kind === 'proxied') {
+    ctx.proxy!.produceUnanswered(req, decision.route);
     unanswered.settled();
     return;
   }
-  if (isRefusal(partition) || isElsewhere(partition)) {
-    const refusal = isRefusal(partition)
-      ? partition
-      : {
-          code: ErrorCode.NOT_PRIMARY,
-          what: `${req.topic}-${req.partition}: served by ${partition.route.primary}`,
-        };
-    refuseSilently(ctx, refusal.code, refusal.what);
+  if (decision.kind === 'unknown') {
+    refuseSilently(ctx, decision.code, decision.what);
     unanswered.settled();
     return;
   }
+  const partition = decision.partition;
   partition.appendTo(batchOf(req), AckPolicy.NONE, new UnansweredProduce(req, ctx, partition, unanswered));
 }
 

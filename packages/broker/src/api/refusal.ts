@@ -1,7 +1,8 @@
 import { LogClosedError, RecordTooLargeError, StorageError } from '@booblik/log';
 import { ErrorCode, encodeErrorResponse, errorName } from '@booblik/protocol';
 import { ReplicationRefusal } from '../replication/refusal.js';
-import type { ApiContext, Reply } from './context.js';
+import type { Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 
 /** A refusal frame, counted. */
 export function refuse(ctx: ApiContext, correlationId: number, code: number): Reply {

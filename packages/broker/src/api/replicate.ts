@@ -1,5 +1,6 @@
 import { ErrorCode, encodeReplicateResponse, type ReplicateRequest } from '@booblik/protocol';
-import type { ApiContext, Reply } from './context.js';
+import type { Reply } from '../reply.js';
+import type { ApiContext } from './context.js';
 
 /**
  * REPLICATE v1 (broker to broker): a primary's write group or copy for a partition this broker holds

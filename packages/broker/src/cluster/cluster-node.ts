@@ -10,6 +10,7 @@ import {
 import type { LogConfig, Logger } from '@booblik/log';
 import { ErrorCode, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
+import type { Membership, MoveOutcome } from '../cluster-surface.js';
 import type { PartitionRegistry } from '../partitions.js';
 import { electUnclean, moveReplicated } from '../replication/replicated-move.js';
 import { ReplicationService } from '../replication/replication-service.js';
@@ -21,12 +22,6 @@ import { PeerProxy } from './proxy.js';
 
 /** How long a MOVE waits for the new owner to be routed before it answers anyway. */
 const ROUTED_WAIT_MS = 5000;
-
-export type MoveOutcome =
-  | { code: typeof ErrorCode.NONE; revision: number }
-  | { code: typeof ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }
-  | { code: typeof ErrorCode.INVALID_ARGUMENT; index: -1; message: string }
-  | { code: typeof ErrorCode.CLUSTER_UNAVAILABLE; message: string };
 
 function invalid(message: string): MoveOutcome {
   return { code: ErrorCode.INVALID_ARGUMENT, index: -1, message };
@@ -58,7 +53,7 @@ export interface ClusterNodeOptions {
  * the topic table and routes built on it, the partitions it owns kept open, the allocator (which
  * acts while this broker is the oldest member), and the proxy to the others.
  */
-export class ClusterNode {
+export class ClusterNode implements Membership {
   private member: Member | null;
   private stopped = false;
   private rejoinTimer: NodeJS.Timeout | undefined;
@@ -72,29 +67,11 @@ export class ClusterNode {
     private readonly owned: OwnedPartitions,
     readonly allocator: AllocatorLeader,
     readonly proxy: PeerProxy,
+    readonly replication: ReplicationService,
     private readonly options: ClusterNodeOptions,
   ) {
     this.member = member;
     this.watchLease(member);
-    this.replication = new ReplicationService({
-      selfId: options.member.id,
-      copy,
-      registry: options.registry,
-      etcd: client,
-      membership: () =>
-        this.member === null
-          ? null
-          : { leaseCertain: this.member.leaseCertain, createRevision: this.member.createRevision },
-      lagMaxMs: options.replicaLagMaxMs,
-      peerDial: options.peerDial,
-      minInSyncOf: options.minInSyncOf,
-      logger: options.logger,
-      servingChanged: () => {
-        routing.invalidate();
-        topics.localChanged();
-      },
-    });
-    routing.setReplication(this.replication);
     // A member whose key is gone (lease expired) answers nothing more: stop waiting on it.
     let addresses = new Set([...copy.members.values()].map((m) => m.address));
     copy.on('change', () => {
@@ -108,8 +85,6 @@ export class ClusterNode {
     });
     owned.onOpened(() => this.replication.reconcile());
   }
-
-  readonly replication: ReplicationService;
 
   /** Joins and reads the keyspace (then `openOwned`). Rejects if etcd cannot be reached. */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
@@ -140,7 +115,25 @@ export class ClusterNode {
         );
       });
       const self = { id: options.member.id, address: options.member.address };
-      const routing = new ClusterRouting(copy, options.registry, self);
+      // Replication and the routes need each other: the routes ask whether a replicated primary
+      // serves yet, and replication tells them when that changes (`servingChanged`, a callback).
+      let node: ClusterNode | undefined;
+      const replication = new ReplicationService({
+        selfId: options.member.id,
+        copy,
+        registry: options.registry,
+        etcd: client,
+        membership: () => node?.membership() ?? null,
+        lagMaxMs: options.replicaLagMaxMs,
+        peerDial: options.peerDial,
+        minInSyncOf: options.minInSyncOf,
+        logger: options.logger,
+        servingChanged: () => {
+          routing.invalidate();
+          topics.localChanged();
+        },
+      });
+      const routing = new ClusterRouting(copy, options.registry, self, replication);
       const topics = new ClusterTopics(
         copy,
         new EtcdSpecStore(client, { cluster: options.cluster }),
@@ -167,7 +160,7 @@ export class ClusterNode {
         (line) => logger.info(line),
         options.defaultReplication,
       );
-      return new ClusterNode(
+      node = new ClusterNode(
         client,
         member,
         copy,
@@ -176,8 +169,10 @@ export class ClusterNode {
         owned,
         allocator,
         new PeerProxy(new PeerPool(options.peerDial)),
+        replication,
         options,
       );
+      return node;
     } catch (error) {
       client.close();
       throw error;
@@ -322,6 +317,22 @@ export class ClusterNode {
   /** Whether this broker holds a live lease: /readyz says not ready otherwise. */
   get ready(): boolean {
     return this.member?.state === 'alive';
+  }
+
+  /**
+   * Only a replicated partition's primary uploads its segments: a replica holds the same ones
+   * (boundaries follow the bytes) and reads the primary's manifest afresh when it becomes primary.
+   */
+  uploadsHere(topic: string, id: number): boolean {
+    const owner = this.copy.ownerOf(topic, id);
+    return owner === undefined || owner.replicas.length <= 1 || this.replication.isServing(topic, id);
+  }
+
+  /** What replication needs of this broker's lease; null while it has none (lost, rejoining). */
+  private membership(): { leaseCertain: boolean; createRevision: number } | null {
+    return this.member === null
+      ? null
+      : { leaseCertain: this.member.leaseCertain, createRevision: this.member.createRevision };
   }
 
   get memberId(): string {

@@ -29,13 +29,12 @@ export class ClusterRouting implements PartitionResolver {
   /** Routes of replicated partitions served here (the others share `selfRoute`). */
   private readonly localRoutes = new Map<string, Route>();
   private readonly selfRoute: Route;
-  /** Replicated partitions open here: served only while this broker is their ready primary. */
-  private replicated: ReplicatedPartitions | null = null;
-
   constructor(
     private readonly copy: KeyspaceCopy,
     private readonly registry: PartitionRegistry,
     private readonly self: { readonly id: string; readonly address: string },
+    /** Replicated partitions open here: served only while this broker is their ready primary. */
+    private readonly replicated: ReplicatedPartitions,
   ) {
     this.selfRoute = { primary: self.address, replicas: [] };
     copy.on('change', () => this.invalidate());
@@ -44,11 +43,6 @@ export class ClusterRouting implements PartitionResolver {
   invalidate(): void {
     this.cache.clear();
     this.localRoutes.clear();
-  }
-
-  setReplication(replicated: ReplicatedPartitions): void {
-    this.replicated = replicated;
-    this.invalidate();
   }
 
   resolve(topic: string, partition: number): Resolution {
@@ -79,7 +73,7 @@ export class ClusterRouting implements PartitionResolver {
     const owner = this.copy.ownerOf(topic, partition);
     if (owner === undefined) return { epoch: 0, primary, replicas: [] };
     const lags =
-      withLag && owner.member === this.self.id ? this.replicated?.lagOf(topic, partition) : undefined;
+      withLag && owner.member === this.self.id ? this.replicated.lagOf(topic, partition) : undefined;
     const single = owner.replicas.length === 1;
     const replicas: ReplicaState[] = owner.replicas.map((id) => {
       const member = this.copy.members.get(id);
@@ -126,7 +120,7 @@ export class ClusterRouting implements PartitionResolver {
         return failed === undefined ? NONE : { kind: 'failed', problem: failed.problem };
       }
       // A replicated primary serves once it is assigned in its epoch and has committed what it found.
-      if (replicated && !(this.replicated?.isServing(topic, partition) ?? false)) return NONE;
+      if (replicated && !this.replicated.isServing(topic, partition)) return NONE;
       if (replicated) {
         this.localRoutes.set(
           `${topic}/${partition}`,

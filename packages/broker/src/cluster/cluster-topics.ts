@@ -7,11 +7,11 @@ import {
   SpecRevisionMismatchError,
 } from '@booblik/cluster';
 import type { Logger } from '@booblik/log';
-import { type ApplyRequest, ErrorCode, type TopicSpec } from '@booblik/protocol';
+import { type ApplyRequest, type Clock, ErrorCode, systemClock, type TopicSpec } from '@booblik/protocol';
+import { RevisionNotReachedError } from '../errors.js';
 import { isRefusal, planApply } from '../topics/plan-apply.js';
 import { newStoreRefusal } from '../topics/store-check.js';
-import type { ApplyOutcome } from '../topics/topic-service.js';
-import { RevisionNotReachedError, type TopicTable } from '../topics/topic-table.js';
+import type { ApplyOutcome, TopicTable } from '../topics/topic-table.js';
 import type { ClusterRouting } from './cluster-routing.js';
 
 /** How long an APPLY waits for the allocator to give its new partitions a primary before answering. */
@@ -40,6 +40,7 @@ export class ClusterTopics implements TopicTable {
      * system may take less; a partition it cannot open is reported there, not fatal.
      */
     private readonly dirNameBytesMax?: number,
+    private readonly clock: Clock = systemClock,
   ) {
     copy.on('change', (revision) => {
       this.sorted = null;
@@ -177,13 +178,13 @@ export class ClusterTopics implements TopicTable {
   until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
     if (condition()) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         this.checks.delete(check);
         resolve(false);
       }, timeoutMs);
       const check = () => {
         if (!condition()) return;
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         this.checks.delete(check);
         resolve(true);
       };

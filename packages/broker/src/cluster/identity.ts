@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { mkdirDurable, replaceFileDurably } from '@booblik/log';
+import { DataDirForeignError } from '../errors.js';
 
 /** `<data dir>/cluster.json`: which cluster and broker id the data directory belongs to. */
 export const IDENTITY_FILE = 'cluster.json';
@@ -9,14 +10,6 @@ export const IDENTITY_FILE = 'cluster.json';
 interface IdentityFile {
   cluster: string;
   broker: string;
-}
-
-/**
- * A data directory that belongs to another cluster or another broker id: starting on it would
- * serve that broker's partitions under a second identity (exit code 2, nothing touched).
- */
-export class DataDirForeignError extends Error {
-  override name = 'DataDirForeignError';
 }
 
 /** What `cluster.json` says, or null when the directory has none (a new or a single-node one). */

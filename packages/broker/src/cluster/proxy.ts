@@ -21,7 +21,7 @@ import {
   stringBytes,
   WireWriter,
 } from '@booblik/protocol';
-import type { AnswerSink, Reply } from '../api/context.js';
+import type { AnswerSink, Reply } from '../reply.js';
 import type { PeerAnswer, PeerConnection } from './peer-connection.js';
 import { PeerPool } from './peer-pool.js';
 

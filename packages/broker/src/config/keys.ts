@@ -2,7 +2,14 @@
  * Every configuration key the broker reads: its default, what it allows, and why. The `booblik.*`
  * keys of the original broker keep their names, so its configuration files keep working.
  */
+import {
+  DEFAULT_INDEX_INTERVAL_BYTES,
+  DEFAULT_SEGMENT_BYTES_MAX,
+  DEFAULT_TAIL_CACHE_BYTES,
+  DEFAULT_WRITER_QUEUE_BYTES_MAX,
+} from '@booblik/log';
 import { topicNameProblem } from '@booblik/protocol';
+import { retentionCheckMsDefault, retentionMsDefault } from '../limits.js';
 
 export interface TopicSpec {
   name: string;
@@ -43,11 +50,6 @@ export interface BrokerConfig {
   localRetentionBytes: number;
   localRetentionMs: number;
   storeCacheBytes: number;
-}
-
-/** A value that does not parse or is out of range. The message names the key and what is allowed. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
 }
 
 interface KeySpec<K extends keyof BrokerConfig> {
@@ -164,7 +166,7 @@ export const configKeys = [
   {
     key: 'booblik.segment.capacity.bytes',
     field: 'segmentBytesMax',
-    default: String(512 * MIB),
+    default: String(DEFAULT_SEGMENT_BYTES_MAX),
     allowed: 'an integer 9..2147483647',
     description: 'a new segment starts when the active one would pass this size',
     parse: integer(9, 2 ** 31 - 1),
@@ -172,7 +174,7 @@ export const configKeys = [
   {
     key: 'booblik.index.interval.bytes',
     field: 'indexIntervalBytes',
-    default: '4096',
+    default: String(DEFAULT_INDEX_INTERVAL_BYTES),
     allowed: 'an integer 1..2147483647',
     description: 'one sparse-index entry per this many bytes',
     parse: integer(1, 2 ** 31 - 1),
@@ -204,7 +206,7 @@ export const configKeys = [
   {
     key: 'booblik.retention.millis',
     field: 'retentionMs',
-    default: String(7 * 24 * 3600 * 1000),
+    default: String(retentionMsDefault),
     allowed: 'an integer >= -1 (-1: unlimited)',
     description: 'remove segments last written longer ago than this (default 7 days)',
     parse: integer(-1),
@@ -212,7 +214,7 @@ export const configKeys = [
   {
     key: 'booblik.retention.check.millis',
     field: 'retentionCheckMs',
-    default: String(5 * 60 * 1000),
+    default: String(retentionCheckMsDefault),
     allowed: 'an integer >= 1',
     description: 'how often retention runs',
     parse: integer(1),
@@ -252,7 +254,7 @@ export const configKeys = [
   {
     key: 'booblik.tail.cache.bytes',
     field: 'tailCacheBytes',
-    default: String(8 * MIB),
+    default: String(DEFAULT_TAIL_CACHE_BYTES),
     allowed: 'an integer >= 0',
     description: 'newest bytes per partition kept in memory for consumers that keep up',
     parse: integer(0),
@@ -260,7 +262,7 @@ export const configKeys = [
   {
     key: 'booblik.writer.queue.bytes',
     field: 'writerQueueBytes',
-    default: String(64 * MIB),
+    default: String(DEFAULT_WRITER_QUEUE_BYTES_MAX),
     allowed: 'an integer >= 1',
     description: 'bytes queued per partition before producers wait',
     parse: integer(1),

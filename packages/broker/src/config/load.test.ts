@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, configKeys, envNameOf } from './keys.js';
+import { ConfigError } from '../errors.js';
+import { configKeys, envNameOf } from './keys.js';
 import { loadConfig } from './load.js';
 import { parseProperties } from './properties.js';
 

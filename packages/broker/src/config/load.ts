@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { type BrokerConfig, ConfigError, configKeys, envNameOf } from './keys.js';
+import { ConfigError } from '../errors.js';
+import { type BrokerConfig, configKeys, envNameOf } from './keys.js';
 import { parseProperties } from './properties.js';
 
 export interface ConfigSources {

@@ -69,8 +69,6 @@ export class PersisterService implements PartitionOpenHooks {
   /** Manifests read at open, handed to the partition's persister once it exists. */
   private readonly manifests = new Map<string, Manifest>();
   private timer: NodeJS.Timeout | undefined;
-  /** In a cluster: whether this broker uploads a partition's segments now (it is its primary). */
-  private uploadsHere: (topic: string, id: number) => boolean = () => true;
 
   constructor(
     private readonly specOf: (topic: string) => TopicSpec | undefined,
@@ -81,19 +79,16 @@ export class PersisterService implements PartitionOpenHooks {
      * own, so the manifest's past is not handed to the log.
      */
     private readonly clustered = false,
+    /**
+     * In a cluster: whether this broker uploads a partition's segments now. Only a replicated
+     * partition's primary uploads; a replica holds the same segments (boundaries follow the bytes,
+     * and every replica writes the same bytes), drops local copies of those the primary's manifest
+     * lists with the same bytes, and reads the manifest afresh when it becomes primary.
+     */
+    private readonly uploadsHere: (topic: string, id: number) => boolean = () => true,
   ) {
     this.health = new StoreHealth(logger);
     this.cache = new FragmentCache(cacheBytes);
-  }
-
-  /**
-   * Only a replicated partition's primary uploads; a replica holds the same segments (boundaries
-   * follow the bytes, and every replica writes the same bytes), drops local copies of those the
-   * primary's manifest lists with the same bytes, and reads the manifest afresh when it becomes
-   * primary, before it uploads anything.
-   */
-  setUploadGate(gate: (topic: string, id: number) => boolean): void {
-    this.uploadsHere = gate;
   }
 
   start(): void {

@@ -1,5 +1,6 @@
 import type { OwnerEntry } from '@booblik/cluster';
 import type { Partition, ReplicationGate } from '@booblik/log';
+import { type Clock, InvariantError, systemClock, type TimerHandle, unrefTimer } from '@booblik/protocol';
 import type { PeerConnection } from '../cluster/peer-connection.js';
 import {
   inSyncChangeOwed,
@@ -7,8 +8,16 @@ import {
   notEnoughReplicas,
   outcomeUnknown,
   type ReplicationRefusal,
+  replicationBroken,
 } from './refusal.js';
 import { ReplicaStream, type StreamHost } from './replica-stream.js';
+import {
+  checkCommitMove,
+  checkEpochRises,
+  checkedMove,
+  checkInSyncHoldsPrimary,
+  type StateMoves,
+} from './replication-rules.js';
 
 /** After the commit offset moves, replicas with nothing on its way to them hear of it this soon. */
 const HEARTBEAT_DELAY_MS = 2;
@@ -48,6 +57,21 @@ export interface PipelineDeps {
 }
 
 /**
+ * covering: serves nothing until the commit offset covers the log as it was found;
+ * serving: its commit offset is the reads' high watermark;
+ * broken: a replication rule failed (a bug): it refuses every batch, acknowledges nothing;
+ * stopped: no longer primary in this epoch.
+ */
+export type PipelineState = 'covering' | 'serving' | 'broken' | 'stopped';
+
+const PIPELINE_MOVES: StateMoves<PipelineState> = {
+  covering: ['serving', 'broken', 'stopped'],
+  serving: ['broken', 'stopped'],
+  broken: ['stopped'],
+  stopped: [],
+};
+
+/**
  * One replicated partition as its primary, in one epoch: the writer's groups are streamed to every
  * replica as they are written, and a group is acknowledged (and readable) once every replica of the
  * in-sync set recorded in etcd holds it (the commit offset). A replica that stays behind longer than
@@ -63,17 +87,19 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   /** Where this primary's log ended when it took over: records below were written by earlier primaries. */
   private readonly takeoverEnd: number;
   private forcedUntil = 0;
-  private isReady = false;
+  private current: PipelineState = 'covering';
   /** Whether this broker's lease was certain at the last look (only logged: see `advance`). */
   private leaseHeld = true;
-  private stopped = false;
-  private heartbeatTimer: NodeJS.Timeout | undefined;
-  private readonly lagTimer: NodeJS.Timeout;
+  private heartbeatTimer: TimerHandle | undefined;
+  /** The next look at the replicas' lag (re-armed after each). */
+  private lagTimer: TimerHandle | undefined;
   private inSyncWrite: Promise<void> | null = null;
   /** Set while the in-sync set is smaller than minInSync: what a PRODUCE is told (kept, not built per request). */
   private shortOf: ReplicationRefusal | null = null;
   /** Set while a replica behind past the lag bound could not be taken out of the set (etcd unreachable). */
   private changeOwed: ReplicationRefusal | null = null;
+  /** Set once a replication rule failed: every batch is refused from then on. */
+  private broken: ReplicationRefusal | null = null;
 
   constructor(
     readonly partition: Partition,
@@ -81,15 +107,16 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     readonly id: number,
     readonly epoch: number,
     private readonly deps: PipelineDeps,
+    private readonly clock: Clock = systemClock,
   ) {
+    checkEpochRises(partition.name, partition.epochs.latestEpoch, epoch);
     // Records from here on are this epoch's: a replica cut back to this point agrees with us below it.
     partition.epochs.begin(epoch, partition.logEndOffset);
     this.takeoverEnd = partition.logEndOffset;
     this.commitOffset = partition.highWatermark.value;
     partition.setReplicationGate(this);
     this.syncStreams();
-    this.lagTimer = setInterval(() => this.checkLag(), Math.max(50, deps.lagMaxMs / 4));
-    this.lagTimer.unref();
+    this.armLagCheck();
     this.advance();
   }
 
@@ -106,7 +133,20 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
    * lease does not stop it (see `advance`): it serves on through an etcd outage.
    */
   get ready(): boolean {
-    return this.isReady;
+    return this.current === 'serving';
+  }
+
+  get state(): PipelineState {
+    return this.current;
+  }
+
+  private get halted(): boolean {
+    return this.current === 'stopped' || this.current === 'broken';
+  }
+
+  /** The one place the state changes; a move its states do not allow is a bug. */
+  private transition(to: PipelineState): void {
+    this.current = checkedMove(`${this.partition.name} primary`, PIPELINE_MOVES, this.current, to);
   }
 
   /**
@@ -114,12 +154,12 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
    * leave the set cannot (etcd unreachable); else null.
    */
   get refusal(): ReplicationRefusal | null {
-    return this.shortOf ?? this.changeOwed;
+    return this.broken ?? this.shortOf ?? this.changeOwed;
   }
 
   /** Lag and catch-up of each replica, for /metrics. */
   replicaStates(): ReplicaLag[] {
-    const now = performance.now();
+    const now = this.clock.now();
     const end = this.partition.logEndOffset;
     return [...this.streams.values()].map((s) => ({
       member: s.member,
@@ -147,7 +187,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   }
 
   replacedBy(epoch: number): void {
-    if (!this.stopped) this.deps.replaced(epoch);
+    if (!this.halted) this.deps.replaced(epoch);
   }
 
   log(line: string): void {
@@ -156,7 +196,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
 
   /** The copy changed: replicas may have come, gone or moved, the in-sync set may have changed. */
   ownerChanged(): void {
-    if (this.stopped) return;
+    if (this.halted) return;
     this.syncStreams();
     this.advance();
     this.checkLag();
@@ -164,20 +204,36 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
 
   /** No longer primary in this epoch: what waits for replicas is told so; the gate comes off. */
   stop(why: string): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.lagTimer);
-    clearTimeout(this.heartbeatTimer);
+    if (this.current === 'stopped') return;
+    const wasServing = this.current === 'serving';
+    this.transition('stopped');
+    this.halt(why);
+    this.partition.setReplicationGate(null);
+    if (wasServing) this.deps.servingChanged();
+  }
+
+  /**
+   * A replication rule failed: logged, and the partition stops here, never carries on. The gate
+   * stays on so every new batch is refused; what waits is told its outcome is unknown.
+   */
+  private breakDown(error: InvariantError): void {
+    const wasServing = this.current === 'serving';
+    this.transition('broken');
+    this.broken = replicationBroken(this.partition.name, error.message);
+    this.deps.log(`${this.broken.message}: refusing every batch until the broker restarts`);
+    this.halt(error.message);
+    if (wasServing) this.deps.servingChanged();
+  }
+
+  /** Timers off, streams stopped, what waits for replicas answered. */
+  private halt(why: string): void {
+    this.clock.clearTimeout(this.lagTimer);
+    this.clock.clearTimeout(this.heartbeatTimer);
     for (const stream of this.streams.values()) stream.stop();
     this.partition.failUncommitted(
       noLongerPrimary(this.partition.name, why),
       outcomeUnknown(this.partition.name, `no longer primary: ${why}`),
     );
-    this.partition.setReplicationGate(null);
-    if (this.isReady) {
-      this.isReady = false;
-      this.deps.servingChanged();
-    }
   }
 
   /** The stream to one replica (a handover asks it whether it is alive), if it is one. */
@@ -198,7 +254,8 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       if (member === this.deps.selfId) continue;
       const address = this.deps.addressOf(member);
       const stream = this.streams.get(member);
-      if (stream === undefined) this.streams.set(member, new ReplicaStream(member, address, this));
+      if (stream === undefined)
+        this.streams.set(member, new ReplicaStream(member, address, this, this.clock));
       else stream.setAddress(address);
     }
     for (const [member, stream] of this.streams) {
@@ -222,9 +279,19 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
    * way while cut off from their controller.
    */
   private advance(): void {
-    if (this.stopped) return;
+    if (this.halted) return;
+    try {
+      this.advanceChecked();
+    } catch (error) {
+      if (!(error instanceof InvariantError)) throw error;
+      this.breakDown(error);
+    }
+  }
+
+  private advanceChecked(): void {
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || owner.epoch !== this.epoch) return;
+    checkInSyncHoldsPrimary(this.partition.name, owner.member, owner.isr);
     this.noteLease();
     const short = owner.isr.length < this.deps.minInSync;
     if (short && this.shortOf === null) {
@@ -238,16 +305,17 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
       );
     } else if (!short) this.shortOf = null;
     if (short) return;
-    let commit = this.partition.logEndOffset;
-    for (const member of owner.isr) {
-      if (member === this.deps.selfId) continue;
-      const acked = this.streams.get(member)?.ackedEnd ?? -1;
-      if (acked < commit) commit = acked;
-    }
+    const end = this.partition.logEndOffset;
+    const inSyncAcked = owner.isr
+      .filter((member) => member !== this.deps.selfId)
+      .map((member) => ({ member, ackedEnd: this.streams.get(member)?.ackedEnd ?? -1 }));
+    let commit = end;
+    for (const r of inSyncAcked) if (r.ackedEnd < commit) commit = r.ackedEnd;
     if (commit <= this.commitOffset) {
       this.becomeReadyIfCovered();
       return;
     }
+    checkCommitMove(this.partition.name, this.commitOffset, commit, end, inSyncAcked);
     this.commitOffset = commit;
     this.partition.commitTo(commit);
     // Records earlier primaries left were never a group of this writer: published here.
@@ -269,17 +337,30 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
   }
 
   private becomeReadyIfCovered(): void {
-    if (this.isReady || this.commitOffset < this.takeoverEnd) return;
-    this.isReady = true;
+    if (this.current !== 'covering' || this.commitOffset < this.takeoverEnd) return;
+    this.transition('serving');
     this.deps.servingChanged();
   }
 
   private scheduleHeartbeat(): void {
     if (this.heartbeatTimer !== undefined) return;
-    this.heartbeatTimer = setTimeout(() => {
+    this.heartbeatTimer = this.clock.setTimeout(() => {
       this.heartbeatTimer = undefined;
       for (const stream of this.streams.values()) stream.heartbeat();
     }, HEARTBEAT_DELAY_MS);
+  }
+
+  /** Every quarter of the lag bound (at least 50 ms), for as long as this pipeline runs. */
+  private armLagCheck(): void {
+    this.lagTimer = this.clock.setTimeout(
+      () => {
+        if (this.halted) return;
+        this.armLagCheck();
+        this.checkLag();
+      },
+      Math.max(50, this.deps.lagMaxMs / 4),
+    );
+    unrefTimer(this.lagTimer);
   }
 
   /**
@@ -287,13 +368,13 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
    * replicas out of it that caught up join it, without waiting for a write to be acknowledged.
    */
   private checkLag(): void {
-    if (this.stopped) return;
+    if (this.halted) return;
     // An idle replica is asked now and then, so whether it is level and answering stays known.
     for (const stream of this.streams.values()) stream.keepAlive();
     this.advance();
     const owner = this.deps.owner();
     if (owner === undefined || owner.member !== this.deps.selfId || this.inSyncWrite !== null) return;
-    const now = performance.now();
+    const now = this.clock.now();
     const lagging = owner.isr.filter((m) => {
       if (m === this.deps.selfId) return false;
       const stream = this.streams.get(m);
@@ -351,7 +432,7 @@ export class PrimaryPipeline implements ReplicationGate, StreamHost {
     leaving: readonly string[] = [],
   ): void {
     const owe = () => {
-      if (leaving.length > 0 && this.changeOwed === null && !this.stopped) {
+      if (leaving.length > 0 && this.changeOwed === null && !this.halted) {
         this.changeOwed = inSyncChangeOwed(this.partition.name, leaving);
         this.deps.log(`${this.changeOwed.message}: refusing new batches until it is`);
       }

@@ -46,3 +46,8 @@ export function inSyncChangeOwed(name: string, lagging: readonly string[]): Repl
     `${name}: ${lagging.join(', ')} fell behind and etcd cannot be reached to take it out of the in-sync set; not written`,
   );
 }
+
+/** A replication rule was broken here (a bug): the partition takes nothing more until restarted. */
+export function replicationBroken(name: string, why: string): ReplicationRefusal {
+  return new ReplicationRefusal(ErrorCode.NO_PRIMARY, `${name}: stopped, a replication rule failed (${why})`);
+}

@@ -1,5 +1,12 @@
-import { CorruptRecordError, OffsetMismatchError, type Partition, StorageError } from '@booblik/log';
+import {
+  CorruptRecordError,
+  OffsetMismatchError,
+  type Partition,
+  StorageError,
+  TruncationRefusedError,
+} from '@booblik/log';
 import { ErrorCode, type ReplicateAnswer, ReplicateFlag, type ReplicateRequest } from '@booblik/protocol';
+import { checkEpochRises } from './replication-rules.js';
 
 /**
  * A replicated partition as one of its replicas: takes REPLICATE from the primary of the latest epoch
@@ -45,19 +52,25 @@ export class ReplicaSide {
 
   /** The cluster's record names a later epoch: groups of older primaries are refused from now on. */
   learnEpoch(epoch: number): void {
-    if (epoch > this.known) this.known = epoch;
+    if (epoch > this.known) this.raiseEpoch(epoch);
+  }
+
+  /** The one place the known epoch changes: it only rises. */
+  private raiseEpoch(epoch: number): void {
+    checkEpochRises(this.partition.name, this.known, epoch);
+    this.known = epoch;
   }
 
   handle(req: ReplicateRequest): ReplicateAnswer | Promise<ReplicateAnswer> {
     if (req.epoch < this.known) return this.answer(ErrorCode.STALE_EPOCH);
-    this.known = req.epoch;
+    if (req.epoch > this.known) this.raiseEpoch(req.epoch);
     const p = this.partition;
     if ((req.flags & ReplicateFlag.TRUNCATE) !== 0) {
       if (req.baseOffset < p.logEndOffset) {
         try {
           p.truncateTo(req.baseOffset);
         } catch (error) {
-          if (error instanceof RangeError) return this.answer(ErrorCode.OFFSET_MISMATCH);
+          if (error instanceof TruncationRefusedError) return this.answer(ErrorCode.OFFSET_MISMATCH);
           throw error;
         }
       }

@@ -1,5 +1,6 @@
 import type { Partition } from '@booblik/log';
 import {
+  type Clock,
   decodeReplicateResponse,
   ErrorCode,
   encodeReplicateRequest,
@@ -7,8 +8,12 @@ import {
   ReplicateFlag,
   type ReplicateRequest,
   readResponseFrame,
+  systemClock,
+  type TimerHandle,
+  unrefTimer,
 } from '@booblik/protocol';
 import type { PeerConnection } from '../cluster/peer-connection.js';
+import { checkedMove, type StateMoves } from './replication-rules.js';
 import { wholeRecords } from './stored-records.js';
 
 /** Requests of one stream in flight at once: enough to keep a loopback link busy while copying. */
@@ -41,6 +46,18 @@ export interface StreamHost {
 }
 
 /**
+ * live: learning, copying or following the replica; paused: after a failure, until the retry timer
+ * fires (a failure of another request on its way meanwhile pauses it again, for longer); stopped.
+ */
+export type StreamState = 'live' | 'paused' | 'stopped';
+
+const STREAM_MOVES: StateMoves<StreamState> = {
+  live: ['paused', 'stopped'],
+  paused: ['paused', 'live', 'stopped'],
+  stopped: [],
+};
+
+/**
  * The primary's stream to one replica of one partition. It first learns where the replica's log
  * stands (a heartbeat at the primary's end: agreed, or the replica's end and last epoch back), cuts
  * a divergent tail there (the KIP-101 rule: the end of the replica's last epoch on the primary), then
@@ -59,17 +76,17 @@ export class ReplicaStream {
   private heldBytes = 0;
   private probing = false;
   private retryMs = RETRY_MS_MIN;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private stopped = false;
+  private retryTimer: TimerHandle | undefined;
+  private current: StreamState = 'live';
   private connection: PeerConnection | null = null;
   /** The replica holds everything below this (in this epoch's stream); -1 until it said so. */
   ackedEnd = -1;
   /**
-   * performance.now() when a request the replica has answered was sent while it held everything
+   * The clock's time when a request the replica has answered was sent while it held everything
    * written (Kafka's last caught-up time): how long it has been behind is measured from here, so a
    * replica that keeps up under constant load, never level at any one instant, is not behind.
    */
-  caughtUpAt = performance.now();
+  caughtUpAt: number;
   /** Whether the replica answers now (a request of this stream was answered since the last failure). */
   inContact = false;
   lastCommitSent = -1;
@@ -79,14 +96,16 @@ export class ReplicaStream {
   staleEpoch = false;
   /** Records sent as copies (not live groups), for the catch-up metrics. */
   copiedRecords = 0;
-  /** Waiting for an answer to a request sent at or after `since` (performance.now()). */
+  /** Waiting for an answer to a request sent at or after `since` (the clock's time). */
   private readonly pings = new Set<{ since: number; settle: (answered: boolean) => void }>();
 
   constructor(
     readonly member: string,
     private address: string | undefined,
     private readonly host: StreamHost,
+    private readonly clock: Clock = systemClock,
   ) {
+    this.caughtUpAt = clock.now();
     this.pump();
   }
 
@@ -97,19 +116,32 @@ export class ReplicaStream {
     this.reset();
   }
 
+  get state(): StreamState {
+    return this.current;
+  }
+
+  private get stopped(): boolean {
+    return this.current === 'stopped';
+  }
+
+  /** The one place the state changes; a move its states do not allow is a bug. */
+  private transition(to: StreamState): void {
+    this.current = checkedMove(`stream to ${this.member}`, STREAM_MOVES, this.current, to);
+  }
+
   /** Whether everything written so far has been confirmed. */
   get level(): boolean {
     return this.ackedEnd === this.host.partition.logEndOffset;
   }
 
   /** For the log line that drops it from the in-sync set. */
-  describe(now = performance.now()): string {
+  describe(now = this.clock.now()): string {
     const end = this.host.partition.logEndOffset;
     return `${this.member} holds ${Math.max(0, this.ackedEnd)} of ${end}, caught up ${(now - this.caughtUpAt).toFixed(0)} ms ago${this.inContact ? '' : ', not answering'}`;
   }
 
   /** How long the replica has been behind: 0 while level, else since it last caught up. */
-  behindMs(now = performance.now()): number {
+  behindMs(now = this.clock.now()): number {
     return this.level ? 0 : now - this.caughtUpAt;
   }
 
@@ -191,11 +223,11 @@ export class ReplicaStream {
       return Promise.resolve(false);
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(() => ping.settle(false), timeoutMs);
+      const timer = this.clock.setTimeout(() => ping.settle(false), timeoutMs);
       const ping = {
-        since: performance.now(),
+        since: this.clock.now(),
         settle: (answered: boolean) => {
-          clearTimeout(timer);
+          this.clock.clearTimeout(timer);
           this.pings.delete(ping);
           resolve(answered);
         },
@@ -206,8 +238,9 @@ export class ReplicaStream {
   }
 
   stop(): void {
-    this.stopped = true;
-    clearTimeout(this.retryTimer);
+    if (this.stopped) return;
+    this.transition('stopped');
+    this.clock.clearTimeout(this.retryTimer);
     for (const ping of [...this.pings]) ping.settle(false);
   }
 
@@ -244,7 +277,7 @@ export class ReplicaStream {
     this.inflight++;
     this.next = next;
     this.lastCommitSent = req.commitOffset;
-    const sentAt = performance.now();
+    const sentAt = this.clock.now();
     // Once it has taken this request, it holds everything written so far if `next` is our end.
     const levelOnAnswer = next >= this.host.partition.logEndOffset;
     connection.send(encodeReplicateRequest(0, req), ANSWER_TIMEOUT_MS, (frame, failure) => {
@@ -305,7 +338,7 @@ export class ReplicaStream {
   /** Learns the replica's end, copies what it lacks; does nothing while a step is on its way. */
   private pump(): void {
     if (this.stopped || this.address === undefined || this.probing || this.reading) return;
-    if (this.retryTimer !== undefined) return;
+    if (this.current === 'paused') return;
     const p = this.host.partition;
     if (this.next === null) {
       this.probe(p.logEndOffset);
@@ -418,11 +451,13 @@ export class ReplicaStream {
     for (const ping of [...this.pings]) ping.settle(false);
     this.log(`${this.host.topic}-${this.host.id}: replica ${this.member}: ${why}`);
     this.reset();
-    this.retryTimer = setTimeout(() => {
+    this.transition('paused');
+    this.retryTimer = this.clock.setTimeout(() => {
       this.retryTimer = undefined;
+      if (this.current === 'paused') this.transition('live');
       this.pump();
     }, this.retryMs);
-    this.retryTimer.unref();
+    unrefTimer(this.retryTimer);
     this.retryMs = Math.min(this.retryMs * 2, RETRY_MS_MAX);
   }
 

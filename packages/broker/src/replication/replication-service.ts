@@ -1,6 +1,12 @@
 import { type KeyspaceCopy, type OwnerEntry, writeHandOff, writeInSyncSet } from '@booblik/cluster';
 import type { Logger, Partition } from '@booblik/log';
-import { ErrorCode, type ReplicateAnswer, type ReplicateRequest } from '@booblik/protocol';
+import {
+  type Clock,
+  ErrorCode,
+  type ReplicateAnswer,
+  type ReplicateRequest,
+  systemClock,
+} from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import type { ReplicatedPartitions } from '../cluster/cluster-routing.js';
 import { PeerPool } from '../cluster/peer-pool.js';
@@ -8,6 +14,7 @@ import type { PartitionRegistry, ServedPartition } from '../partitions.js';
 import { PrimaryPipeline } from './primary-pipeline.js';
 import type { ReplicationRefusal } from './refusal.js';
 import { ReplicaSide } from './replica-side.js';
+import { checkOneRole } from './replication-rules.js';
 
 export interface ReplicationOptions {
   selfId: string;
@@ -24,6 +31,8 @@ export interface ReplicationOptions {
   peerDial?: ReadonlyMap<string, string> | undefined;
   /** Told when a partition starts or stops being servable here (the routes change). */
   servingChanged(): void;
+  /** Time and timers of the pipelines and handovers (the system's unless a test drives them). */
+  clock?: Clock;
 }
 
 /** How long a handover waits for in-sync replicas to answer that they are alive (a round trip on a LAN). */
@@ -47,8 +56,10 @@ export class ReplicationService implements ReplicatedPartitions {
   private readonly onChange = () => this.reconcile();
   private stopped = false;
   readonly stats = { promotions: 0, demotions: 0, inSyncChanges: 0 };
+  private readonly clock: Clock;
 
   constructor(private readonly o: ReplicationOptions) {
+    this.clock = o.clock ?? systemClock;
     this.links = new PeerPool(o.peerDial);
     o.copy.on('change', this.onChange);
   }
@@ -156,7 +167,7 @@ export class ReplicationService implements ReplicatedPartitions {
         return { code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, logEndOffset: 0, lastEpoch: 0, knownEpoch: 0 };
       }
       role = { kind: 'replica', side: new ReplicaSide(partition, owner?.epoch ?? 0) };
-      this.roles.set(partition, role);
+      this.setRole(partition, role);
     }
     if (role.kind !== 'replica') throw new Error('unreachable');
     return role.side.handle(req);
@@ -211,7 +222,7 @@ export class ReplicationService implements ReplicatedPartitions {
       return revision;
     });
     let handed = 0;
-    const deadline = performance.now() + timeoutMs;
+    const deadline = this.clock.now() + timeoutMs;
     for (const result of await Promise.allSettled(writes)) {
       if (result.status === 'rejected') {
         this.o.logger.warn(`handing a partition over: ${String(result.reason)}`);
@@ -219,7 +230,7 @@ export class ReplicationService implements ReplicatedPartitions {
       }
       if (result.value === null) continue;
       handed++;
-      const left = deadline - performance.now();
+      const left = deadline - this.clock.now();
       if (left > 0) await this.o.copy.waitForRevision(result.value, left).catch(() => {});
     }
     this.reconcile();
@@ -255,7 +266,7 @@ export class ReplicationService implements ReplicatedPartitions {
       if (role?.kind === 'replica' && role.side.knownEpoch > owner.epoch) return; // our copy is behind
       if (role?.kind === 'primary') role.pipeline.stop(`epoch ${owner.epoch} begins`);
       const pipeline = this.startPipeline(partition, owner);
-      this.roles.set(partition, { kind: 'primary', pipeline });
+      this.setRole(partition, { kind: 'primary', pipeline });
       // Ready in its constructor, it told the routes before its role was recorded here: what they
       // resolved then (an APPLY waiting for its primary) saw it not serving, and cached that.
       if (pipeline.ready) this.o.servingChanged();
@@ -274,14 +285,21 @@ export class ReplicationService implements ReplicatedPartitions {
       return;
     }
     if (role?.kind === 'replica') role.side.learnEpoch(owner.epoch);
-    else this.roles.set(partition, { kind: 'replica', side: new ReplicaSide(partition, owner.epoch) });
+    else this.setRole(partition, { kind: 'replica', side: new ReplicaSide(partition, owner.epoch) });
+  }
+
+  /** The one place a role changes: a partition is primary or replica here, never both at once. */
+  private setRole(partition: Partition, role: Role): void {
+    const before = this.roles.get(partition);
+    checkOneRole(partition.name, before?.kind === 'primary' ? before.pipeline.state : null);
+    this.roles.set(partition, role);
   }
 
   private demote(partition: Partition, pipeline: PrimaryPipeline, why: string): void {
     pipeline.stop(why);
     this.stats.demotions++;
     this.o.logger.warn(`${pipeline.partition.name}: no longer primary in epoch ${pipeline.epoch}: ${why}`);
-    this.roles.set(partition, {
+    this.setRole(partition, {
       kind: 'replica',
       side: new ReplicaSide(partition, pipeline.epoch + 1, pipeline.epoch),
     });
@@ -297,47 +315,54 @@ export class ReplicationService implements ReplicatedPartitions {
     // minInSync once it has been in sync (a restart counts them all).
     const counted = this.servedAlone.has(partition) ? new Set([o.selfId]) : null;
     this.servedAlone.delete(partition);
-    return new PrimaryPipeline(partition, topic, id, owner.epoch, {
-      selfId: o.selfId,
-      owner: () => o.copy.ownerOf(topic, id),
-      addressOf: (member) => o.copy.members.get(member)?.address,
-      connect: (address) => this.links.quick(address),
-      leaseCertain: () => o.membership()?.leaseCertain ?? false,
-      writeInSync: async (current, isr) => {
-        const membership = o.membership();
-        if (membership === null) return false;
-        const revision = await writeInSyncSet(
-          o.etcd,
-          o.copy.keyspace,
-          topic,
-          id,
-          { id: o.selfId, createRevision: membership.createRevision },
-          current,
-          isr,
-        );
-        if (revision === null) return false;
-        await o.copy.waitForRevision(revision).catch(() => {});
-        return true;
+    return new PrimaryPipeline(
+      partition,
+      topic,
+      id,
+      owner.epoch,
+      {
+        selfId: o.selfId,
+        owner: () => o.copy.ownerOf(topic, id),
+        addressOf: (member) => o.copy.members.get(member)?.address,
+        connect: (address) => this.links.quick(address),
+        leaseCertain: () => o.membership()?.leaseCertain ?? false,
+        writeInSync: async (current, isr) => {
+          const membership = o.membership();
+          if (membership === null) return false;
+          const revision = await writeInSyncSet(
+            o.etcd,
+            o.copy.keyspace,
+            topic,
+            id,
+            { id: o.selfId, createRevision: membership.createRevision },
+            current,
+            isr,
+          );
+          if (revision === null) return false;
+          await o.copy.waitForRevision(revision).catch(() => {});
+          return true;
+        },
+        get minInSync() {
+          if (counted === null) return minInSync;
+          for (const member of o.copy.ownerOf(topic, id)?.isr ?? []) counted.add(member);
+          return Math.min(minInSync, o.minInSyncOf(topic, counted.size));
+        },
+        lagMaxMs: o.lagMaxMs,
+        log: (line) => o.logger.info(line),
+        inSyncChanged: () => {
+          this.stats.inSyncChanges++;
+        },
+        servingChanged: () => o.servingChanged(),
+        // Out of the stream's answer first: stepping down stops that stream.
+        replaced: (epoch) =>
+          queueMicrotask(() => {
+            const role = this.roles.get(partition);
+            if (role?.kind === 'primary' && role.pipeline.epoch < epoch) {
+              this.demote(partition, role.pipeline, `a replica knows epoch ${epoch}`);
+            }
+          }),
       },
-      get minInSync() {
-        if (counted === null) return minInSync;
-        for (const member of o.copy.ownerOf(topic, id)?.isr ?? []) counted.add(member);
-        return Math.min(minInSync, o.minInSyncOf(topic, counted.size));
-      },
-      lagMaxMs: o.lagMaxMs,
-      log: (line) => o.logger.info(line),
-      inSyncChanged: () => {
-        this.stats.inSyncChanges++;
-      },
-      servingChanged: () => o.servingChanged(),
-      // Out of the stream's answer first: stepping down stops that stream.
-      replaced: (epoch) =>
-        queueMicrotask(() => {
-          const role = this.roles.get(partition);
-          if (role?.kind === 'primary' && role.pipeline.epoch < epoch) {
-            this.demote(partition, role.pipeline, `a replica knows epoch ${epoch}`);
-          }
-        }),
-    });
+      this.clock,
+    );
   }
 }

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { topicSpecWithDefaults } from '@booblik/protocol';
 import { tempDir } from '@booblik/testkit';
+import { SpecStoreConflictError, SpecStoreCorruptError } from '../errors.js';
 import { FileSpecStore, SPEC_FILE_NAME } from './file-spec-store.js';
-import { SpecStoreConflictError, SpecStoreCorruptError } from './spec-store.js';
 
 const childScript = new URL('../test-support/spec-store-child.js', import.meta.url);
 

@@ -2,12 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { mkdirDurable } from '@booblik/log';
 import { type TopicSpec, topicSpecProblem } from '@booblik/protocol';
-import {
-  type SpecStore,
-  SpecStoreConflictError,
-  SpecStoreCorruptError,
-  type SpecStoreState,
-} from './spec-store.js';
+import { SpecStoreConflictError, SpecStoreCorruptError } from '../errors.js';
+import type { SpecStore, SpecStoreState } from './spec-store.js';
 
 /** The file in the data directory that holds every topic spec. */
 export const SPEC_FILE_NAME = 'topics.json';

@@ -20,13 +20,3 @@ export interface SpecStore {
    */
   replace(expectedRevision: number, next: SpecStoreState): Promise<void>;
 }
-
-/** The store was changed by someone else between read and write. */
-export class SpecStoreConflictError extends Error {
-  override name = 'SpecStoreConflictError';
-}
-
-/** The store's bytes are not a state this broker can read: startup stops rather than lose topics. */
-export class SpecStoreCorruptError extends Error {
-  override name = 'SpecStoreCorruptError';
-}

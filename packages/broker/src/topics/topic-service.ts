@@ -8,23 +8,13 @@ import {
   type TopicSpec,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
+import { RevisionNotReachedError } from '../errors.js';
 import type { PartitionRegistry, PartitionReport } from '../partitions.js';
 import { logPurge } from '../persister/persister-service.js';
-import { type ApplyPlan, type ApplyRefusal, isRefusal, planApply } from './plan-apply.js';
+import { type ApplyPlan, isRefusal, planApply } from './plan-apply.js';
 import type { SpecStore } from './spec-store.js';
 import { newStoreRefusal } from './store-check.js';
-import { RevisionNotReachedError, type TopicTable } from './topic-table.js';
-
-export type ApplyOutcome =
-  | { code: typeof ErrorCode.NONE; revision: number }
-  | ApplyRefusal
-  | {
-      code:
-        | typeof ErrorCode.STORAGE_ERROR
-        | typeof ErrorCode.CLUSTER_UNAVAILABLE
-        | typeof ErrorCode.OUTCOME_UNKNOWN;
-      message: string;
-    };
+import type { ApplyOutcome, TopicTable } from './topic-table.js';
 
 /**
  * The topic table: every spec and the store's revision, changed only by APPLY (one at a time) and

@@ -1,5 +1,17 @@
-import type { ApplyRequest, TopicSpec } from '@booblik/protocol';
-import type { ApplyOutcome } from './topic-service.js';
+import type { ApplyRequest, ErrorCode, TopicSpec } from '@booblik/protocol';
+import type { ApplyRefusal } from './plan-apply.js';
+
+/** What an APPLY came to: the new revision, a refusal, or why the store could not take it. */
+export type ApplyOutcome =
+  | { code: typeof ErrorCode.NONE; revision: number }
+  | ApplyRefusal
+  | {
+      code:
+        | typeof ErrorCode.STORAGE_ERROR
+        | typeof ErrorCode.CLUSTER_UNAVAILABLE
+        | typeof ErrorCode.OUTCOME_UNKNOWN;
+      message: string;
+    };
 
 /**
  * The topic specs the handlers read and APPLY changes: on one node the TopicService (a file in the
@@ -26,11 +38,6 @@ export interface TopicTable {
    * RevisionNotReachedError after `timeoutMs`.
    */
   reach(revision: number, timeoutMs: number): Promise<void>;
-}
-
-/** A request's minimum revision was not reached in time (CLUSTER_UNAVAILABLE, retriable). */
-export class RevisionNotReachedError extends Error {
-  override name = 'RevisionNotReachedError';
 }
 
 /** How long a request may wait for its minimum revision before it is answered CLUSTER_UNAVAILABLE. */
