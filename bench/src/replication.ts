@@ -26,13 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEtcd } from '@booblik/cluster/testing';
-import {
-  AckPolicy,
-  type AckPolicyValue,
-  decodeMetadataResponseV3,
-  encodeMetadataRequestV3,
-  encodeProduceRequest,
-} from '@booblik/protocol';
+import { decodeMetadataResponseV3, encodeMetadataRequestV3 } from '@booblik/protocol';
 import {
   apply,
   type Broker,
@@ -45,10 +39,10 @@ import {
   startBroker,
   Wire,
   w1,
-  within,
 } from './cluster-harness.js';
 import { CpuMeter, type CpuShares } from './cpu-meter.js';
 import { benchDataDir, fsTypeOf } from './data-dir.js';
+import { ackLatency, FORCED_PRODUCERS, forced, produceOnce, RECORD_BYTES } from './replication-load.js';
 import { fmt, quantile, spread } from './stats.js';
 import type { Figure } from './suite/loadgen.js';
 import { profileTop } from './suite/profile-top.js';
@@ -66,84 +60,14 @@ const physical = !process.argv.includes('--no-physical');
 /** A V8 CPU profile of each restarted replica while it catches up, and its top. */
 const profile = process.argv.includes('--profile');
 
-const RECORD_BYTES = 128;
-const FORCED_PRODUCERS = 8;
 /** Records of the catch-up fill: 1 KiB each, 100 a request. */
 const CATCHUP_RECORD_BYTES = 1024;
 /** The issue's bound on a failover. */
 const resumeFloorMs = leaseMs + 2000;
-const REQUEST_TIMEOUT_MS = 2000;
 /** Between a failed write and the next try while a failover is under way: the figure's resolution. */
 const RETRY_MS = 5;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// -------------------------------------------------------------------------------------- workloads
-
-const produceFrame = (topic: string, ack: AckPolicyValue, record: Buffer) =>
-  encodeProduceRequest(0, { topic, partition: 0, ack, records: [record] });
-
-/** FORCED_PRODUCERS connections, each with one FORCED record in flight, for `seconds`: records/s. */
-async function forced(address: string, topic: string, seconds: number): Promise<number> {
-  const frame = produceFrame(topic, AckPolicy.FORCED, Buffer.alloc(RECORD_BYTES, 7));
-  const wires = await Promise.all(Array.from({ length: FORCED_PRODUCERS }, () => Wire.connect(address)));
-  try {
-    // Warmed up: connections open, the produce path compiled.
-    await Promise.all(
-      wires.map(async (w) => {
-        for (let i = 0; i < 25; i++) check(await w.request(Buffer.from(frame)), 'PRODUCE');
-      }),
-    );
-    let acked = 0;
-    const start = performance.now();
-    const end = start + seconds * 1000;
-    await Promise.all(
-      wires.map(async (w) => {
-        while (performance.now() < end) {
-          check(await w.request(Buffer.from(frame)), 'PRODUCE');
-          acked++;
-        }
-      }),
-    );
-    return acked / ((performance.now() - start) / 1000);
-  } finally {
-    for (const w of wires) w.close();
-  }
-}
-
-/** Ack latency (ms) of one WRITTEN record at a time, after a warm-up. */
-async function ackLatency(address: string, topic: string): Promise<{ p50: number; p99: number }> {
-  const frame = produceFrame(topic, AckPolicy.WRITTEN, Buffer.alloc(RECORD_BYTES, 3));
-  const wire = await Wire.connect(address);
-  try {
-    for (let i = 0; i < 500; i++) check(await wire.request(Buffer.from(frame)), 'PRODUCE');
-    const times: number[] = [];
-    for (let i = 0; i < latencyRequests; i++) {
-      const t = performance.now();
-      check(await wire.request(Buffer.from(frame)), 'PRODUCE');
-      times.push(performance.now() - t);
-    }
-    times.sort((a, b) => a - b);
-    return { p50: quantile(times, 0.5), p99: quantile(times, 0.99) };
-  } finally {
-    wire.close();
-  }
-}
-
-/** One WRITTEN record to `address`, with a deadline: whether it was acknowledged. */
-async function produceOnce(address: string, topic: string): Promise<boolean> {
-  let wire: Wire | undefined;
-  try {
-    wire = await within(Wire.connect(address), REQUEST_TIMEOUT_MS, 'connect');
-    const frame = produceFrame(topic, AckPolicy.WRITTEN, Buffer.alloc(RECORD_BYTES, 5));
-    check(await within(wire.request(frame), REQUEST_TIMEOUT_MS, 'PRODUCE'), 'PRODUCE');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    wire?.close();
-  }
-}
 
 // ------------------------------------------------------------------------------------------ cluster
 
@@ -389,7 +313,9 @@ try {
       }),
     );
     const f = await both(rep, 'FORCED', (address, topic) => forced(address, topic, forcedSeconds));
-    const lat = await both(rep, 'ack latency', ackLatency);
+    const lat = await both(rep, 'ack latency', (address, topic) =>
+      ackLatency(address, topic, latencyRequests),
+    );
     w1s.push(w);
     forceds.push(f);
     latencies.push(lat);

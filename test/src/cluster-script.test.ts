@@ -9,8 +9,7 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { Client, Connection } from '@booblik/client';
-import { tempDir } from './kit/temp-dir.js';
-import { within } from './kit/wait.js';
+import { tempDir, within } from '@booblik/testkit';
 
 const clusterScript = new URL('../../scripts/cluster.mjs', import.meta.url).pathname;
 /** etcd (perhaps installed by apt-get first) and three brokers starting on a loaded machine. */

@@ -27,13 +27,7 @@ after(async () => {
 
 const clientOptions = { routeRetryDelayMsMax: 300, routeAttemptsMax: 60, requestTimeoutMs: 5000 };
 
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + WAIT_MS;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${WAIT_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const until = (what: string, check: () => boolean | Promise<boolean>) => waitUntil(check, what, WAIT_MS, 20);
 
 /** A reader over a Client preferring `zone`: what it was shown, checked as it goes. */
 class ZoneReader {
@@ -210,6 +204,8 @@ func main() {
 	fmt.Println("read", len(got), "last", got[len(got)-1], "hw", hw)
 }
 `;
+
+import { waitUntil } from '@booblik/testkit';
 
 test('the Python and Go Clients with a preferred zone read every record from the in-sync replica of that zone', async () => {
   // After the failover above: a replica that is not the primary, and what the primary holds.

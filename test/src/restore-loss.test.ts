@@ -10,9 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { Connection, RecordsLostError } from '@booblik/client';
 import { FragmentLocation } from '@booblik/protocol';
-import { BrokerProcess } from './kit/broker-process.js';
-import { tempDir } from './kit/temp-dir.js';
-import { waitUntil, within } from './kit/wait.js';
+import { BrokerProcess, tempDir, waitUntil, within } from '@booblik/testkit';
 
 const TOPIC = 'orders';
 /** Every wait here is bounded: uploads go about once a second. */
@@ -53,6 +51,7 @@ test('a consumer past what the store kept is told its records were lost after a 
     },
     'every closed segment in the store',
     WAIT_MS,
+    10,
   );
   assert.ok(highWatermark > storeEnd, `records past the store: ${storeEnd}..${highWatermark}`);
   await producer.close();

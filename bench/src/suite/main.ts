@@ -15,19 +15,38 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { benchDataDir, fsTypeOf } from '../data-dir.js';
+import { benchDataDir } from '../data-dir.js';
 import { fmt } from '../stats.js';
 import type { SystemName } from './drivers.js';
 import { fragmentRows } from './fragments.js';
-import type { Figure, LoadSpec } from './loadgen.js';
-import { profileTop } from './profile-top.js';
-import { chartSvg, floorTable, fullTable, headlineTable, OURS, type Row, summarize } from './report.js';
-import { resolveServerNode } from './server-node.js';
+import type { LoadSpec } from './loadgen.js';
 import {
-  commandVersion,
+  CASES,
+  type Case,
+  here,
+  keep,
+  NODE_FLOOR,
+  option,
+  profile,
+  quick,
+  RECORD_BYTES,
+  repoRoot,
+  reps,
+  runFragments,
+  runPhysical,
+  runW7,
+  serverNode,
+  settle,
+  sizes,
+  W1_SHAPE,
+  wantedSystems,
+  withClient,
+} from './plan.js';
+import { OURS, type Row } from './report.js';
+import { machine, writeResults } from './results.js';
+import { type LoadResult, runLoadgen } from './run-loadgen.js';
+import {
   ensurePeers,
   machineCpuTicks,
   natsCanSyncAlways,
@@ -38,128 +57,6 @@ import {
   startNodeFloor,
   startRedis,
 } from './servers.js';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '../../..');
-
-// ------------------------------------------------------------------------------------------- options
-
-const argv = process.argv.slice(2);
-const flag = (name: string) => argv.includes(`--${name}`);
-const option = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const quick = flag('quick');
-const profile = flag('profile');
-const keep = flag('keep');
-const reps = Number(option('reps') ?? (quick ? 1 : 3));
-const only = option('only')?.split(',');
-/** `node-floor`: what a Node server reaches with nothing of a broker's work (node-floor.ts), in the same run. */
-const NODE_FLOOR = 'node-floor';
-const wantedSystems = (option('systems') ?? `booblik,redis,nats,${NODE_FLOOR}`).split(',');
-const withClient = flag('client') || (!quick && !flag('no-client'));
-/** The Node the servers run under (the load generators stay on this one). */
-const serverNode = resolveServerNode(repoRoot, option('node') ?? process.env.BENCH_NODE);
-/** Wait for the shared machine to be quiet before each case (not in a quick run). */
-const settle = !quick && !flag('no-settle');
-
-/** Sizes of every workload: the full run, and the quick one. */
-const sizes = quick
-  ? {
-      w1Records: 100_000,
-      w1Warmup: 100_000,
-      w2Records: 5_000,
-      w3Seconds: 1,
-      w4Seconds: 0.3,
-      w5Seconds: 1,
-      w6: { consumers: 2, seconds: 1, idleSeconds: 1 },
-      w7Bytes: 64 * 2 ** 20,
-      w7Restarts: 1,
-      physical: { seconds: 0.5, writeBytes: 128 * 2 ** 20 },
-    }
-  : {
-      w1Records: 1_000_000,
-      /** Unmeasured records of W1, in its shape, first: its figure is the steady state, not the JIT warming. */
-      w1Warmup: 1_000_000,
-      w2Records: 50_000,
-      w3Seconds: 5,
-      w4Seconds: 1,
-      w5Seconds: 6,
-      w6: { consumers: 4, seconds: 10, idleSeconds: 10 },
-      w7Bytes: 2 ** 30,
-      w7Restarts: Math.max(3, reps),
-      physical: { seconds: 3, writeBytes: 2 ** 30 },
-    };
-const RECORD_BYTES = 128;
-/** Several connections, each with requests pipelined: the same shape for every system. */
-const W1_SHAPE = { connections: 4, inFlight: 4 };
-
-interface Case {
-  name: string;
-  workload: LoadSpec['workload'];
-  durable: boolean;
-  spec: Partial<LoadSpec>;
-  /** Read back what this case wrote, on the same server (W4 after W1). */
-  readBack?: Case;
-  /** Also run through the full TypeScript client. */
-  client?: boolean;
-}
-
-const W4: Case = {
-  name: 'W4 read from the start',
-  workload: 'W4',
-  durable: false,
-  spec: { fetchBytes: 1 << 20, verify: true, seconds: sizes.w4Seconds },
-};
-const ALL_CASES: Case[] = [
-  {
-    name: 'W1 batches of 100',
-    workload: 'W1',
-    durable: false,
-    spec: { records: sizes.w1Records, batch: 100, ...W1_SHAPE, warmup: 1000, warmupRecords: sizes.w1Warmup },
-    readBack: W4,
-    client: true,
-  },
-  {
-    name: 'W1 batches of 10',
-    workload: 'W1',
-    durable: false,
-    spec: { records: sizes.w1Records, batch: 10, ...W1_SHAPE, warmup: 1000, warmupRecords: sizes.w1Warmup },
-  },
-  {
-    name: 'W2 one record per request',
-    workload: 'W2',
-    durable: false,
-    spec: { records: sizes.w2Records, warmup: 1000 },
-    client: true,
-  },
-  {
-    name: 'W3 durable, 8 producers',
-    workload: 'W3',
-    durable: true,
-    spec: { producers: 8, seconds: sizes.w3Seconds, forced: true, warmup: 200 },
-  },
-  {
-    name: 'W3 durable, 64 producers',
-    workload: 'W3',
-    durable: true,
-    spec: { producers: 64, seconds: sizes.w3Seconds, forced: true, warmup: 640 },
-  },
-  {
-    name: 'W5 open loop 5,000/s',
-    workload: 'W5',
-    durable: false,
-    spec: { rate: 5000, seconds: sizes.w5Seconds, warmup: 1000 },
-  },
-  {
-    name: 'W6 long poll',
-    workload: 'W6',
-    durable: false,
-    spec: { ...sizes.w6, waitMs: 5000, intervalMs: 100 },
-  },
-];
-const CASES = ALL_CASES.filter((c) => !only || only.some((o) => c.name.startsWith(o)));
-const runW7 = !only || only.includes('W7');
-const runPhysical = !only || only.includes('physical');
-const runFragments = !only || only.includes('F');
 
 // ------------------------------------------------------------------------------------------- output
 
@@ -204,69 +101,9 @@ const systems = wantedSystems.filter(
 const peerNames = systems.filter((s) => s !== OURS);
 const natsSyncAlways = systems.includes('nats') && natsCanSyncAlways(dataRoot);
 
-function machine() {
-  const cpu =
-    /model name\s*:\s*(.*)/.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model;
-  const git = (args: string[]) => commandVersion('git', ['-C', repoRoot, ...args]);
-  return {
-    cpu,
-    cores: os.cpus().length,
-    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-    kernel: `${os.type()} ${os.release()}`,
-    node: process.version,
-    v8: process.versions.v8,
-    serverNode: serverNode.version,
-    serverV8: serverNode.v8,
-    serverNodePath: serverNode.path,
-    dataDir: dataRoot,
-    dataFs: fsTypeOf(dataRoot),
-    dataDevice: commandVersion('findmnt', ['-n', '-o', 'SOURCE', '-T', dataRoot]),
-    redis: systems.includes('redis') ? commandVersion('redis-server', ['--version']) : undefined,
-    nats: systems.includes('nats') ? commandVersion('nats-server', ['--version']) : undefined,
-    natsSyncAlways,
-    commit: git(['rev-parse', '--short', 'HEAD']),
-    dirty: (git(['status', '--porcelain']) ?? '') !== '',
-    loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),
-  };
-}
-const machineAtStart = machine();
+const machineAtStart = machine(dataRoot, systems, natsSyncAlways);
 
 // ------------------------------------------------------------------------------------------- running
-
-interface LoadResult {
-  figures: Figure[];
-  notes: string[];
-  ok: boolean;
-}
-
-function runLoadgen(spec: LoadSpec, label: string): Promise<LoadResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(here, 'loadgen.js'), JSON.stringify(spec)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const diag = fs.createWriteStream(path.join(logDir, 'loadgen.log'), { flags: 'a' });
-    diag.write(`## ${label} ${new Date().toISOString()} ${JSON.stringify(spec)}\n`);
-    child.stderr.pipe(diag);
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), (spec.maxSeconds + 30) * 1000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      let parsed: { figures: Figure[]; notes: string[] } = {
-        figures: [],
-        notes: [`no result (exit ${code})`],
-      };
-      try {
-        parsed = JSON.parse(out.trim().split('\n').pop() ?? '');
-      } catch {
-        // keep the placeholder
-      }
-      resolve({ ...parsed, ok: code === 0 });
-    });
-  });
-}
 
 async function startServer(system: SystemName, durable: boolean, name: string): Promise<Server> {
   const dir = fs.mkdtempSync(path.join(dataRoot, `${name}-`));
@@ -358,7 +195,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
     const cpu0 = server.cpuSeconds();
     const machine0 = machineCpuTicks();
     const w0 = performance.now();
-    const result = await runLoadgen(spec, name);
+    const result = await runLoadgen(spec, name, logDir);
     const seconds = (performance.now() - w0) / 1000;
     const machine1 = machineCpuTicks();
     record(kase.name, driver, rep, result);
@@ -425,6 +262,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
           ...then.spec,
         },
         `${slug(then.name)}-${driver}-r${rep}`,
+        logDir,
       );
       record(then.name, driver, rep, r);
       rows.push({
@@ -500,6 +338,7 @@ async function recovery(): Promise<void> {
         ...W1_SHAPE,
       },
       'w7-fill',
+      logDir,
     );
     if (!fill.ok) failures.push(`${kase}: filling the log failed: ${fill.notes.join('; ')}`);
     await filler.kill();
@@ -631,88 +470,6 @@ try {
 
 // ------------------------------------------------------------------------------------------- report
 
-const summary = summarize(rows);
-const reportSystems = [OURS, ...(withClient ? ['booblik-client'] : []), ...peerNames].filter((s) =>
-  summary.some((x) => x.system === s),
-);
-const peerNotes: Record<string, string> = {};
-if (!natsSyncAlways) {
-  for (const c of ['W3 durable, 8 producers', 'W3 durable, 64 producers'])
-    peerNotes[`${c}/nats`] = '(no fsync)';
-}
-const headlineMd = headlineTable(summary, peerNames, peerNotes);
-const floors = floorTable(summary);
-const physicalMd = [
-  '| physical limit | min | median | max |',
-  '|---|---:|---:|---:|',
-  ...summary
-    .filter((x) => x.system === 'machine')
-    .map(
-      (x) =>
-        `| ${x.metric}, ${x.unit} | ${fmt(x.spread.min)} | **${fmt(x.spread.median)}** | ${fmt(x.spread.max)} |`,
-    ),
-].join('\n');
-const date = new Date().toISOString();
-const command = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
-const minutes = (performance.now() - t0) / 60_000;
-const profileTops: string[] = [];
-for (const dir of profiles) {
-  if (!fs.existsSync(dir)) continue;
-  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) {
-    try {
-      profileTops.push(`${path.basename(dir)}:\n${profileTop(path.join(dir, f), 15)}`);
-    } catch (e) {
-      profileTops.push(`${path.basename(dir)}: unreadable profile (${(e as Error).message})`);
-    }
-  }
-}
-
-const m = { ...machineAtStart, loadAverageAtEnd: os.loadavg().map((x) => Math.round(x * 100) / 100) };
-const machineMd = [
-  `- date: ${date}; command: \`${command}\`; ${fmt(minutes, 1)} minutes`,
-  `- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB; ${m.kernel}; Node ${m.node} (V8 ${m.v8})`,
-  `- servers (booblik, node-floor) on Node ${m.serverNode} (V8 ${m.serverV8}); load generators on Node ${m.node}`,
-  `- data: ${m.dataFs} on ${m.dataDevice}; commit ${m.commit}${m.dirty ? ' (with uncommitted changes)' : ''}`,
-  `- peers: ${m.redis ?? 'redis: not run'}; ${m.nats ?? 'nats: not run'}${systems.includes('nats') ? ` (fsync per write: ${natsSyncAlways ? 'yes' : 'no'})` : ''}`,
-  `- load average at start ${m.loadAverage.join(' ')}, at end ${m.loadAverageAtEnd.join(' ')}`,
-].join('\n');
-const md = [
-  `# booblik benchmark suite, ${date.slice(0, 10)}`,
-  '',
-  machineMd,
-  '',
-  `Medians of ${reps} run(s); ratios are ours / peer from this run.`,
-  '',
-  headlineMd,
-  '',
-  floors.table,
-  '',
-  physicalMd,
-  '',
-  '## Every figure',
-  '',
-  fullTable(summary),
-  '',
-  ...(failures.length ? ['## Failures', '', ...failures.map((f) => `- ${f}`), ''] : []),
-  ...(profileTops.length ? ['## Broker CPU profiles', '', '```', ...profileTops, '```', ''] : []),
-].join('\n');
-fs.writeFileSync(path.join(outDir, 'results.md'), md);
-fs.writeFileSync(
-  path.join(outDir, 'results.json'),
-  `${JSON.stringify({ date, command, quick, reps, sizes, w1Shape: W1_SHAPE, recordBytes: RECORD_BYTES, machine: m, summary, runs: rows, floors: floors.missed, failures }, null, 2)}\n`,
-);
-fs.writeFileSync(
-  path.join(outDir, 'chart.svg'),
-  chartSvg(
-    summary,
-    reportSystems,
-    `booblik vs Redis Streams vs NATS JetStream (${date.slice(0, 10)}, ${m.cores} cores, medians of ${reps})`,
-    peerNotes,
-  ),
-);
-
-process.stdout.write(`\n${machineMd}\n\n${headlineMd}\n\n${floors.table}\n\n${physicalMd}\n`);
-if (profileTops.length) process.stdout.write(`\n${profileTops.join('\n\n')}\n`);
-if (failures.length) process.stdout.write(`\nFailures:\n${failures.map((f) => `- ${f}`).join('\n')}\n`);
+writeResults({ rows, failures, profiles, systems, peerNames, natsSyncAlways, machineAtStart, t0, outDir });
 process.stdout.write(`\nresults: ${outDir}/{results.md,results.json,chart.svg}\n`);
 process.exit(failures.length > 0 ? 1 : 0);

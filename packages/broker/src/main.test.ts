@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { startProcess, tempDir, waitForAsync } from './test-support/broker-process.js';
+import { tempDir, waitUntil } from '@booblik/testkit';
+import { startProcess } from './test-support/broker-process.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
 
 describe('booblik-broker process', () => {
@@ -51,7 +52,7 @@ describe('booblik-broker process', () => {
     t.after(() => c.close());
     const held = c.fetch({ topic: 'default', partition: 0, fetchOffset: 0, maxWaitMs: 60_000 });
     const metrics = () => fetch(`http://127.0.0.1:${p.httpPort()}/metrics`).then((r) => r.text());
-    await waitForAsync(async () => /booblik_held_fetches 1/.test(await metrics()), 'the fetch to be held');
+    await waitUntil(async () => /booblik_held_fetches 1/.test(await metrics()), 'the fetch to be held');
     p.proc.kill('SIGTERM');
     const answer = await held;
     assert.equal(answer.errorCode, 0);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import nodeSupport from '@booblik/protocol/node-support';
-import { startProcess, tempDir } from './test-support/broker-process.js';
+import { tempDir } from '@booblik/testkit';
+import { startProcess } from './test-support/broker-process.js';
 
 const bin = new URL('../bin/booblik-broker.js', import.meta.url).pathname;
 /** What this Node should hear at start: on Node 20 (past its end of life) a warning, on 22+ nothing. */

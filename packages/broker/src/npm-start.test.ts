@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
-import { tempDir } from './test-support/broker-process.js';
+import { tempDir } from '@booblik/testkit';
 
 /** Longer than npm takes to forward a signal, shorter than the broker's repeated-signal window. */
 const FORWARDED_SIGNAL_WINDOW_MS = 300;

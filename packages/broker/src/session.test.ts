@@ -7,10 +7,10 @@ import {
   encodeMetadataRequest,
   encodeProduceRequest,
 } from '@booblik/protocol';
+import { waitUntil } from '@booblik/testkit';
 import { connectionPendingWriteBytesMax } from './limits.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
 import { startBroker } from './test-support/start-broker.js';
-import { waitFor } from './test-support/wait-for.js';
 
 function lengthPrefix(n: number): Buffer {
   const b = Buffer.alloc(4);
@@ -148,9 +148,9 @@ describe('sessions', () => {
       records: [Buffer.from('lost')],
     });
     quitter.send(frame.subarray(0, 10));
-    await waitFor(() => broker.metrics.connectionsOpen === 1, 'the connection to be open');
+    await waitUntil(() => broker.metrics.connectionsOpen === 1, 'the connection to be open');
     quitter.close();
-    await waitFor(() => broker.metrics.connectionsOpen === 0, 'the broker to notice the disconnect');
+    await waitUntil(() => broker.metrics.connectionsOpen === 0, 'the broker to notice the disconnect');
     const c = await RawClient.connect(port);
     t.after(() => c.close());
     const read = fetched(await c.fetch({ topic: 't', partition: 0, fetchOffset: 0 }), 0);
@@ -161,9 +161,9 @@ describe('sessions', () => {
     const { port, broker } = await startBroker(t);
     const c = await RawClient.connect(port);
     void c.fetch({ topic: 't', partition: 0, fetchOffset: 0, maxWaitMs: 60_000 }).catch(() => undefined);
-    await waitFor(() => broker.metrics.heldFetches === 1, 'the fetch to be held');
+    await waitUntil(() => broker.metrics.heldFetches === 1, 'the fetch to be held');
     c.close();
-    await waitFor(() => broker.metrics.heldFetches === 0, 'the held fetch to be released');
+    await waitUntil(() => broker.metrics.heldFetches === 0, 'the held fetch to be released');
   });
 
   it('a client that never reads its answers stops being read, and others are still served', async (t) => {
@@ -191,7 +191,7 @@ describe('sessions', () => {
     const burst = Buffer.concat(Array.from({ length: 400 }, () => big));
     hog.socket.write(burst);
     const rssBefore = process.memoryUsage().rss;
-    await waitFor(
+    await waitUntil(
       () => hog.socket.writableLength === 0 || hog.socket.writableNeedDrain,
       'the burst to be handed to the kernel',
     );
@@ -220,7 +220,7 @@ describe('sessions', () => {
         minBytes: 0,
       });
     hog.send(Buffer.concat(Array.from({ length: 400 }, (_, i) => poll(i + 1))));
-    await waitFor(() => broker.metrics.heldFetches > 0, 'the first polls to be held');
+    await waitUntil(() => broker.metrics.heldFetches > 0, 'the first polls to be held');
     const other = await RawClient.connect(port);
     t.after(() => other.close());
     assert.equal((await other.metadata('t')).errorCode, 0, 'the broker has read what the hog sent');
@@ -253,7 +253,7 @@ describe('sessions', () => {
     for (let i = 0; i < 256; i++) producer.send(frame); // 64 MiB, never answered
     // Frames are taken on until they pass the 16 MiB budget (the frame counts without its length prefix).
     const taken = Math.floor(connectionPendingWriteBytesMax / (frame.length - 4)) + 1;
-    await waitFor(() => appends >= taken, 'the budget to fill');
+    await waitUntil(() => appends >= taken, 'the budget to fill');
     const other = await RawClient.connect(port);
     t.after(() => other.close());
     for (let i = 0; i < 100; i++) assert.equal((await other.metadata('t')).errorCode, 0);
@@ -262,7 +262,7 @@ describe('sessions', () => {
     stuck = false;
     for (const finish of pending.splice(0)) finish();
     producer.close();
-    await waitFor(() => broker.metrics.connectionsOpen === 1, 'the producer to be gone');
+    await waitUntil(() => broker.metrics.connectionsOpen === 1, 'the producer to be gone');
   });
 
   it('connections beyond booblik.max.connections are closed at once and counted', async (t) => {
@@ -273,7 +273,7 @@ describe('sessions', () => {
       a.close();
       b.close();
     });
-    await waitFor(() => broker.metrics.connectionsOpen === 2, 'two connections');
+    await waitUntil(() => broker.metrics.connectionsOpen === 2, 'two connections');
     const c = await RawClient.connect(port);
     await c.closedPromise;
     assert.equal(broker.metrics.connectionsRejected, 1);

@@ -4,7 +4,8 @@ import { describe, it, type TestContext } from 'node:test';
 import { startEtcd } from '@booblik/cluster/testing';
 import { AckPolicy, ErrorCode, topicSpecWithDefaults } from '@booblik/protocol';
 import { s3ServerForSuite } from '@booblik/store/test-support/s3-server';
-import { startProcess, tempDir } from './test-support/broker-process.js';
+import { tempDir } from '@booblik/testkit';
+import { startProcess } from './test-support/broker-process.js';
 import { moduleLog, moduleLogEnv } from './test-support/module-log.js';
 import { produced, RawClient } from './test-support/raw-client.js';
 

@@ -4,10 +4,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AckPolicy, ErrorCode } from '@booblik/protocol';
+import { tempDir, waitUntil } from '@booblik/testkit';
 import { LOCK_FILE_NAME } from './data-dir-lock.js';
-import { startProcess, startUnderNonReapingParent, tempDir } from './test-support/broker-process.js';
+import { startProcess, startUnderNonReapingParent } from './test-support/broker-process.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
-import { waitFor } from './test-support/wait-for.js';
 
 /** Every entry under `dir` with its size and mtime: what "touched nothing" is checked against. */
 function snapshot(dir: string): Record<string, string> {
@@ -148,7 +148,7 @@ describe('startup refusals', () => {
     client.close();
     const pid = await brokerPid;
     process.kill(pid, 'SIGKILL');
-    await waitFor(() => processState(pid) === 'Z', `pid ${pid} to become a zombie`);
+    await waitUntil(() => processState(pid) === 'Z', `pid ${pid} to become a zombie`);
     assert.match(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), 'utf8'), new RegExp(`^pid ${pid}\n`));
 
     const second = startProcess(args);

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { ApiKey, ErrorCode, encodeErrorResponse, type Request } from '@booblik/protocol';
+import { BrokerProcess } from '@booblik/testkit';
 import { Client } from './client.js';
 import { BrokerError } from './errors.js';
 import { Producer } from './producer.js';
-import { startBrokerProcess } from './test-support/broker-process.js';
 import { FakeCluster } from './test-support/fake-cluster.js';
 
 const clusters: FakeCluster[] = [];
@@ -177,7 +177,7 @@ describe('client: routes', () => {
 
 describe('client: against a real single-node broker', () => {
   it('sends PRODUCE, FETCH and METADATA v3, and everything works as through a Connection', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=orders:2']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=orders:2'] })).address;
     // Every request is one socket write of one whole frame: its header says the API and version.
     const seen: { apiKey: number; apiVersion: number }[] = [];
     const write = net.Socket.prototype.write;

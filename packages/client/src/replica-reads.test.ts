@@ -9,9 +9,9 @@ import {
   ReplicaFlag,
   type Request,
 } from '@booblik/protocol';
+import { BrokerProcess } from '@booblik/testkit';
 import { Client } from './client.js';
 import { BrokerError, InvalidArgumentError } from './errors.js';
-import { startBrokerProcess } from './test-support/broker-process.js';
 import { FakeCluster, type FakeClusterNode } from './test-support/fake-cluster.js';
 
 const clusters: FakeCluster[] = [];
@@ -175,7 +175,7 @@ describe('client: reads from replicas (preferZone)', () => {
   });
 
   it('against a real single broker, preferZone reads work and the broker is its own route', async (t) => {
-    const address = await startBrokerProcess(t);
+    const address = (await BrokerProcess.start(t, { http: false })).address;
     const client = await Client.connect(address, { preferZone: 'any' });
     t.after(() => client.close());
     await client.applyTopics([{ op: 'upsert', spec: { name: 'single', partitions: 1 } }]);
@@ -189,7 +189,7 @@ describe('client: reads from replicas (preferZone)', () => {
   });
 
   it('against a real single broker, metadataWithOffsets says the offsets come from the primary', async (t) => {
-    const address = await startBrokerProcess(t);
+    const address = (await BrokerProcess.start(t, { http: false })).address;
     const client = await Client.connect(address);
     t.after(() => client.close());
     await client.applyTopics([{ op: 'upsert', spec: { name: 'offsets', partitions: 1 } }]);

@@ -7,14 +7,16 @@ import {
   encodeErrorResponse,
   partitionForKey,
 } from '@booblik/protocol';
+import { BrokerProcess } from '@booblik/testkit';
 import { Connection } from './connection.js';
 import { BrokerError, InvalidArgumentError } from './errors.js';
-import { startBrokerProcess } from './test-support/broker-process.js';
 import { FakeBroker } from './test-support/fake-broker.js';
 import { InvalidArgumentRefusal, OffsetMismatchError, RevisionMismatchError } from './topic-errors.js';
 
 async function connected(t: import('node:test').TestContext, args: string[] = []) {
-  const connection = await Connection.connect(await startBrokerProcess(t, args));
+  const connection = await Connection.connect(
+    (await BrokerProcess.start(t, { http: false, flags: args })).address,
+  );
   t.after(() => connection.close());
   return connection;
 }

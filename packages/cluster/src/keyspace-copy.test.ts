@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { type FaultProxy, startFaultProxy } from '@booblik/testkit';
 import type { Etcd3 } from 'etcd3';
 import { ClusterUnavailableError, RevisionWaitTimeoutError } from './errors.js';
 import { connectEtcd } from './etcd-client.js';
@@ -9,7 +10,6 @@ import { Member } from './member.js';
 import { EtcdSpecStore } from './spec-store.js';
 import { type EtcdServer, startEtcd } from './test-support/etcd-server.js';
 import { specOf, uniqueCluster, untilCopy, untilEvent } from './test-support/fixture.js';
-import { type LinkProxy, startLinkProxy } from './test-support/link-proxy.js';
 import { encodeAssignment } from './values.js';
 
 /** How long a write may take to fail once etcd is gone: the client's deadline and a margin. */
@@ -130,16 +130,16 @@ describe('keyspace copy', () => {
   });
 
   describe('through a link that is cut', () => {
-    let proxy: LinkProxy;
+    let proxy: FaultProxy;
     before(async () => {
-      proxy = await startLinkProxy(etcd.clientPort);
+      proxy = await startFaultProxy({ target: `127.0.0.1:${etcd.clientPort}` });
     });
     after(() => proxy?.close());
 
     for (const compacted of [false, true]) {
       test(`copy: cut off from etcd it keeps its copy, and once back sees every change made meanwhile${compacted ? ' (history compacted: read whole again)' : ''}`, async (t) => {
         const cluster = uniqueCluster();
-        const copy = await KeyspaceCopy.start(newClient(proxy.endpoint), { cluster });
+        const copy = await KeyspaceCopy.start(newClient(`http://${proxy.address}`), { cluster });
         t.after(() => copy.close());
         const direct = newClient();
         const store = new EtcdSpecStore(direct, { cluster });
@@ -170,7 +170,7 @@ describe('keyspace copy', () => {
           await direct.kv.compact({ revision: String(reached) });
         }
 
-        proxy.restore();
+        proxy.heal();
         await copy.waitForRevision(reached, 10_000);
         assert.deepEqual(
           [...copy.specs.keys()].sort(),

@@ -4,12 +4,12 @@ import fs from 'node:fs';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { Partition } from './partition.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf } from './test-support/records.js';
 import { fillerBytesFor, parseSelfChecking, selfCheckingPayload } from './test-support/self-checking.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const rounds = Number(process.env.BOOBLIK_CRASH_ROUNDS ?? 10);
 const child = new URL('./test-support/crash-child.js', import.meta.url).pathname;

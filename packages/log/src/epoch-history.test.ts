@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { tempDir } from '@booblik/testkit';
 import { EPOCH_HISTORY_FILE, EpochHistory } from './epoch-history.js';
 import { EpochHistoryError } from './errors.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const fileOf = (dir: string) => fs.readFileSync(path.join(dir, EPOCH_HISTORY_FILE), 'utf8');
 

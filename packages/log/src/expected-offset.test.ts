@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { OffsetMismatchError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
 import { PartitionWriter } from './partition-writer.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const at = (expectedOffset: number, ...ids: number[]) => ({
   ...batchOf(ids.map((i) => rec(i))),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { StorageError } from './errors.js';
 import type { Fragment } from './fragment.js';
@@ -7,7 +8,6 @@ import { PartitionLog } from './partition-log.js';
 import { CORRUPT_FRAGMENT } from './remote-segment.js';
 import { MemorySource, persistAll } from './test-support/memory-source.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const SMALL: Partial<LogConfig> = { segmentBytesMax: 300, indexIntervalBytes: 40, tailCacheBytes: 0 };
 

@@ -4,12 +4,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { encodeStoredRecords } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { OffsetOutOfRangeError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, payloadsOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 /** Blocks every thread of libuv's pool on a read from a pipe; the function returned lets them go. */
 function occupyThreadpool(t: import('node:test').TestContext): () => void {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AckPolicy, encodeStoredRecords } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { EPOCH_HISTORY_FILE } from './epoch-history.js';
 import { EpochHistoryError } from './errors.js';
@@ -10,7 +11,6 @@ import { Partition } from './partition.js';
 import type { PartitionLog } from './partition-log.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const open = (dataDir: string) => Partition.open(dataDir, 't', 0, defaultLogConfig).partition;
 /** The partition's log, for a test that must watch its fdatasyncs. */

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AckPolicy, fetchableRecordBytesMax, recordHeaderBytes } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { LogClosedError, RecordTooLargeError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
 import { PartitionWriter } from './partition-writer.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 function openWriter(dir: string, config: Partial<LogConfig> = {}) {
   const { log } = PartitionLog.open(dir, 't-0', { ...defaultLogConfig, ...config });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { ReadBufferPool } from './read-buffers.js';
 import { batchOf, payloadsOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 describe('read buffers', () => {
   it('a buffer is lent again only after it is released, and a second release changes nothing', () => {

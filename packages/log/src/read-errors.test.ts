@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { LogClosedError, StorageError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 /** A partition with two published records, read from the segment file (no tail cache). */
 function logWithRecords(t: import('node:test').TestContext) {

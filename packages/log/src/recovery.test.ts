@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { encodeStoredRecords } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const SEGMENT0 = '00000000000000000000.log';
 

@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { encodeStoredRecords } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { CorruptRecordError, OffsetMismatchError, RecordTooLargeError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 function open(dir: string, config: Partial<LogConfig> = {}) {
   return PartitionLog.open(dir, 't-0', { ...defaultLogConfig, ...config }).log;

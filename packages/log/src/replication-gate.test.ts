@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { AckPolicy, type AckPolicyValue, encodeStoredRecords } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { PartitionLog } from './partition-log.js';
 import { type AppendResult, PartitionWriter, type ReplicationGate } from './partition-writer.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 interface Handed {
   baseOffset: number;

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import type { Fragment, StoredPast } from './fragment.js';
 import type { Logger } from './logger.js';
 import { Partition } from './partition.js';
 import { MemorySource, persistAll } from './test-support/memory-source.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const SMALL: LogConfig = {
   ...defaultLogConfig,

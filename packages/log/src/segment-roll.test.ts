@@ -3,11 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
+import { tempDir, waitUntil } from '@booblik/testkit';
 import { defaultLogConfig } from './config.js';
 import { Partition } from './partition.js';
 import { readAll } from './test-support/read-all.js';
 import { batchOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 /** 38 stored bytes per record of 30: two fit a segment, the third starts the next. */
 const SEGMENT_BYTES = 100;
@@ -56,13 +56,7 @@ function watchSyncs(t: TestContext, dir: string) {
 }
 
 /** Resolves once `condition()` holds, checking once per turn of the event loop; fails after 10 s. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
+const until = (condition: () => boolean, what: string) => waitUntil(condition, what, 10_000, 0);
 
 /** Whether `p` has settled, after the callbacks already due have run. */
 async function settled(p: Promise<unknown>): Promise<boolean> {

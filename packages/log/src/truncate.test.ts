@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { encodeStoredRecords } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { defaultLogConfig, type LogConfig } from './config.js';
 import { TruncationRefusedError } from './errors.js';
 import { PartitionLog } from './partition-log.js';
 import { readAll } from './test-support/read-all.js';
 import { payloadsOf, rec } from './test-support/records.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 /** 20-byte payloads, 28 bytes stored: a 90-byte segment holds three. */
 const SEGMENT_OF_THREE = { segmentBytesMax: 90, indexIntervalBytes: 30, tailCacheBytes: 0 };

@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import { tempDir } from '@booblik/testkit';
 import { checkStore, withoutSecrets } from './check-store.js';
 import { StoreRefusedError, StoreUnavailableError, StoreUrlError } from './errors.js';
 import { s3ServerForSuite, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 /** A TCP server on loopback that takes connections and never answers (a store hung mid-request). */
 async function blackHole(t: TestContext): Promise<number> {

@@ -3,11 +3,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { tempDir } from '@booblik/testkit';
 import { ObjectNotFoundError, StoreRefusedError, StoreUnavailableError } from './errors.js';
 import { FileStore } from './file-store.js';
 import { openStore } from './open-store.js';
 import { collect, storeContract } from './test-support/contract.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 storeContract('file://', (t, options) => openStore(`file://${tempDir(t, 'file-store')}`, options));
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { tempDir } from '@booblik/testkit';
 import { ObjectNotFoundError } from './errors.js';
 import { FileStore } from './file-store.js';
 import { GzipStore } from './gzip-store.js';
 import { openStore } from './open-store.js';
 import { collect } from './test-support/contract.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 /** Records-like content: compressible, as real segments are. */
 const text = Buffer.from(Array.from({ length: 5000 }, (_, i) => `record ${i} payload\n`).join(''));

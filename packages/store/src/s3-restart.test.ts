@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { startFaultProxy, waitUntil, within } from '@booblik/testkit';
 import { ObjectNotFoundError, StoreUnavailableError } from './errors.js';
 import type { ObjectStore } from './object-store.js';
 import { openStore } from './open-store.js';
 import { collect } from './test-support/contract.js';
 import { s3ServerForSuite, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
-import { TcpProxy } from './test-support/tcp-proxy.js';
-import { within } from './test-support/wait.js';
 
 /** Refused connections fail at once; the SDK's own retries (3 attempts) add well under a second. */
 const DOWN_CALL_TIMEOUT_MS = 15_000;
@@ -22,8 +21,8 @@ describe('s3:// when the server goes away', { skip: s3TestsSkipped() ?? false },
 
   it('killed mid-upload and while down: calls fail retriable; after a restart they work, nothing half-written', async () => {
     const server = suiteServer();
-    const proxy = await TcpProxy.start(server.port);
-    const url = server.url('restart/', proxy.endpoint);
+    const proxy = await startFaultProxy({ target: `127.0.0.1:${server.port}` });
+    const url = server.url('restart/', `http://${proxy.address}`);
     const quick = await openStore(url, { s3: { credentials: TEST_CREDENTIALS, maxAttempts: 1 } });
     // The SDK's default retries: they must end in the same typed error, not hang.
     const patient = await openStore(url, { s3: { credentials: TEST_CREDENTIALS } });
@@ -32,13 +31,17 @@ describe('s3:// when the server goes away', { skip: s3TestsSkipped() ?? false },
       await quick.put('kept', kept);
 
       const big = Buffer.alloc(64 << 20, 0x42);
-      const before = proxy.sentBytes;
+      const before = proxy.stats.bytesToTarget;
       // Settled into a value at once: it fails while the test is still waiting for the kill.
       const upload = quick.put('big', big).then(
         () => assert.fail('the upload finished although the server was killed midway'),
         (error: unknown) => error,
       );
-      await within(proxy.sent(before + big.length / 2), 10_000, 'half the upload to reach the server');
+      await waitUntil(
+        () => proxy.stats.bytesToTarget >= before + big.length / 2,
+        'half the upload to reach the server',
+        10_000,
+      );
       await server.kill();
       isUnavailable(await within(upload, DOWN_CALL_TIMEOUT_MS, 'the cut upload'));
 

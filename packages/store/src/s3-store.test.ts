@@ -5,11 +5,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { tempDir } from '@booblik/testkit';
 import { ObjectNotFoundError, StoreRefusedError, StoreUnavailableError, StoreUrlError } from './errors.js';
 import { openStore } from './open-store.js';
 import { storeContract } from './test-support/contract.js';
 import { s3ServerForSuite, s3TestsSkipped, TEST_CREDENTIALS } from './test-support/s3-server.js';
-import { tempDir } from './test-support/temp-dir.js';
 
 const skip = s3TestsSkipped() ?? false;
 

@@ -16,7 +16,7 @@ import {
   encodeMetadataRequest,
   type ResponseFrame,
 } from '@booblik/protocol';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess, tempDir, waitUntil } from '@booblik/testkit';
 import { budget, seed } from '../kit/budget.js';
 import {
   FRAME_BYTES_MAX,
@@ -27,8 +27,6 @@ import {
 } from '../kit/frame-fuzzer.js';
 import { Rng } from '../kit/rng.js';
 import { type BrokerModel, codesWithBody, type ExpectedAnswer, judgeStream } from '../kit/spec-oracle.js';
-import { tempDir } from '../kit/temp-dir.js';
-import { waitUntil } from '../kit/wait.js';
 import { fetchedOf, metadataOf, offsetsOf, producedOf, readRange, WireClient } from '../kit/wire-client.js';
 
 const SEGMENT_BYTES = 65_536;
@@ -283,6 +281,7 @@ export function badInputCheck(): void {
             async () => (await offsetsOf(c, model.own, p)).highWatermark >= expected,
             `${model.own}-${p} to hold the ${expected} accepted records`,
             10_000,
+            10,
           );
           assert.equal(
             (await offsetsOf(c, model.own, p)).highWatermark,
@@ -298,6 +297,7 @@ export function badInputCheck(): void {
         async () => (await broker.metric('booblik_connections')) === silent.length,
         `booblik_connections to count just the ${silent.length} silent connections`,
         10_000,
+        10,
       );
       for (const s of silent) {
         assert.equal(s.closed, false, 'a connection waiting inside a frame is left open');
@@ -308,6 +308,7 @@ export function badInputCheck(): void {
         async () => (await broker.metric('booblik_connections')) === 0,
         'every connection to close',
         10_000,
+        10,
       );
       const exit = await broker.stop();
       assert.equal(exit.code, 0, `SIGTERM after the fuzzing stops the broker cleanly${broker.tail()}`);

@@ -9,11 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AckPolicy, type AckPolicyValue } from '@booblik/protocol';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess, tempDir } from '@booblik/testkit';
 import { budget, seed } from '../kit/budget.js';
 import { parseSelfChecking, selfChecking } from '../kit/payloads.js';
 import { Rng } from '../kit/rng.js';
-import { tempDir } from '../kit/temp-dir.js';
 import { offsetsOf, producedOf, readRange, WireClient } from '../kit/wire-client.js';
 
 const TOPIC = 'crash';

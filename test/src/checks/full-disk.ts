@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess } from '@booblik/testkit';
 import { budget, seed } from '../kit/budget.js';
 import { parseSelfChecking, selfChecking } from '../kit/payloads.js';
 import { Rng } from '../kit/rng.js';

@@ -11,10 +11,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess, tempDir, waitUntil, within } from '@booblik/testkit';
 import { budget } from '../kit/budget.js';
-import { tempDir } from '../kit/temp-dir.js';
-import { waitUntil, within } from '../kit/wait.js';
 import { WireClient } from '../kit/wire-client.js';
 
 /**

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess } from '@booblik/testkit';
 import { budget, seed } from '../kit/budget.js';
 import { selfChecking } from '../kit/payloads.js';
 import { type CutReport, PowerCutFilesystem } from '../kit/power-cut-filesystem.js';

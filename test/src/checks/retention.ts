@@ -9,12 +9,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { BrokerProcess } from '../kit/broker-process.js';
+import { BrokerProcess, tempDir, waitUntil, within } from '@booblik/testkit';
 import { budget, seed } from '../kit/budget.js';
 import { parseSelfChecking, selfChecking } from '../kit/payloads.js';
 import { Rng } from '../kit/rng.js';
-import { tempDir } from '../kit/temp-dir.js';
-import { waitUntil, within } from '../kit/wait.js';
 import { fetchedOf, offsetsOf, producedOf, WireClient } from '../kit/wire-client.js';
 
 const TOPIC = 'ret';
@@ -134,6 +132,7 @@ async function laggard(port: number, shared: Shared): Promise<number> {
       async () => !shared.running || (await offsetsOf(c, TOPIC, 0)).logStartOffset > behind,
       `retention to pass offset ${behind}`,
       60_000,
+      10,
     );
     if (!shared.running) break;
     const started = performance.now();

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-import { within } from './wait.js';
+import { within } from '@booblik/testkit';
 
 /** The Go source of the filesystem (test/powercutfs) and where its binary is built (test/dist). */
 const sourceDir = new URL('../../powercutfs/', import.meta.url).pathname;

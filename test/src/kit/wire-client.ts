@@ -14,7 +14,7 @@ import {
   readResponseFrame,
   responseFrameLimits,
 } from '@booblik/protocol';
-import { within } from './wait.js';
+import { within } from '@booblik/testkit';
 
 /** How long any single answer may take before the check fails instead of hanging. */
 export const answerTimeoutMs = 15_000;

@@ -8,10 +8,10 @@ import {
   NO_EPOCH,
   responseHeaderBytes,
 } from '@booblik/protocol';
+import { waitUntil } from '@booblik/testkit';
 import { fetchPayloadBytesMax } from '../limits.js';
 import { fetched, fetchedV5, RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
-import { waitFor } from '../test-support/wait-for.js';
 
 const rec = (s: string) => Buffer.from(s);
 
@@ -46,7 +46,7 @@ describe('FETCH', () => {
       .finally(() => {
         answered = true;
       });
-    await waitFor(() => broker.metrics.heldFetches === 1 || answered, 'the fetch to be held or answered');
+    await waitUntil(() => broker.metrics.heldFetches === 1 || answered, 'the fetch to be held or answered');
     assert.equal(answered, false, 'refused at once instead of after its wait');
     assert.equal((await pending).errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
   });
@@ -169,7 +169,7 @@ describe('FETCH', () => {
   it('shutdown answers a held fetch with its empty success before closing', async (t) => {
     const { consumer, broker } = await setup(t);
     const pending = consumer.fetch({ topic: 't', partition: 0, fetchOffset: 0, maxWaitMs: 60_000 });
-    await waitFor(() => broker.metrics.heldFetches === 1, 'the fetch to be held');
+    await waitUntil(() => broker.metrics.heldFetches === 1, 'the fetch to be held');
     void broker.close();
     const answer = await pending;
     assert.equal(answer.errorCode, 0);

@@ -18,9 +18,9 @@ import {
   supportedApiVersions,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
+import { waitUntil } from '@booblik/testkit';
 import { produced, RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
-import { waitFor } from '../test-support/wait-for.js';
 
 const topics = [
   { name: 'orders', partitions: 2 },
@@ -83,7 +83,7 @@ describe('LIST', () => {
     void held.then(() => {
       answeredAt = performance.now();
     });
-    await waitFor(() => broker.topics.watchers === 1, 'the watch to be held');
+    await waitUntil(() => broker.topics.watchers === 1, 'the watch to be held');
     assert.equal(answeredAt, 0, 'not answered before a change');
     await writer.apply([{ op: 'upsert', spec: topicSpecWithDefaults({ name: 'new', partitions: 1 }) }]);
     const appliedAt = performance.now();
@@ -118,7 +118,7 @@ describe('LIST', () => {
     const id = c.id();
     c.send(encodeListRequest(id, { selector: '', watchRevision: revision, maxWaitMs: 60_000 }));
     const answer = c.expect(id);
-    await waitFor(() => broker.topics.watchers === 1, 'the watch to be held');
+    await waitUntil(() => broker.topics.watchers === 1, 'the watch to be held');
     await broker.close();
     assert.equal((await answer).errorCode, ErrorCode.NONE);
   });

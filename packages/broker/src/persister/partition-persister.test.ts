@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import {
   type AppendBatch,
@@ -13,19 +10,13 @@ import {
 } from '@booblik/log';
 import { AckPolicy } from '@booblik/protocol';
 import { type ObjectStore, openStore } from '@booblik/store';
-import { waitFor } from '../test-support/wait-for.js';
+import { tempDir, waitUntil } from '@booblik/testkit';
 import { FragmentCache, StoreFragmentSource } from './fragment-cache.js';
 import { PartitionPersister, type PersisterStats } from './partition-persister.js';
 import { StoreHealth } from './store-health.js';
 
 /** Nothing else asks this persister for a pass: without the follow-up, the second upload never comes. */
 const UPLOAD_WAIT_MS = 10_000;
-
-function tempDir(t: TestContext, prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `booblik-${prefix}-`));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** One record as a PRODUCE carries it: `int32 size, payload`. */
 function oneRecord(bytes: number, fill = 0x61): AppendBatch {
@@ -101,7 +92,7 @@ describe('partition persister', () => {
     await held.firstStarted;
     await closeSegments(2); // the first is still uploading
     held.release();
-    await waitFor(() => stats.uploads === 2, 'both segments uploaded', UPLOAD_WAIT_MS);
+    await waitUntil(() => stats.uploads === 2, 'both segments uploaded', UPLOAD_WAIT_MS);
     assert.equal(partition.persistCandidates().length, 0);
   });
   describe('as a replica (its primary uploads)', () => {
@@ -192,9 +183,9 @@ describe('partition persister', () => {
       assert.equal(replica.persistCandidates().length, closed, 'nothing dropped before the store holds it');
 
       uploader.kick();
-      await waitFor(() => primaryStats.uploads === closed, 'the primary uploaded every closed segment');
+      await waitUntil(() => primaryStats.uploads === closed, 'the primary uploaded every closed segment');
       follower.kick();
-      await waitFor(() => replica.persistCandidates().length === 0, 'the replica found them in the store');
+      await waitUntil(() => replica.persistCandidates().length === 0, 'the replica found them in the store');
       assert.equal(replicaStats.uploads, 0, 'a replica uploads nothing');
       replica.enforceRetention();
 
@@ -216,10 +207,10 @@ describe('partition persister', () => {
         await replica.append(oneRecord(1000, i >= 4 && i < 8 ? 0x62 : 0x61), AckPolicy.WRITTEN);
       }
       uploader.kick();
-      await waitFor(() => primaryStats.uploads === 4, 'the primary uploaded its closed segments');
+      await waitUntil(() => primaryStats.uploads === 4, 'the primary uploaded its closed segments');
       follower.kick();
       // One look marks every segment it can: what it left is what it keeps.
-      await waitFor(() => replica.persistCandidates().length < 4, 'the replica looked at the store');
+      await waitUntil(() => replica.persistCandidates().length < 4, 'the replica looked at the store');
       replica.enforceRetention();
       const views = replica.fragmentViews();
       assert.deepEqual(

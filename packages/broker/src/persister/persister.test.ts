@@ -12,6 +12,7 @@ import {
 } from '@booblik/protocol';
 import { type ObjectStore, openStore } from '@booblik/store';
 import { s3ServerForSuite } from '@booblik/store/test-support/s3-server';
+import { tempDir, waitUntil } from '@booblik/testkit';
 import { produced, type RawClient } from '../test-support/raw-client.js';
 import {
   broker,
@@ -24,10 +25,8 @@ import {
   type StoreKit,
   s3Kit,
   TOPIC,
-  tempDir,
   UPLOAD_WAIT_MS,
 } from '../test-support/store-kit.js';
-import { waitFor } from '../test-support/wait-for.js';
 import { manifestKey } from './object-names.js';
 
 /** The FETCH answer's bytes (records as stored, after the header) at every offset, for two sizes. */
@@ -149,8 +148,16 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       b.broker.partitions.enforceRetention();
       const start = partitionOf(b).logStartOffset;
       assert.ok(start > 0, 'retention moved the log start');
-      await waitFor(() => b.broker.persister.stats.deletions > 0, 'expired objects deleted', UPLOAD_WAIT_MS);
-      await waitFor(() => partitionOf(b).takeExpiredFragments().length === 0, 'deletions handed over', 1000);
+      await waitUntil(
+        () => b.broker.persister.stats.deletions > 0,
+        'expired objects deleted',
+        UPLOAD_WAIT_MS,
+      );
+      await waitUntil(
+        () => partitionOf(b).takeExpiredFragments().length === 0,
+        'deletions handed over',
+        1000,
+      );
       await b.broker.persister.persisterOf(partitionOf(b))!.close(); // the pass under way ends
       const manifest = await manifestOf(kit.store);
       assert.ok(manifest.fragments.length < before);
@@ -194,7 +201,7 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       const stats = b.broker.persister.stats;
       const uploadsBefore = stats.uploads;
       const producing = produce(b.client, 100, 300);
-      await waitFor(
+      await waitUntil(
         () => stats.uploads > uploadsBefore,
         'uploads of the new segments under way',
         UPLOAD_WAIT_MS,
@@ -204,14 +211,14 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       // Segments that close while the store is away (uploads follow each other at once, so those of
       // the batches before may all have landed already): their passes fail until it is back.
       await produce(b.client, 400, 100);
-      await waitFor(() => stats.failures >= 3, 'three failed passes, retried with backoff', UPLOAD_WAIT_MS);
+      await waitUntil(() => stats.failures >= 3, 'three failed passes, retried with backoff', UPLOAD_WAIT_MS);
       assert.equal(b.broker.persister.health.failingCount, 1);
       assert.match(b.broker.persister.detail().join('\n'), /failing since/);
       assert.equal(b.lines.filter((l) => /store .*: failing/.test(l)).length, 1, 'one line for the change');
       await produce(b.client, 500, 100);
       await kit.restore();
       await persisted(b);
-      await waitFor(
+      await waitUntil(
         () => b.broker.persister.health.failingCount === 0,
         'the store recovered',
         UPLOAD_WAIT_MS,
@@ -242,7 +249,7 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       const keys = await objectKeys(kit.store);
       const deleted = await b.client.apply([{ op: 'delete', name: TOPIC, expectedRevision: -1 }]);
       assert.equal(deleted.errorCode, ErrorCode.NONE);
-      await waitFor(() => !fs.existsSync(path.join(b.dataDir, `${TOPIC}-0`)), 'the partition removed here');
+      await waitUntil(() => !fs.existsSync(path.join(b.dataDir, `${TOPIC}-0`)), 'the partition removed here');
       assert.deepEqual(await objectKeys(kit.store), keys, 'every object is still in the store');
 
       await createTopic(b.client, kit.url);
@@ -273,7 +280,7 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       assert.deepEqual(await objectKeys(kit.store), keys, 'the dry run removed nothing from the store');
 
       assert.equal((await b.client.apply([purge])).errorCode, ErrorCode.NONE);
-      await waitFor(
+      await waitUntil(
         () => b.lines.some((l) => l.includes(`topic ${TOPIC}: deleted with its store history`)),
         'the purge logged',
         UPLOAD_WAIT_MS,
@@ -309,7 +316,7 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
       await kit.breakIt();
       try {
         await produce(b.client, 100, 100); // segments close, their uploads fail
-        await waitFor(
+        await waitUntil(
           () => b.broker.persister.health.failingCount === 1,
           'the store reported failing',
           UPLOAD_WAIT_MS,
@@ -317,7 +324,7 @@ function storeSuite(name: string, kitOf: (t: TestContext) => Promise<StoreKit>) 
         assert.match(b.broker.persister.detail().join('\n'), /^store .*: failing since/);
         const deleted = await b.client.apply([{ op: 'delete', name: TOPIC, expectedRevision: -1 }]);
         assert.equal(deleted.errorCode, ErrorCode.NONE);
-        await waitFor(
+        await waitUntil(
           () => b.broker.persister.health.failingCount === 0,
           'booblik_store_failing back to 0',
           UPLOAD_WAIT_MS,

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { decodeRecordsLost, ErrorCode, NO_EPOCH } from '@booblik/protocol';
-import { waitForAsync } from '../test-support/broker-process.js';
+import { tempDir, waitUntil } from '@booblik/testkit';
 import { fetchedV5, type RawClient } from '../test-support/raw-client.js';
 import {
   broker,
@@ -15,7 +15,6 @@ import {
   produce,
   type StoreKit,
   TOPIC,
-  tempDir,
   UPLOAD_WAIT_MS,
 } from '../test-support/store-kit.js';
 
@@ -136,7 +135,7 @@ describe('a partition restored from its store on an empty disk', () => {
     assert.deepEqual(across.records.slice(0, 3), reader.records.slice(storeEnd - 3, storeEnd));
 
     // The new epoch reaches the store at once, whatever happens to this disk next.
-    await waitForAsync(
+    await waitUntil(
       async () =>
         JSON.stringify((await manifestOf(kit.store)).epochs) ===
         JSON.stringify([{ epoch: 1, startOffset: storeEnd }]),

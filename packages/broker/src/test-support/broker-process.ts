@@ -1,10 +1,6 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { TestContext } from 'node:test';
 
 const main = new URL('../main.js', import.meta.url).pathname;
 const cliMain = new URL('../../../cli/dist/main.js', import.meta.url).pathname;
@@ -83,21 +79,4 @@ function watch(proc: ChildProcessByStdio<Writable | null, Readable, Readable>) {
 /** The `booblik` command line as a child process (`exitCode()` and `output()` as for a broker). */
 export function startCli(args: string[]) {
   return startProcess(args, {}, cliMain);
-}
-
-export async function waitForAsync(
-  condition: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-  }
-}
-
-export function tempDir(t: TestContext): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-main-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }

@@ -7,10 +7,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type EtcdServer, type ReservedPort, reservePorts, startEtcd } from '@booblik/cluster/testing';
+import { type EtcdServer, startEtcd } from '@booblik/cluster/testing';
+import { type FaultProxy, type ReservedPort, reservePorts } from '@booblik/testkit';
 import { startProcess } from './broker-process.js';
 import { type FaultLinks, startFaultLinks } from './fault-links.js';
-import type { FaultProxy } from './fault-proxy.js';
 
 export interface KitBroker {
   readonly name: string;

@@ -4,7 +4,7 @@
  * (`--cluster.etcd`) and each peer through the pair's proxy (`--cluster.peer.dial`), so a test can
  * delay, cut or black-hole any one link and leave the others alone.
  */
-import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
+import { type FaultProxy, startFaultProxy } from '@booblik/testkit';
 
 export interface FaultLinks {
   /** The protocol port each broker must listen on: its peers' proxies were started towards it. */

@@ -4,17 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { AckPolicy, ErrorCode, topicSpecWithDefaults } from '@booblik/protocol';
 import { type ObjectStore, openStore } from '@booblik/store';
 import { type S3TestServer, TEST_CREDENTIALS } from '@booblik/store/test-support/s3-server';
+import { tempDir, waitUntil } from '@booblik/testkit';
 import type { BrokerConfig } from '../config/keys.js';
 import { manifestKey } from '../persister/object-names.js';
 import { RawClient } from './raw-client.js';
 import { startBroker, type TestBroker } from './start-broker.js';
-import { waitFor } from './wait-for.js';
 
 export const TOPIC = 'history';
 /** Tiny segments: dozens of rolls from a few hundred records. */
@@ -35,12 +33,6 @@ export interface StoreKit {
   /** Makes the store refuse every call until `restore`. */
   breakIt(): Promise<void>;
   restore(): Promise<void>;
-}
-
-export function tempDir(t: TestContext, prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `booblik-${prefix}-`));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 export async function fileKit(t: TestContext): Promise<StoreKit> {
@@ -104,7 +96,7 @@ export function partitionOf(b: TestBroker) {
 /** Waits until every closed segment is in the store and recorded. */
 export async function persisted(b: TestBroker): Promise<void> {
   const p = partitionOf(b);
-  await waitFor(
+  await waitUntil(
     () =>
       p.persistCandidates().length === 0 && p.fragmentViews().filter((v) => v.location === 'both').length > 0,
     'every closed segment uploaded',

@@ -9,9 +9,9 @@ import {
   type TopicChange,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
+import { waitUntil } from '@booblik/testkit';
 import { fetched, metadataOf, RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
-import { waitFor } from '../test-support/wait-for.js';
 
 const create = (name: string, partitions: number): TopicChange => ({
   op: 'upsert',
@@ -48,7 +48,7 @@ describe('deleting a topic', () => {
         held.push(c.expect(id).then((f) => f.errorCode));
       }
     }
-    await waitFor(() => broker.metrics.heldFetches === 100, '100 held fetches');
+    await waitUntil(() => broker.metrics.heldFetches === 100, '100 held fetches');
 
     const produceCodes: number[] = [];
     let stop = false;
@@ -67,7 +67,7 @@ describe('deleting a topic', () => {
       }
       return sent;
     });
-    await waitFor(() => produceCodes.length >= 40, 'producers under way');
+    await waitUntil(() => produceCodes.length >= 40, 'producers under way');
     assert.equal((await admin.apply([remove('doomed')])).errorCode, ErrorCode.NONE);
     stop = true;
 
@@ -85,7 +85,7 @@ describe('deleting a topic', () => {
     );
     for (const c of all) assert.equal(c.closed, false, 'no connection was closed');
     assert.equal((await admin.metadata()).errorCode, ErrorCode.NONE, 'the broker still answers');
-    await waitFor(
+    await waitUntil(
       () => !fs.existsSync(path.join(dataDir, 'doomed-0')) && !fs.existsSync(path.join(dataDir, 'doomed-1')),
       'the partition directories to be removed',
     );

@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { topicSpecWithDefaults } from '@booblik/protocol';
+import { tempDir } from '@booblik/testkit';
 import { SpecStoreConflictError, SpecStoreCorruptError } from '../errors.js';
 import { FileSpecStore, SPEC_FILE_NAME } from './file-spec-store.js';
 
 const childScript = new URL('../test-support/spec-store-child.js', import.meta.url);
-
-function tempDir(t: TestContext): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-specs-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 /** Runs the child until it has printed `ready` plus a random number of revisions, SIGKILLs it; returns the last one it acknowledged. */
 function applyThenKill(dataDir: string, revisionsBeforeKill: number, extraDelayMs: number): Promise<number> {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { decodeInvalidArgument, ErrorCode, type TopicChange, topicSpecWithDefaults } from '@booblik/protocol';
 import { s3ServerForSuite, s3TestsSkipped } from '@booblik/store/test-support/s3-server';
-import { startFaultProxy } from '../test-support/fault-proxy.js';
+import { startFaultProxy } from '@booblik/testkit';
 import { RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { FakeBroker, MemoryLog, startBrokerProcess } from '@booblik/client/testing';
+import { FakeBroker, MemoryLog } from '@booblik/client/testing';
 import { readVectors } from '@booblik/protocol/testing';
+import { BrokerProcess } from '@booblik/testkit';
 import { conformanceClient, start } from '../test-support/spawn.js';
 
 const brokers: FakeBroker[] = [];
@@ -35,7 +36,7 @@ describe('conformance client (conformance/clients/typescript)', () => {
   });
 
   it('topics verbs create, list by label, print a stale revision with its details, and delete', async (t) => {
-    const address = await startBrokerProcess(t, ['--topics=single:1']);
+    const address = (await BrokerProcess.start(t, { http: false, flags: ['--topics=single:1'] })).address;
     const ok = async (...args: string[]) => {
       const run = await client(address, ...args);
       assert.equal(run.code, 0, `${args.join(' ')}: ${run.stderr}`);

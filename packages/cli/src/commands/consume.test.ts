@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import {
-  ApiKey,
-  FakeBroker,
-  FakeCluster,
-  type FakeClusterNode,
-  MemoryLog,
-  startBrokerProcess,
-} from '@booblik/client/testing';
+import { ApiKey, FakeBroker, FakeCluster, type FakeClusterNode, MemoryLog } from '@booblik/client/testing';
 import { ErrorCode, encodeErrorResponse, encodeMetadataResponse } from '@booblik/protocol';
+import { BrokerProcess } from '@booblik/testkit';
 import { booblik, booblikMain, start } from '../test-support/spawn.js';
 
 const brokers: FakeBroker[] = [];
@@ -320,7 +314,7 @@ describe('booblik consume --follow through failures', () => {
 
 describe('booblik consume --follow on a topic that changes', () => {
   it('a partition added while following is read from its first record', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=grows:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=grows:1'] })).address;
     const child = start([
       process.execPath,
       booblikMain,
@@ -357,7 +351,8 @@ describe('booblik consume --follow on a topic that changes', () => {
   });
 
   it('the topic deleted while following: exit 1 saying so, not an error code', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=doomed:2,other:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=doomed:2,other:1'] }))
+      .address;
     const child = start([process.execPath, booblikMain, 'consume', 'doomed', '--follow', '--broker', broker]);
     t.after(() => child.kill('SIGKILL'));
     assert.equal((await booblik(['produce', 'doomed', '--broker', broker], { input: 'x\n' })).code, 0);

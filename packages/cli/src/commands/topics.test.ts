@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { Connection, FragmentLocation } from '@booblik/client';
-import { startBrokerProcess } from '@booblik/client/testing';
+import { BrokerProcess } from '@booblik/testkit';
 import { booblik, booblikMain, start } from '../test-support/spawn.js';
 
 function tempFile(t: TestContext, name: string, text: string): string {
@@ -28,7 +28,7 @@ async function listJson(broker: string) {
 
 describe('booblik topics', () => {
   it('watch -l prints again only when the matching listing changes, not on a change to another topic', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=other:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=other:1'] })).address;
     const watching = start([
       process.execPath,
       booblikMain,
@@ -61,7 +61,7 @@ describe('booblik topics', () => {
   });
 
   it('a file of one spec creates the topic, then updates it as it is; list --format json is one array', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=default:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=default:1'] })).address;
     const file = tempFile(t, 'orders.yaml', 'name: orders\npartitions: 3\nlabels: {team: payments}\n');
     const created = await booblik(['topics', 'apply', '-f', file, '--broker', broker]);
     assert.equal(created.code, 0, created.stderr);
@@ -88,7 +88,7 @@ describe('booblik topics', () => {
   });
 
   it('a tree applies all or nothing; a stale revision on a leaf fails naming the topic; --dry-run changes nothing', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=default:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=default:1'] })).address;
     const tree = tempFile(
       t,
       'tree.yaml',
@@ -122,7 +122,7 @@ describe('booblik topics', () => {
   });
 
   it('edit opens the spec in $EDITOR and applies the saved file at the revision shown', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=edited:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=edited:1'] })).address;
     const editor = tempFile(
       t,
       'editor.sh',
@@ -148,7 +148,7 @@ describe('booblik topics', () => {
   });
 
   it('edit refused for a stale revision keeps the edit in a file it names, and says how to apply it', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=edited:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=edited:1'] })).address;
     const meanwhile = tempFile(
       t,
       'meanwhile.yaml',
@@ -181,7 +181,8 @@ describe('booblik topics', () => {
 
   it('list cuts a 249-character name in the table, so other rows stay readable; json keeps it whole', async (t) => {
     const long = 'n'.repeat(249);
-    const broker = await startBrokerProcess(t, [`--topics=${long}:1,short:2`]);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: [`--topics=${long}:1,short:2`] }))
+      .address;
     const table = await booblik(['topics', 'list', '--broker', broker]);
     assert.equal(table.code, 0, table.stderr);
     const lines = table.stdout.toString().trimEnd().split('\n');
@@ -197,7 +198,7 @@ describe('booblik topics', () => {
   });
 
   it('delete removes every named topic, or none when one is missing; delete --dry-run removes none', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=a:1,b:1,c:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=a:1,b:1,c:1'] })).address;
     const none = await booblik(['topics', 'delete', 'a', 'nope', '--broker', broker]);
     assert.equal(none.code, 1);
     assert.deepEqual(
@@ -221,7 +222,7 @@ describe('booblik topics', () => {
   });
 
   it("delete leaves a topic's history in its store, and a topic created again continues it; --purge-store removes it, --dry-run nothing", async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=default:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=default:1'] })).address;
     const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cli-store-'));
     t.after(() => fs.rmSync(storeDir, { recursive: true, force: true }));
     const file = tempFile(
@@ -287,7 +288,7 @@ describe('booblik topics', () => {
   });
 
   it('watch prints the listing, then again on a change, and Ctrl-C ends it with exit 0', async (t) => {
-    const broker = await startBrokerProcess(t, ['--topics=w:1']);
+    const broker = (await BrokerProcess.start(t, { http: false, flags: ['--topics=w:1'] })).address;
     const watching = start([
       process.execPath,
       booblikMain,

@@ -2,7 +2,6 @@
 
 export { ApiKey, type Request } from '@booblik/protocol';
 export { AsyncQueue } from './async-queue.js';
-export { startBrokerProcess } from './broker-process.js';
 export { FakeBroker, type FakeHandler, FakePeer, type ReceivedRequest } from './fake-broker.js';
 export { type ClusterScript, FakeCluster, FakeClusterNode, type MetadataSeen } from './fake-cluster.js';
 export { ManualClock } from './manual-clock.js';

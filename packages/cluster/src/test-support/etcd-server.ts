@@ -9,11 +9,10 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { reservePorts } from '@booblik/testkit';
 import { ensureEtcdInstalled } from './etcd-install.js';
-import { reservePorts } from './ports.js';
 
 export { ensureEtcdInstalled, findEtcd } from './etcd-install.js';
-export { type ReservedPort, reservePorts } from './ports.js';
 
 /** etcd 3.4 starts in about a second here; a loaded 2-core machine can take several. */
 const READY_TIMEOUT_MS = 30_000;

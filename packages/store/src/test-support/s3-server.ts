@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { reservePorts } from '@booblik/testkit';
 
 // The SDK warns once per process that its releases from 2027 on need Node 22; the tests know.
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
@@ -60,18 +61,6 @@ export function versitygwBinary(): Promise<string> {
   return installed;
 }
 
-/** A port nothing listens on right now (the gateway is then told to bind it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Resolves once a TCP connect to the port succeeds; rejects if `exited` settles first or time runs out. */
 async function waitUntilListening(port: number, exited: Promise<string>, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -117,7 +106,10 @@ export class S3TestServer {
     const binary = await versitygwBinary();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-s3-'));
     fs.mkdirSync(path.join(dataDir, 'root'));
-    const server = new S3TestServer(binary, dataDir, await freePort(), bucket);
+    // Taken and let go at once: the gateway binds it, again after each restart.
+    const [reserved] = await reservePorts(1);
+    await reserved!.release();
+    const server = new S3TestServer(binary, dataDir, reserved!.port, bucket);
     try {
       await server.start();
       const client = server.client();
@@ -139,7 +131,7 @@ export class S3TestServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** The store URL of `prefix` in the bucket (through another endpoint, such as a TcpProxy, if given). */
+  /** The store URL of `prefix` in the bucket (through another endpoint, such as a fault proxy, if given). */
   url(prefix: string, endpoint = this.endpoint): string {
     return `s3://${this.bucket}/${prefix}?endpoint=${encodeURIComponent(endpoint)}&region=${TEST_REGION}&forcePathStyle=true`;
   }

@@ -13,7 +13,6 @@
  *              connections work again.
  */
 import net from 'node:net';
-import { splitAddress } from '../cluster/peer-connection.js';
 
 export type FaultMode = 'pass' | 'delay' | 'cut' | 'blackhole';
 
@@ -306,4 +305,12 @@ class Direction {
 function resetOrDestroy(socket: net.Socket): void {
   if (socket.writableEnded) socket.destroy();
   else socket.resetAndDestroy();
+}
+
+/** `host:port` (or `[v6]:port`) split at its last colon. */
+function splitAddress(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(':');
+  let host = address.slice(0, colon);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return { host, port: Number(address.slice(colon + 1)) };
 }

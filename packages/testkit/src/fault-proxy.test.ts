@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.js';
-import { waitFor } from './wait-for.js';
+import { waitUntil } from './wait.js';
 
 const WAIT_MS = 5000;
 
@@ -64,7 +64,7 @@ async function dial(address: string) {
 async function roundTrip(address: string, text: string): Promise<void> {
   const c = await dial(address);
   c.socket.write(text);
-  await waitFor(() => c.state.received === text, `"${text}" echoed`, WAIT_MS);
+  await waitUntil(() => c.state.received === text, `"${text}" echoed`, WAIT_MS);
   c.socket.destroy();
 }
 
@@ -86,7 +86,7 @@ describe('fault proxy', () => {
     assert.match(link.address, /^127\.0\.0\.1:\d+$/);
     const c = await dial(link.address);
     c.socket.write('hello');
-    await waitFor(() => c.state.received === 'hello', 'echo', WAIT_MS);
+    await waitUntil(() => c.state.received === 'hello', 'echo', WAIT_MS);
     assert.deepEqual(
       { ...link.stats },
       {
@@ -100,7 +100,7 @@ describe('fault proxy', () => {
       },
     );
     c.socket.end();
-    await waitFor(() => link.stats.open === 0, 'the connection released', WAIT_MS);
+    await waitUntil(() => link.stats.open === 0, 'the connection released', WAIT_MS);
   });
 
   test('delay: a round trip takes the delay each way, and a delay lifted early never reorders bytes', async (t) => {
@@ -109,7 +109,7 @@ describe('fault proxy', () => {
     link.delay(150);
     const started = performance.now();
     c.socket.write('slow');
-    await waitFor(() => c.state.received === 'slow', 'the delayed echo', WAIT_MS);
+    await waitUntil(() => c.state.received === 'slow', 'the delayed echo', WAIT_MS);
     const elapsedMs = performance.now() - started;
     // Timers may fire a millisecond early; each of the two directions waited its 150 ms.
     assert.ok(elapsedMs >= 2 * 150 - 5, `round trip in ${elapsedMs.toFixed(0)} ms, expected >= 300`);
@@ -117,10 +117,10 @@ describe('fault proxy', () => {
     // 'b' is sent after the delay is lifted but must still follow the 'a' held back before it.
     link.delay(300);
     c.socket.write('a');
-    await waitFor(() => link.stats.bytesHeld === 1, "'a' held by the delay", WAIT_MS);
+    await waitUntil(() => link.stats.bytesHeld === 1, "'a' held by the delay", WAIT_MS);
     link.pass();
     c.socket.write('b');
-    await waitFor(() => c.state.received.length >= 6, 'a and b echoed', WAIT_MS);
+    await waitUntil(() => c.state.received.length >= 6, 'a and b echoed', WAIT_MS);
     assert.equal(c.state.received, 'slowab');
     c.socket.destroy();
   });
@@ -129,17 +129,17 @@ describe('fault proxy', () => {
     const link = await proxy(t);
     const established = await dial(link.address);
     established.socket.write('x');
-    await waitFor(() => established.state.received === 'x', 'echo before the cut', WAIT_MS);
+    await waitUntil(() => established.state.received === 'x', 'echo before the cut', WAIT_MS);
     const connectionsBefore = echo.seen.connections;
 
     link.cut();
-    await waitFor(() => established.state.closed, 'the open connection reset', WAIT_MS);
+    await waitUntil(() => established.state.closed, 'the open connection reset', WAIT_MS);
     assert.equal(established.state.error, 'ECONNRESET');
 
     // Reset right after the accept: the client may see it as its connect failing or just after.
     const refused = open(link.address);
     refused.socket.write('y');
-    await waitFor(() => refused.state.closed, 'a new connection reset', WAIT_MS);
+    await waitUntil(() => refused.state.closed, 'a new connection reset', WAIT_MS);
     assert.equal(refused.state.error, 'ECONNRESET');
     assert.equal(refused.state.received, '');
     assert.equal(link.stats.refused, 1);
@@ -153,19 +153,19 @@ describe('fault proxy', () => {
     const link = await proxy(t);
     const c = await dial(link.address);
     c.socket.write('before');
-    await waitFor(() => c.state.received === 'before', 'echo before the black hole', WAIT_MS);
+    await waitUntil(() => c.state.received === 'before', 'echo before the black hole', WAIT_MS);
     const server = echo.sockets.at(-1)!;
     const bytesAtTarget = echo.seen.bytes;
     const closedAtTarget = echo.seen.closed;
 
     link.blackhole();
     c.socket.write('lost');
-    await waitFor(() => link.stats.bytesDropped === 4, 'the client bytes dropped', WAIT_MS);
+    await waitUntil(() => link.stats.bytesDropped === 4, 'the client bytes dropped', WAIT_MS);
     server.write('push');
-    await waitFor(() => link.stats.bytesDropped === 8, 'the target bytes dropped', WAIT_MS);
+    await waitUntil(() => link.stats.bytesDropped === 8, 'the target bytes dropped', WAIT_MS);
     const during = await dial(link.address);
     during.socket.write('new');
-    await waitFor(() => link.stats.bytesDropped === 11, 'a new connection swallowed', WAIT_MS);
+    await waitUntil(() => link.stats.bytesDropped === 11, 'a new connection swallowed', WAIT_MS);
 
     assert.equal(echo.seen.bytes, bytesAtTarget, 'nothing reached the target');
     assert.equal(c.state.received, 'before', 'nothing came back');
@@ -175,7 +175,7 @@ describe('fault proxy', () => {
     assert.equal(link.stats.bytesToTarget, 6);
 
     link.heal();
-    await waitFor(() => c.state.closed && during.state.closed, 'the damaged connections reset', WAIT_MS);
+    await waitUntil(() => c.state.closed && during.state.closed, 'the damaged connections reset', WAIT_MS);
     await roundTrip(link.address, 'after');
   });
 
@@ -185,7 +185,7 @@ describe('fault proxy', () => {
     const link = await startFaultProxy({ target: down.address });
     t.after(() => link.close());
     const c = await dial(link.address);
-    await waitFor(() => c.state.closed, 'the connection closed', WAIT_MS);
+    await waitUntil(() => c.state.closed, 'the connection closed', WAIT_MS);
     assert.equal(c.state.error, 'ECONNRESET');
   });
 
@@ -193,9 +193,9 @@ describe('fault proxy', () => {
     const link = await startFaultProxy({ target: echo.address });
     const c = await dial(link.address);
     c.socket.write('z');
-    await waitFor(() => c.state.received === 'z', 'echo', WAIT_MS);
+    await waitUntil(() => c.state.received === 'z', 'echo', WAIT_MS);
     await link.close();
-    await waitFor(() => c.state.closed, 'the connection closed', WAIT_MS);
+    await waitUntil(() => c.state.closed, 'the connection closed', WAIT_MS);
     await assert.rejects(dial(link.address), /ECONNREFUSED/);
   });
 

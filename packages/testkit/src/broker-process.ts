@@ -1,13 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
 
-/** The broker's entry point, built by `tsc -b` (this package references the broker). */
-export const brokerMain = new URL('../../../packages/broker/dist/main.js', import.meta.url).pathname;
+/**
+ * The broker's entry point, built by `tsc -b`, found by path: testkit never imports the broker, so
+ * every package's tests (the broker's own included) can use it without an arrow running upwards.
+ */
+export const brokerMain = new URL('../../broker/dist/main.js', import.meta.url).pathname;
 
 export interface BrokerProcessOptions {
-  dataDir: string;
+  /** The data directory; a fresh one removed when the test ends if not given. */
+  dataDir?: string;
+  /** The client port (default 0: a free one, read from the broker's `listening on` line). */
+  port?: number;
   /** More flags, `--key=value` (the `booblik.` prefix may be dropped). */
   flags?: string[];
   /** Serve /metrics on a free port (default true). */
@@ -31,6 +39,7 @@ export interface Exit {
 export class BrokerProcess {
   readonly lines: string[] = [];
   readonly exited: Promise<Exit>;
+  host = '';
   port = 0;
   httpPort = 0;
   /** Set once `kill()` or `stop()` was called: the broker may be gone before its exit is seen. */
@@ -64,12 +73,18 @@ export class BrokerProcess {
     });
   }
 
-  static async start(t: TestContext, options: BrokerProcessOptions): Promise<BrokerProcess> {
+  static async start(
+    t: Pick<TestContext, 'after'>,
+    options: BrokerProcessOptions = {},
+  ): Promise<BrokerProcess> {
+    // Removed only after the broker is gone, so it never writes into a directory being deleted.
+    const ownDataDir =
+      options.dataDir === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-broker-')) : null;
     const args = [
       brokerMain,
-      '--port=0',
+      `--port=${options.port ?? 0}`,
       `--http.port=${options.http === false ? -1 : 0}`,
-      `--data.dir=${options.dataDir}`,
+      `--data.dir=${options.dataDir ?? ownDataDir}`,
       '--metrics.interval.millis=0',
       ...(options.flags ?? []),
     ];
@@ -85,14 +100,23 @@ export class BrokerProcess {
     });
     if (proc.pid === undefined) throw new Error(`could not start ${command}`);
     const broker = new BrokerProcess(proc, proc.pid);
-    t.after(() => broker.kill());
+    t.after(async () => {
+      await broker.kill();
+      if (ownDataDir !== null) fs.rmSync(ownDataDir, { recursive: true, force: true });
+    });
     const listening = await broker.waitForLine(
-      /booblik listening on \S+:(\d+)(?:, http on \S+:(\d+))?/,
+      /booblik listening on (\S+):(\d+)(?:, http on \S+:(\d+))?/,
       options.startTimeoutMs ?? 30_000,
     );
-    broker.port = Number(listening[1]);
-    broker.httpPort = Number(listening[2] ?? 0);
+    broker.host = listening[1]!;
+    broker.port = Number(listening[2]);
+    broker.httpPort = Number(listening[3] ?? 0);
     return broker;
+  }
+
+  /** `host:port` the broker listens on, for a client to connect to. */
+  get address(): string {
+    return `${this.host}:${this.port}`;
   }
 
   get running(): boolean {
