@@ -49,6 +49,7 @@ import {
   type FrameSink,
   fetchWaitMsMax,
   frameBytesMax,
+  type InFlight,
   lengthPrefixBytes,
   listWaitMsMax,
   type MetadataResponseV2,
@@ -58,6 +59,7 @@ import {
   NO_EPOCH,
   NO_WATCH,
   type PartitionFragments,
+  Pipeline,
   type ProduceResult,
   ProtocolError,
   readResponseFrame,
@@ -67,7 +69,7 @@ import {
 } from '@booblik/protocol';
 import { formatAddress, parseAddress } from './address.js';
 import { checkCount, checkInt32, checkOffset } from './checks.js';
-import { type Clock, systemClock, type TimerHandle, unrefTimer } from './clock.js';
+import { type Clock, systemClock } from './clock.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
 import {
   AbortError,
@@ -84,7 +86,6 @@ import {
 import { decodeFetchAnswer, type FetchResult } from './fetch-result.js';
 import {
   CLOSE_WAIT_MS,
-  CORRELATION_ID_MAX,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   HTTP_AS_FRAME_LENGTH,
@@ -161,8 +162,7 @@ export interface RequestOptions {
 
 type ConnectionState = 'open' | 'draining' | 'closed';
 
-interface Pending {
-  correlationId: number;
+interface Pending extends InFlight {
   /** What is asked, for errors: `FETCH orders/0 at 12`. */
   what: string;
   /** The topics and partition asked about, named again in a refusal. */
@@ -172,11 +172,8 @@ interface Pending {
   refusal(code: number, body: Buffer): Error;
   resolve(value: unknown): void;
   reject(error: Error): void;
-  /** When it fails with TimeoutError (on the connection's clock), and after how long. */
-  deadline: number;
+  /** How long it had before failing with TimeoutError (its deadline is on the connection's clock). */
   timeoutMs: number;
-  /** The caller stopped waiting: the answer is still consumed in its turn, then dropped. */
-  abandoned: boolean;
   detachSignal: (() => void) | undefined;
   /** For a request that changes something: what losing its answer leaves unknown. */
   unknownEffect: string | undefined;
@@ -193,14 +190,11 @@ export class Connection {
     draining: ['closed'],
     closed: [],
   });
-  private readonly pending: Pending[] = [];
-  /** The one timer for every pending request's deadline (see `armDeadline`), and when it fires. */
-  private deadlineTimer: TimerHandle | undefined;
-  private deadlineTimerAt = 0;
+  /** Requests in flight, in the order written, with the one timer for their deadlines. */
+  private readonly pending: Pipeline<Pending>;
   private readonly sink: FrameSink;
   private readonly clock: Clock;
   private readonly requestTimeoutMs: number;
-  private nextCorrelationId = 1;
   /** Whether any answer arrived: an HTTP reply can only be the very first bytes. */
   private answered = false;
   private closeReason: Error | undefined;
@@ -271,6 +265,7 @@ export class Connection {
   ) {
     this.address = address;
     this.clock = options.clock ?? systemClock;
+    this.pending = new Pipeline<Pending>(this.clock, (entry) => this.onTimeout(entry));
     this.requestTimeoutMs = checkCount(
       'requestTimeoutMs',
       options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
@@ -317,7 +312,7 @@ export class Connection {
 
   /** Requests sent and not yet answered (abandoned ones included: their answers are still due). */
   get pendingRequests(): number {
-    return this.pending.length;
+    return this.pending.size;
   }
 
   /** Partitions and offsets of the named topics, or of every topic when none is named. */
@@ -683,7 +678,7 @@ export class Connection {
         reject(refusal);
         return;
       }
-      const correlationId = this.takeCorrelationId();
+      const correlationId = this.pending.takeCorrelationId();
       const frame = build(correlationId);
       if (frame.length - lengthPrefixBytes > frameBytesMax) {
         reject(new RequestTooLargeError(what, frame.length - lengthPrefixBytes, frameBytesMax));
@@ -703,8 +698,6 @@ export class Connection {
         detachSignal: undefined,
         unknownEffect,
       };
-      if (this.deadlineTimer === undefined || entry.deadline < this.deadlineTimerAt)
-        this.armDeadline(entry.deadline);
       if (signal) {
         const onAbort = () => {
           if (entry.abandoned) return;
@@ -715,7 +708,7 @@ export class Connection {
         signal.addEventListener('abort', onAbort, { once: true });
         entry.detachSignal = () => signal.removeEventListener('abort', onAbort);
       }
-      this.pending.push(entry);
+      this.pending.add(entry);
       this.socket.write(frame);
     });
   }
@@ -728,7 +721,7 @@ export class Connection {
         reject(refusal);
         return;
       }
-      const frame = build(this.takeCorrelationId());
+      const frame = build(this.pending.takeCorrelationId());
       if (frame.length - lengthPrefixBytes > frameBytesMax) {
         reject(new RequestTooLargeError(what, frame.length - lengthPrefixBytes, frameBytesMax));
         return;
@@ -756,12 +749,6 @@ export class Connection {
     });
   }
 
-  private takeCorrelationId(): number {
-    const id = this.nextCorrelationId;
-    this.nextCorrelationId = id === CORRELATION_ID_MAX ? 1 : id + 1;
-    return id;
-  }
-
   /** The socket read `bytes` into the reader's last target. */
   private onRead(bytes: number): void {
     this.frames.written(bytes, this.sink);
@@ -770,7 +757,8 @@ export class Connection {
   private onFrame(frame: Buffer): void {
     if (this.machine.is('closed')) return;
     this.answered = true;
-    const head = this.pending.shift();
+    // The broker answers a connection in request order: the answer is the oldest request's.
+    const head = this.pending.takeOldest();
     if (!head) {
       this.fail(new ProtocolError('an answer arrived with no request waiting for it'));
       return;
@@ -821,57 +809,23 @@ export class Connection {
   }
 
   /**
-   * One timer per connection, not one per request (setting and clearing a timer per request was a
-   * tenth of the client's CPU for one-record produces). It is armed for the earliest deadline known
-   * when it was set; when it fires, a request past its deadline fails, else it is armed again for the
-   * earliest one left. Answers do not touch it, and it does not keep the process alive.
-   */
-  private armDeadline(at: number): void {
-    this.stopDeadlines();
-    this.deadlineTimerAt = at;
-    this.deadlineTimer = this.clock.setTimeout(this.checkDeadlines, Math.max(1, at - this.clock.now()));
-    // It outlives the answers it was set for: left referenced, it would hold a finished program up.
-    unrefTimer(this.deadlineTimer);
-  }
-
-  private stopDeadlines(): void {
-    if (this.deadlineTimer !== undefined) this.clock.clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = undefined;
-  }
-
-  private readonly checkDeadlines = (): void => {
-    this.deadlineTimer = undefined;
-    const now = this.clock.now();
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const entry of this.pending) {
-      if (entry.abandoned) continue;
-      if (entry.deadline <= now) {
-        this.onTimeout(entry);
-        return;
-      }
-      earliest = Math.min(earliest, entry.deadline);
-    }
-    if (earliest !== Number.POSITIVE_INFINITY) this.armDeadline(earliest);
-  };
-
-  /**
    * No answer in time means the broker or the path to it is stuck; as answers come in order, every
-   * later request is stuck behind this one. So the request fails and the connection closes.
+   * later request is stuck behind this one. So the request fails and the connection closes. (The
+   * pipeline skips abandoned requests: this one is still awaited.)
    */
   private onTimeout(entry: Pending): void {
     const error = new TimeoutError(entry.what, entry.timeoutMs, entry.unknownEffect);
-    if (!entry.abandoned) {
-      entry.abandoned = true;
-      entry.reject(error);
-    }
+    entry.detachSignal?.();
+    entry.reject(error);
     this.fail(error);
   }
 
   /** While draining, ends the socket once the last answer anyone still waits for is in. */
   private finishDrain(): void {
-    if (!this.machine.is('draining') || this.pending.some((p) => !p.abandoned)) return;
+    if (!this.machine.is('draining') || this.pending.anyWaiting) return;
     this.machine.to('closed');
-    this.stopDeadlines();
+    // Only abandoned requests are left: their answers are not read any more.
+    this.pending.close((entry) => entry.detachSignal?.());
     const cut = this.clock.setTimeout(() => this.socket.destroy(), CLOSE_WAIT_MS);
     this.socket.once('close', () => {
       this.clock.clearTimeout(cut);
@@ -886,16 +840,15 @@ export class Connection {
     this.machine.to('closed');
     this.closeReason = reason;
     this.socket.destroy();
-    this.stopDeadlines();
     const failed =
       reason instanceof ConnectionClosedError
         ? reason
         : new ConnectionClosedError(this.address, `connection to ${this.address} closed: ${reason.message}`, {
             cause: reason,
           });
-    for (const entry of this.pending.splice(0)) {
+    this.pending.close((entry) => {
       entry.detachSignal?.();
-      if (entry.abandoned) continue;
+      if (entry.abandoned) return;
       // Sent, answer lost: a PRODUCE or APPLY may have taken effect, and its error says so (an HTTP
       // server took nothing).
       entry.reject(
@@ -907,7 +860,7 @@ export class Connection {
               { cause: failed, outcomeUnknown: true },
             ),
       );
-    }
+    });
     this.markClosed(failed);
   }
 }
