@@ -10,7 +10,6 @@
 import net from 'node:net';
 import {
   AckPolicy,
-  type AckPolicyValue,
   ALL_PARTITIONS,
   ApiKey,
   type ApiVersionRange,
@@ -90,6 +89,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
   HTTP_AS_FRAME_LENGTH,
 } from './limits.js';
+import type { ConnectOptions, FetchOptions, ProduceOptions, RequestOptions } from './request-options.js';
 import { StateMachine } from './state-machine.js';
 import { Topic, type TopicOptions } from './topic.js';
 import { refusalOf } from './topic-errors.js';
@@ -107,60 +107,10 @@ const DEFAULT_WATCH_WAIT_MS = 30_000;
 
 export type { FetchedRecord, FetchResult } from './fetch-result.js';
 
-export interface ConnectOptions {
-  /** Give up connecting after this long (default 10 s). */
-  timeoutMs?: number;
-  /** Aborts the attempt to connect. Once connected, close() ends the connection. */
-  signal?: AbortSignal;
-  /** How long an answer may take beyond any wait the request asked for (default 30 s). */
-  requestTimeoutMs?: number;
-  /** Time source for deadlines (tests pass a manual clock). */
-  clock?: Clock;
-}
+export type { ConnectOptions, FetchOptions, ProduceOptions, RequestOptions } from './request-options.js';
 
-export interface ProduceOptions {
-  /** Default WRITTEN. NONE sends and returns null without waiting for (or ever reading) an answer. */
-  ack?: AckPolicyValue;
-  /**
-   * Land the batch only at this offset (PRODUCE v2): if the partition ends elsewhere the batch is
-   * refused with OffsetMismatchError carrying the actual end, and nothing is written.
-   */
-  expectedOffset?: number;
-  /**
-   * Send PRODUCE v3 (the broker must have it): a cluster broker that is not the partition's primary
-   * refuses with NotPrimaryError carrying the route, instead of proxying. Client sets it.
-   */
-  followRoutes?: boolean;
-}
-
-export interface FetchOptions {
-  topic: string;
-  partition: number;
-  offset: number;
-  maxBytes: number;
-  /** How long the broker may hold the request for records to arrive; 0 (the default) answers at once. */
-  maxWaitMs?: number;
-  /** Bytes to wait for; 0 and 1 both mean "anything" (the default 0). */
-  minBytes?: number;
-  /** Send FETCH v3 (see ProduceOptions.followRoutes). */
-  followRoutes?: boolean;
-  /** Send FETCH v4: the broker may answer as an in-sync replica, with a high watermark that can trail the primary's. */
-  fromReplica?: boolean;
-  /**
-   * Send FETCH v5 (the broker must have it; see speaksFetchEpochs), which also follows routes and
-   * takes reads from replicas as v4: the epoch of the last record read (-1: none known). A position
-   * past where that epoch ended is refused with RecordsLostError; the result's records are of one
-   * epoch, FetchResult.epoch.
-   */
-  lastEpoch?: number;
-}
-
-export interface RequestOptions {
-  /** Stop waiting for the answer. The answer is still read when it comes (to keep the order) and dropped. */
-  signal?: AbortSignal;
-}
-
-type ConnectionState = 'open' | 'draining' | 'closed';
+/** open ──close()──> draining ──> closed, or closed at once on a failure. */
+export type ConnectionState = 'open' | 'draining' | 'closed';
 
 interface Pending extends InFlight {
   /** What is asked, for errors: `FETCH orders/0 at 12`. */
