@@ -28,7 +28,7 @@ import {
 } from '@booblik/protocol';
 import { BrokerPool, type PooledBroker } from './broker-pool.js';
 import { checkCount } from './checks.js';
-import { type Clock, delay, systemClock } from './clock.js';
+import { type Clock, systemClock } from './clock.js';
 import type {
   ConnectOptions,
   FetchOptions,
@@ -38,13 +38,10 @@ import type {
 } from './connection.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
 import {
-  AbortError,
   BrokerError,
   ConnectError,
   InvalidArgumentError,
   isConnectionLoss,
-  isOutcomeUnknown,
-  OutcomeUnknownError,
   type RequestSubject,
 } from './errors.js';
 import {
@@ -53,6 +50,7 @@ import {
   DEFAULT_ROUTE_RETRY_DELAY_MS_MAX,
 } from './limits.js';
 import { HighWatermarkFloor, readerInZone } from './replica-reads.js';
+import { type Attempt, type RetryPolicy, withRetries } from './retries.js';
 import { Topic, type TopicOptions } from './topic.js';
 import { NotPrimaryError } from './topic-errors.js';
 import type { ApplyOptions, ApplyResult, TopicChangeInput, TopicListing, WatchOptions } from './topics.js';
@@ -87,9 +85,7 @@ export class Client {
   private minRevision = 0;
   private machineState: ClientState = 'open';
   private markClosed!: (reason: Error | undefined) => void;
-  private readonly attemptsMax: number;
-  private readonly retryDelayMs: number;
-  private readonly retryDelayMsMax: number;
+  private readonly retryPolicy: RetryPolicy;
   private readonly clock: Clock;
 
   private constructor(
@@ -98,19 +94,20 @@ export class Client {
   ) {
     this.pool = new BrokerPool(bootstrap, options);
     this.clock = options.clock ?? systemClock;
-    this.attemptsMax = checkCount(
-      'routeAttemptsMax',
-      options.routeAttemptsMax ?? DEFAULT_ROUTE_ATTEMPTS_MAX,
-      1,
-    );
-    this.retryDelayMs = checkCount(
-      'routeRetryDelayMs',
-      options.routeRetryDelayMs ?? DEFAULT_ROUTE_RETRY_DELAY_MS,
-    );
-    this.retryDelayMsMax = checkCount(
-      'routeRetryDelayMsMax',
-      options.routeRetryDelayMsMax ?? DEFAULT_ROUTE_RETRY_DELAY_MS_MAX,
-    );
+    this.retryPolicy = {
+      attemptsMax: checkCount('routeAttemptsMax', options.routeAttemptsMax ?? DEFAULT_ROUTE_ATTEMPTS_MAX, 1),
+      retryDelayMs: checkCount(
+        'routeRetryDelayMs',
+        options.routeRetryDelayMs ?? DEFAULT_ROUTE_RETRY_DELAY_MS,
+      ),
+      retryDelayMsMax: checkCount(
+        'routeRetryDelayMsMax',
+        options.routeRetryDelayMsMax ?? DEFAULT_ROUTE_RETRY_DELAY_MS_MAX,
+      ),
+      clock: this.clock,
+      isClosed: () => this.machineState === 'closed',
+      drop: (address) => this.pool.drop(address),
+    };
     if (
       options.preferZone !== undefined &&
       (typeof options.preferZone !== 'string' || options.preferZone === '')
@@ -453,75 +450,17 @@ export class Client {
     );
   }
 
-  /**
-   * Runs `step` until it succeeds, an error that no retry can fix comes, or attempts run out. Retried:
-   * connection losses (the broker is dropped from the pool and avoided for the next METADATA) and
-   * refusals whose code is retriable in the error table (never OUTCOME_UNKNOWN). `failed` is a first
-   * attempt already made. Once a send was lost in flight, giving up reports an OutcomeUnknownError.
-   */
-  private async withRetries<T>(
+  /** See `withRetries` in retries.ts. */
+  private withRetries<T>(
     what: string,
     step: (attempt: Attempt) => Promise<T>,
-    onRetriable: (error: Error) => 'at-once' | 'pause' = () => 'pause',
+    onRetriable?: (error: Error) => 'at-once' | 'pause',
     signal?: AbortSignal,
     failed?: { error: Error; at: string },
-    subject: RequestSubject = {},
+    subject?: RequestSubject,
   ): Promise<T> {
-    let avoid: string | undefined;
-    let pauses = 0;
-    /** A send lost after it went out (a PRODUCE's records may be stored): the caller hears "unknown". */
-    let lostInFlight: Error | undefined;
-    const giveUp = (error: unknown): Error => {
-      if (lostInFlight === undefined || isOutcomeUnknown(error)) return error as Error;
-      const last =
-        error instanceof BrokerError ? `was answered ${error.codeName}` : `failed: ${String(error)}`;
-      return new OutcomeUnknownError(
-        what,
-        subject,
-        `an earlier send was lost before its answer, and the last one ${last}`,
-        { cause: error },
-      );
-    };
-    for (let attempt = 1; ; attempt++) {
-      if (this.machineState === 'closed') throw giveUp(new AbortError(`${what}: the client is closed`));
-      const current: Attempt = { avoid };
-      let error: unknown;
-      if (attempt === 1 && failed) {
-        current.at = failed.at;
-        error = failed.error;
-      } else {
-        try {
-          return await step(current);
-        } catch (caught) {
-          error = caught;
-        }
-      }
-      const lost = isConnectionLoss(error);
-      const retriable = lost || (error instanceof BrokerError && error.retriable);
-      if (!retriable || attempt >= this.attemptsMax || signal?.aborted) throw giveUp(error);
-      // Sent again at least once, as documented: a resend after a lost answer may store it twice.
-      if (isOutcomeUnknown(error)) lostInFlight ??= error as Error;
-      avoid = undefined;
-      if (lost && current.at !== undefined) {
-        this.pool.drop(current.at);
-        avoid = current.at;
-      }
-      const how = onRetriable(error as Error);
-      if (how === 'pause' || lost) {
-        // Jitter in the upper half of the step: clients that lost one broker do not return in step.
-        const step = Math.min(this.retryDelayMsMax, this.retryDelayMs * 2 ** Math.min(pauses++, 30));
-        await delay(this.clock, Math.round(step / 2 + (Math.random() * step) / 2), signal).catch(() => {
-          throw giveUp(error);
-        });
-      }
-    }
+    return withRetries(this.retryPolicy, what, step, onRetriable, signal, failed, subject);
   }
-}
-
-/** One send of a request: where it went (to drop that connection if it was lost), and where not to ask. */
-interface Attempt {
-  at?: string;
-  avoid?: string;
 }
 
 function routeKey(topic: string, partition: number): string {

@@ -1,21 +1,14 @@
 /**
- * One TCP connection to a broker. Requests are pipelined: each is written at once and its answer is
- * matched by order, with the correlationId of every answer checked against the request at the head
- * of the queue. An answer out of step means the stream can no longer be trusted, so the request
- * fails loudly and the connection closes, failing everything else pending.
- *
- *   open ──close()──> draining ──(no answer pending)──> closed
- *     └──────────(failure: lost socket, protocol error, timeout)──────────┘
+ * One TCP connection to a broker (see RequestChannel for how requests are pipelined): a method per
+ * kind of request, and the topic handles and consumers that send through it.
  */
-import net from 'node:net';
+import type net from 'node:net';
 import {
   AckPolicy,
-  type AckPolicyValue,
   ALL_PARTITIONS,
   ApiKey,
   type ApiVersionRange,
   apiVersionsBeforeDiscovery,
-  CorruptRecordError,
   decodeApiVersionsResponse,
   decodeApplyResponse,
   decodeListFragmentsResponse,
@@ -45,11 +38,8 @@ import {
   encodeProduceRequest,
   encodeProduceRequestV2,
   encodeProduceRequestV3,
-  FrameReader,
-  type FrameSink,
+  type FrameReader,
   fetchWaitMsMax,
-  frameBytesMax,
-  lengthPrefixBytes,
   listWaitMsMax,
   type MetadataResponseV2,
   type MetadataResponseV4,
@@ -59,37 +49,16 @@ import {
   NO_WATCH,
   type PartitionFragments,
   type ProduceResult,
-  ProtocolError,
-  readResponseFrame,
-  responseFrameLimits,
   speaks,
   type TopicMetadata,
 } from '@booblik/protocol';
-import { formatAddress, parseAddress } from './address.js';
-import { checkCount, checkInt32, checkOffset } from './checks.js';
-import { type Clock, systemClock, type TimerHandle, unrefTimer } from './clock.js';
+import { checkInt32, checkOffset } from './checks.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
-import {
-  AbortError,
-  BrokerError,
-  ConnectError,
-  ConnectionClosedError,
-  InvalidArgumentError,
-  type RequestSubject,
-  RequestTooLargeError,
-  TimeoutError,
-  unknownEffect,
-  WrongPortError,
-} from './errors.js';
+import { dial } from './dial.js';
+import { AbortError, BrokerError, InvalidArgumentError, unknownEffect } from './errors.js';
 import { decodeFetchAnswer, type FetchResult } from './fetch-result.js';
-import {
-  CLOSE_WAIT_MS,
-  CORRELATION_ID_MAX,
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  HTTP_AS_FRAME_LENGTH,
-} from './limits.js';
-import { StateMachine } from './state-machine.js';
+import { RequestChannel } from './request-channel.js';
+import type { ConnectOptions, FetchOptions, ProduceOptions, RequestOptions } from './request-options.js';
 import { Topic, type TopicOptions } from './topic.js';
 import { refusalOf } from './topic-errors.js';
 import {
@@ -105,219 +74,20 @@ import {
 const DEFAULT_WATCH_WAIT_MS = 30_000;
 
 export type { FetchedRecord, FetchResult } from './fetch-result.js';
+export type { ConnectionState } from './request-channel.js';
+export type { ConnectOptions, FetchOptions, ProduceOptions, RequestOptions } from './request-options.js';
 
-export interface ConnectOptions {
-  /** Give up connecting after this long (default 10 s). */
-  timeoutMs?: number;
-  /** Aborts the attempt to connect. Once connected, close() ends the connection. */
-  signal?: AbortSignal;
-  /** How long an answer may take beyond any wait the request asked for (default 30 s). */
-  requestTimeoutMs?: number;
-  /** Time source for deadlines (tests pass a manual clock). */
-  clock?: Clock;
-}
-
-export interface ProduceOptions {
-  /** Default WRITTEN. NONE sends and returns null without waiting for (or ever reading) an answer. */
-  ack?: AckPolicyValue;
-  /**
-   * Land the batch only at this offset (PRODUCE v2): if the partition ends elsewhere the batch is
-   * refused with OffsetMismatchError carrying the actual end, and nothing is written.
-   */
-  expectedOffset?: number;
-  /**
-   * Send PRODUCE v3 (the broker must have it): a cluster broker that is not the partition's primary
-   * refuses with NotPrimaryError carrying the route, instead of proxying. Client sets it.
-   */
-  followRoutes?: boolean;
-}
-
-export interface FetchOptions {
-  topic: string;
-  partition: number;
-  offset: number;
-  maxBytes: number;
-  /** How long the broker may hold the request for records to arrive; 0 (the default) answers at once. */
-  maxWaitMs?: number;
-  /** Bytes to wait for; 0 and 1 both mean "anything" (the default 0). */
-  minBytes?: number;
-  /** Send FETCH v3 (see ProduceOptions.followRoutes). */
-  followRoutes?: boolean;
-  /** Send FETCH v4: the broker may answer as an in-sync replica, with a high watermark that can trail the primary's. */
-  fromReplica?: boolean;
-  /**
-   * Send FETCH v5 (the broker must have it; see speaksFetchEpochs), which also follows routes and
-   * takes reads from replicas as v4: the epoch of the last record read (-1: none known). A position
-   * past where that epoch ended is refused with RecordsLostError; the result's records are of one
-   * epoch, FetchResult.epoch.
-   */
-  lastEpoch?: number;
-}
-
-export interface RequestOptions {
-  /** Stop waiting for the answer. The answer is still read when it comes (to keep the order) and dropped. */
-  signal?: AbortSignal;
-}
-
-type ConnectionState = 'open' | 'draining' | 'closed';
-
-interface Pending {
-  correlationId: number;
-  /** What is asked, for errors: `FETCH orders/0 at 12`. */
-  what: string;
-  /** The topics and partition asked about, named again in a refusal. */
-  subject: RequestSubject;
-  decode(body: Buffer): unknown;
-  /** The error for a refusal (its body carries details for some codes). */
-  refusal(code: number, body: Buffer): Error;
-  resolve(value: unknown): void;
-  reject(error: Error): void;
-  /** When it fails with TimeoutError (on the connection's clock), and after how long. */
-  deadline: number;
-  timeoutMs: number;
-  /** The caller stopped waiting: the answer is still consumed in its turn, then dropped. */
-  abandoned: boolean;
-  detachSignal: (() => void) | undefined;
-  /** For a request that changes something: what losing its answer leaves unknown. */
-  unknownEffect: string | undefined;
-}
-
-export class Connection {
-  /** `host:port` as connected to; a consumer dials it again after a loss. */
-  readonly address: string;
-  /** Resolves when the connection is closed: with the failure that closed it, or undefined after close(). */
-  readonly closed: Promise<Error | undefined>;
-
-  private readonly machine = new StateMachine<ConnectionState>('connection', 'open', {
-    open: ['draining', 'closed'],
-    draining: ['closed'],
-    closed: [],
-  });
-  private readonly pending: Pending[] = [];
-  /** The one timer for every pending request's deadline (see `armDeadline`), and when it fires. */
-  private deadlineTimer: TimerHandle | undefined;
-  private deadlineTimerAt = 0;
-  private readonly sink: FrameSink;
-  private readonly clock: Clock;
-  private readonly requestTimeoutMs: number;
-  private nextCorrelationId = 1;
-  /** Whether any answer arrived: an HTTP reply can only be the very first bytes. */
-  private answered = false;
-  private closeReason: Error | undefined;
+export class Connection extends RequestChannel {
   /** Whether the broker has FETCH v5, once asked (see speaksFetchEpochs). */
   private fetchEpochs: Promise<boolean> | undefined;
-  private markClosed!: (reason: Error | undefined) => void;
 
   /** Opens a connection to `host:port` (a bare host means port 9092). */
   static async connect(address: string, options: ConnectOptions = {}): Promise<Connection> {
-    const target = parseAddress(address);
-    const name = formatAddress(target);
-    const clock = options.clock ?? systemClock;
-    const timeoutMs = checkCount('timeoutMs', options.timeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, 1);
-    const signal = options.signal;
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(new AbortError(`connect to ${name}`, { cause: signal.reason }));
-        return;
-      }
-      // Answers are read into buffers the reader owns, a large one straight into a buffer of its size.
-      const frames = new FrameReader(responseFrameLimits);
-      let connection: Connection | undefined;
-      const socket = net.connect({
-        host: target.host,
-        port: target.port,
-        noDelay: true,
-        onread: {
-          buffer: () => frames.readTarget(),
-          // Reading starts after 'connect', whose handler makes the connection: it is there for every read.
-          callback: (bytes: number) => {
-            connection!.onRead(bytes);
-            return true; // keep reading: answers are handled as they come, never held back
-          },
-        },
-      });
-      const finish = (error?: Error) => {
-        clock.clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        socket.off('error', onError);
-        socket.off('connect', onConnect);
-        if (error) {
-          socket.destroy();
-          reject(error);
-        } else {
-          connection = new Connection(socket, frames, name, options);
-          resolve(connection);
-        }
-      };
-      const onConnect = () => finish();
-      const onError = (error: Error) => finish(new ConnectError(name, error.message, { cause: error }));
-      const onAbort = () => finish(new AbortError(`connect to ${name}`, { cause: signal?.reason }));
-      const timer = clock.setTimeout(() => {
-        const timeout = new TimeoutError(`connect to ${name}`, timeoutMs);
-        finish(new ConnectError(name, timeout.message, { cause: timeout }));
-      }, timeoutMs);
-      socket.once('connect', onConnect);
-      socket.once('error', onError);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return dial(address, options, (socket, frames, name) => new Connection(socket, frames, name, options));
   }
 
-  private constructor(
-    private readonly socket: net.Socket,
-    private readonly frames: FrameReader,
-    address: string,
-    /** Kept so that whoever dials again (a consumer) uses the same settings. */
-    readonly options: ConnectOptions,
-  ) {
-    this.address = address;
-    this.clock = options.clock ?? systemClock;
-    this.requestTimeoutMs = checkCount(
-      'requestTimeoutMs',
-      options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-      1,
-    );
-    this.closed = new Promise((resolve) => {
-      this.markClosed = resolve;
-    });
-    this.sink = {
-      frame: (frame: Buffer) => this.onFrame(frame),
-      // Response limits make every frame at least a header long, so this cannot happen; if it did,
-      // the stream would be out of step all the same.
-      shortFrame: (length: number) => this.fail(new ProtocolError(`response frame of ${length} bytes`)),
-      invalidLength: (length: number) =>
-        this.fail(
-          !this.answered && length === HTTP_AS_FRAME_LENGTH
-            ? new WrongPortError(this.address)
-            : new ProtocolError(
-                `response frame length ${length}, expected ${responseFrameLimits.frameBytesMin}..${frameBytesMax}`,
-              ),
-        ),
-    };
-    socket.on('error', (error) => {
-      this.closeReason ??= error;
-    });
-    socket.on('close', () => {
-      if (this.machine.is('closed')) return;
-      const cause = this.closeReason;
-      this.fail(
-        new ConnectionClosedError(
-          this.address,
-          cause
-            ? `connection to ${this.address} lost: ${cause.message}`
-            : `connection to ${this.address} closed by the broker`,
-          { cause },
-        ),
-      );
-    });
-  }
-
-  get state(): ConnectionState {
-    return this.machine.state;
-  }
-
-  /** Requests sent and not yet answered (abandoned ones included: their answers are still due). */
-  get pendingRequests(): number {
-    return this.pending.length;
+  private constructor(socket: net.Socket, frames: FrameReader, address: string, options: ConnectOptions) {
+    super(socket, frames, address, options);
   }
 
   /** Partitions and offsets of the named topics, or of every topic when none is named. */
@@ -647,267 +417,5 @@ export class Connection {
   /** A consumer of one partition starting at `offset`, fetching on this connection (see Consumer). */
   consumer(topic: string, partition: number, offset: number, options: ConsumerOptions = {}): Consumer {
     return new Consumer(this, topic, partition, offset, options);
-  }
-
-  /**
-   * Stops taking requests, waits for the answers still due (each bounded by its timeout; abandoned
-   * ones are not waited for), then ends the socket so that everything written (ack NONE included)
-   * reaches the broker.
-   */
-  async close(): Promise<void> {
-    if (this.machine.is('open')) {
-      this.machine.to('draining');
-      this.finishDrain();
-    }
-    await this.closed;
-  }
-
-  /** Cuts the connection now, failing everything pending with ConnectionClosedError. */
-  destroy(reason?: Error): void {
-    this.fail(reason ?? new ConnectionClosedError(this.address, `connection to ${this.address} destroyed`));
-  }
-
-  private request<T>(
-    what: string,
-    subject: RequestSubject,
-    build: (correlationId: number) => Buffer,
-    decode: (body: Buffer) => T,
-    timeoutMs: number,
-    signal?: AbortSignal,
-    toRefusal?: (code: number, body: Buffer) => Error,
-    unknownEffect?: string,
-  ): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const refusal = this.refuseNew(what, signal);
-      if (refusal) {
-        reject(refusal);
-        return;
-      }
-      const correlationId = this.takeCorrelationId();
-      const frame = build(correlationId);
-      if (frame.length - lengthPrefixBytes > frameBytesMax) {
-        reject(new RequestTooLargeError(what, frame.length - lengthPrefixBytes, frameBytesMax));
-        return;
-      }
-      const entry: Pending = {
-        correlationId,
-        what,
-        subject,
-        decode,
-        refusal: toRefusal ?? ((code, body) => refusalOf(code, what, body, subject)),
-        resolve: resolve as (value: unknown) => void,
-        reject,
-        deadline: this.clock.now() + timeoutMs,
-        timeoutMs,
-        abandoned: false,
-        detachSignal: undefined,
-        unknownEffect,
-      };
-      if (this.deadlineTimer === undefined || entry.deadline < this.deadlineTimerAt)
-        this.armDeadline(entry.deadline);
-      if (signal) {
-        const onAbort = () => {
-          if (entry.abandoned) return;
-          entry.abandoned = true;
-          reject(new AbortError(what, { cause: signal.reason }));
-          this.finishDrain(); // a close() waiting only for this answer need not wait any more
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-        entry.detachSignal = () => signal.removeEventListener('abort', onAbort);
-      }
-      this.pending.push(entry);
-      this.socket.write(frame);
-    });
-  }
-
-  /** Writes a request the broker never answers (PRODUCE with ack NONE): no slot in the answer queue. */
-  private sendUnanswered(what: string, build: (correlationId: number) => Buffer): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const refusal = this.refuseNew(what);
-      if (refusal) {
-        reject(refusal);
-        return;
-      }
-      const frame = build(this.takeCorrelationId());
-      if (frame.length - lengthPrefixBytes > frameBytesMax) {
-        reject(new RequestTooLargeError(what, frame.length - lengthPrefixBytes, frameBytesMax));
-        return;
-      }
-      // Resolving once the bytes are handed to the kernel gives NONE natural backpressure.
-      this.socket.write(frame, (error) => {
-        if (error) {
-          reject(
-            new ConnectionClosedError(this.address, `${what}: not sent, connection to ${this.address} lost`, {
-              cause: error,
-            }),
-          );
-        } else {
-          resolve();
-        }
-      });
-    });
-  }
-
-  private refuseNew(what: string, signal?: AbortSignal): Error | undefined {
-    if (signal?.aborted) return new AbortError(what, { cause: signal.reason });
-    if (this.machine.is('open')) return undefined;
-    return new ConnectionClosedError(this.address, `${what}: connection to ${this.address} is closed`, {
-      cause: this.closeReason,
-    });
-  }
-
-  private takeCorrelationId(): number {
-    const id = this.nextCorrelationId;
-    this.nextCorrelationId = id === CORRELATION_ID_MAX ? 1 : id + 1;
-    return id;
-  }
-
-  /** The socket read `bytes` into the reader's last target. */
-  private onRead(bytes: number): void {
-    this.frames.written(bytes, this.sink);
-  }
-
-  private onFrame(frame: Buffer): void {
-    if (this.machine.is('closed')) return;
-    this.answered = true;
-    const head = this.pending.shift();
-    if (!head) {
-      this.fail(new ProtocolError('an answer arrived with no request waiting for it'));
-      return;
-    }
-    head.detachSignal?.();
-    const response = readResponseFrame(frame);
-    if (response.correlationId !== head.correlationId) {
-      const error = new ProtocolError(
-        `${head.what}: the answer carries correlationId ${response.correlationId}, expected ` +
-          `${head.correlationId}; answers are out of step, so the connection is closed`,
-      );
-      if (!head.abandoned) head.reject(error);
-      this.fail(error);
-      return;
-    }
-    if (response.errorCode !== 0) {
-      let refusal: Error;
-      try {
-        refusal = head.refusal(response.errorCode, response.body);
-      } catch (error) {
-        if (!head.abandoned) head.reject(error as Error);
-        this.fail(error as Error);
-        return;
-      }
-      if (!head.abandoned) head.reject(refusal);
-    } else {
-      let value: unknown;
-      try {
-        value = head.decode(response.body);
-      } catch (error) {
-        // A corrupt record is a fact about stored bytes, not about the stream: the connection is fine.
-        if (error instanceof CorruptRecordError) {
-          if (!head.abandoned) head.reject(error);
-          this.finishDrain();
-          return;
-        }
-        const wrapped =
-          error instanceof ProtocolError
-            ? error
-            : new ProtocolError(`${head.what}: the answer does not decode`, { cause: error });
-        if (!head.abandoned) head.reject(wrapped);
-        this.fail(wrapped);
-        return;
-      }
-      if (!head.abandoned) head.resolve(value);
-    }
-    this.finishDrain();
-  }
-
-  /**
-   * One timer per connection, not one per request (setting and clearing a timer per request was a
-   * tenth of the client's CPU for one-record produces). It is armed for the earliest deadline known
-   * when it was set; when it fires, a request past its deadline fails, else it is armed again for the
-   * earliest one left. Answers do not touch it, and it does not keep the process alive.
-   */
-  private armDeadline(at: number): void {
-    this.stopDeadlines();
-    this.deadlineTimerAt = at;
-    this.deadlineTimer = this.clock.setTimeout(this.checkDeadlines, Math.max(1, at - this.clock.now()));
-    // It outlives the answers it was set for: left referenced, it would hold a finished program up.
-    unrefTimer(this.deadlineTimer);
-  }
-
-  private stopDeadlines(): void {
-    if (this.deadlineTimer !== undefined) this.clock.clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = undefined;
-  }
-
-  private readonly checkDeadlines = (): void => {
-    this.deadlineTimer = undefined;
-    const now = this.clock.now();
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const entry of this.pending) {
-      if (entry.abandoned) continue;
-      if (entry.deadline <= now) {
-        this.onTimeout(entry);
-        return;
-      }
-      earliest = Math.min(earliest, entry.deadline);
-    }
-    if (earliest !== Number.POSITIVE_INFINITY) this.armDeadline(earliest);
-  };
-
-  /**
-   * No answer in time means the broker or the path to it is stuck; as answers come in order, every
-   * later request is stuck behind this one. So the request fails and the connection closes.
-   */
-  private onTimeout(entry: Pending): void {
-    const error = new TimeoutError(entry.what, entry.timeoutMs, entry.unknownEffect);
-    if (!entry.abandoned) {
-      entry.abandoned = true;
-      entry.reject(error);
-    }
-    this.fail(error);
-  }
-
-  /** While draining, ends the socket once the last answer anyone still waits for is in. */
-  private finishDrain(): void {
-    if (!this.machine.is('draining') || this.pending.some((p) => !p.abandoned)) return;
-    this.machine.to('closed');
-    this.stopDeadlines();
-    const cut = this.clock.setTimeout(() => this.socket.destroy(), CLOSE_WAIT_MS);
-    this.socket.once('close', () => {
-      this.clock.clearTimeout(cut);
-      this.markClosed(undefined);
-    });
-    this.socket.end();
-  }
-
-  /** Closes at once: every pending request fails with ConnectionClosedError carrying `reason`. */
-  private fail(reason: Error): void {
-    if (this.machine.is('closed')) return;
-    this.machine.to('closed');
-    this.closeReason = reason;
-    this.socket.destroy();
-    this.stopDeadlines();
-    const failed =
-      reason instanceof ConnectionClosedError
-        ? reason
-        : new ConnectionClosedError(this.address, `connection to ${this.address} closed: ${reason.message}`, {
-            cause: reason,
-          });
-    for (const entry of this.pending.splice(0)) {
-      entry.detachSignal?.();
-      if (entry.abandoned) continue;
-      // Sent, answer lost: a PRODUCE or APPLY may have taken effect, and its error says so (an HTTP
-      // server took nothing).
-      entry.reject(
-        entry.unknownEffect === undefined || reason instanceof WrongPortError
-          ? failed
-          : new ConnectionClosedError(
-              this.address,
-              `${entry.what}: connection to ${this.address} lost before the answer: ${entry.unknownEffect}`,
-              { cause: failed, outcomeUnknown: true },
-            ),
-      );
-    }
-    this.markClosed(failed);
   }
 }

@@ -12,10 +12,9 @@
  */
 import { NO_EPOCH, RecordExceedsMaxBytesError } from '@booblik/protocol';
 import { checkCount, checkInt32, checkOffset } from './checks.js';
-import type { Client } from './client.js';
 import { type Clock, delay, systemClock } from './clock.js';
-import { Connection, type FetchResult } from './connection.js';
 import { AbortError, ConsumerStateError, isConnectionLoss } from './errors.js';
+import type { FetchResult } from './fetch-result.js';
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_WAIT_MS,
@@ -23,6 +22,7 @@ import {
   DEFAULT_RECONNECT_DELAY_MS,
   DEFAULT_RECONNECT_DELAY_MS_MAX,
 } from './limits.js';
+import type { FetchSource } from './sources.js';
 import { StateMachine } from './state-machine.js';
 import { NotPrimaryError } from './topic-errors.js';
 
@@ -42,7 +42,7 @@ export interface ConsumerOptions {
   /** Attempts after a loss before the error reaches the caller (default: no limit, as a partition has no end). */
   reconnectAttemptsMax?: number;
   /** How to open a new connection after a loss (default: the same address and settings). */
-  dial?: () => Promise<Connection | Client>;
+  dial?: () => Promise<FetchSource>;
   /** Time source for reconnect pauses. */
   clock?: Clock;
   /** Jitter source in [0, 1): spreads the reconnects of many consumers after a broker restart. */
@@ -94,7 +94,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private readonly reconnectAttemptsMax: number;
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly dial: () => Promise<Connection | Client>;
+  private readonly dial: () => Promise<FetchSource>;
   /** Fires on close() and on the caller's signal. */
   private readonly stop = new AbortController();
   private readonly signal: AbortSignal;
@@ -102,15 +102,15 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private stopped = false;
 
   /** The connection fetches go to; undefined after a loss until the next dial. */
-  private connection: Connection | Client | undefined;
+  private connection: FetchSource | undefined;
   /** Connections this consumer dialed itself (it closes them); the first one is the caller's. */
-  private owned: Connection | Client | undefined;
-  private readonly given: Connection | Client;
+  private owned: FetchSource | undefined;
+  private readonly given: FetchSource;
   private offset: number;
   /** The epoch of the record before the position (FETCH v5); NO_EPOCH when not known. */
   private lastEpoch: number;
   /** Whether `connection` takes FETCH v5, once known (reset with each new connection). */
-  private epochsOn: { connection: Connection | Client; spoken: boolean } | undefined;
+  private epochsOn: { connection: FetchSource; spoken: boolean } | undefined;
   private seen: number | undefined;
   /** Bumped by seek(): a fetch started before it is dropped when it returns. */
   private generation = 0;
@@ -130,7 +130,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private iterating = false;
 
   constructor(
-    connection: Connection | Client,
+    connection: FetchSource,
     readonly topic: string,
     readonly partition: number,
     offset: number,
@@ -405,7 +405,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
         if (
           withEpoch &&
           error instanceof NotPrimaryError &&
-          this.epochsOn?.connection instanceof Connection
+          this.epochsOn !== undefined &&
+          this.epochsOn.connection.routeOf === undefined
         ) {
           // FETCH v5 follows routes; on a Connection to a cluster broker that is not the primary, v2 is
           // proxied: it goes on so, without epochs. (A Client follows the route itself.)
@@ -432,14 +433,14 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   }
 
   /** Whether fetches on `connection` carry the epoch (FETCH v5): asked once per connection. */
-  private async speaksEpochs(connection: Connection | Client): Promise<boolean> {
+  private async speaksEpochs(connection: FetchSource): Promise<boolean> {
     if (this.epochsOn?.connection !== connection) {
       this.epochsOn = { connection, spoken: await connection.speaksFetchEpochs() };
     }
     return this.epochsOn.spoken;
   }
 
-  private async currentConnection(): Promise<Connection | Client> {
+  private async currentConnection(): Promise<FetchSource> {
     if (this.connection && this.connection.state === 'open') return this.connection;
     const fresh = await this.dial();
     // A Client stands in for itself after a loss: it is the caller's, never this consumer's to close.

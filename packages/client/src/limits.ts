@@ -75,8 +75,7 @@ export const DEFAULT_ROUTE_RETRY_DELAY_MS_MAX = 2_000;
 export const HTTP_AS_FRAME_LENGTH = Buffer.from('HTTP').readInt32BE(0);
 
 /** Correlation ids count up from 1 and wrap before leaving the positive int32 range. */
-export const CORRELATION_ID_MAX = 0x7fff_ffff;
-
+export { CORRELATION_ID_MAX } from '@booblik/protocol';
 /** int32 fields on the wire (partition, maxBytes, waits): a number outside cannot be encoded. */
 export const INT32_MAX = 0x7fff_ffff;
 

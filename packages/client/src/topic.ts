@@ -1,8 +1,7 @@
 import { type AckPolicyValue, OFFSET_UNKNOWN, ProtocolError, partitionForKey } from '@booblik/protocol';
 import { checkPayload } from './checks.js';
-import type { Client } from './client.js';
 import { type Clock, systemClock } from './clock.js';
-import type { Connection } from './connection.js';
+import type { TopicSource } from './sources.js';
 
 /**
  * How old a topic's partition list may get before it is read again: partitions added at runtime
@@ -53,7 +52,7 @@ export class Topic {
   private readonly maxAgeMs: number;
 
   constructor(
-    private readonly connection: Connection | Client,
+    private readonly connection: TopicSource,
     readonly name: string,
     /** Partition ids, sorted: the partitioner's index points into this list. */
     partitions: readonly number[],
@@ -66,11 +65,7 @@ export class Topic {
     this.loadedAt = this.clock.now();
   }
 
-  static async load(
-    connection: Connection | Client,
-    name: string,
-    options: TopicOptions = {},
-  ): Promise<Topic> {
+  static async load(connection: TopicSource, name: string, options: TopicOptions = {}): Promise<Topic> {
     return new Topic(connection, name, await readPartitions(connection, name), options);
   }
 
@@ -125,7 +120,7 @@ export class Topic {
   }
 }
 
-async function readPartitions(connection: Connection | Client, name: string): Promise<number[]> {
+async function readPartitions(connection: TopicSource, name: string): Promise<number[]> {
   const topics = await connection.metadata(name);
   const found = topics.find((t) => t.name === name);
   // The broker refuses an unknown topic; an answer without the topic asked for is the broker's bug.

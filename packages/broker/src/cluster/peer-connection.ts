@@ -1,5 +1,14 @@
 import net from 'node:net';
-import { type FrameSink, FrameSplitter, lengthPrefixBytes, responseFrameLimits } from '@booblik/protocol';
+import {
+  type Clock,
+  type FrameSink,
+  FrameSplitter,
+  type InFlight,
+  lengthPrefixBytes,
+  Pipeline,
+  responseFrameLimits,
+  systemClock,
+} from '@booblik/protocol';
 
 /**
  * The peer's answer: the frame after its length prefix (a view), or null when none will come; then
@@ -8,21 +17,21 @@ import { type FrameSink, FrameSplitter, lengthPrefixBytes, responseFrameLimits }
  */
 export type PeerAnswer = (frame: Buffer | null, failure?: string, mayHaveArrived?: boolean) => void;
 
-interface Pending {
+interface Pending extends InFlight {
   answer: PeerAnswer;
-  timer: NodeJS.Timeout;
+  timeoutMs: number;
 }
 
 /**
  * One pipelined connection to another broker: requests written back to back, each under its own
- * correlation id, answers matched by id. A connection that fails, or whose peer misses a deadline,
- * fails every request on it and is never used again (the pool dials a new one).
+ * correlation id, answers matched by id, one timer for every deadline (see Pipeline). A connection
+ * that fails, or whose peer misses a deadline, fails every request on it and is never used again
+ * (the pool dials a new one).
  */
 export class PeerConnection implements FrameSink {
   private readonly socket: net.Socket;
   private readonly splitter = new FrameSplitter(responseFrameLimits, { chunksOwned: true });
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private readonly pending: Pipeline<Pending>;
   private dead: string | null = null;
   /** Whether the socket ever connected: bytes written before then never reached the peer. */
   private connected = false;
@@ -33,7 +42,13 @@ export class PeerConnection implements FrameSink {
     private readonly onDead: (connection: PeerConnection) => void,
     /** Where to connect when not `address` itself (booblik.cluster.peer.dial). */
     dialAddress = address,
+    private readonly clock: Clock = systemClock,
   ) {
+    this.pending = new Pipeline<Pending>(clock, (request) => {
+      this.fail(`${this.address}: no answer within ${request.timeoutMs} ms`);
+      // Out of the pipeline already, so the failure above did not reach it.
+      request.answer(null, this.dead!, this.connected);
+    });
     const { host, port } = splitAddress(dialAddress);
     this.socket = net.connect({ host, port, noDelay: true }, () => {
       this.connected = true;
@@ -61,12 +76,10 @@ export class PeerConnection implements FrameSink {
       answer(null, this.dead, false);
       return;
     }
-    const id = this.nextId;
-    this.nextId = this.nextId === 0x7fffffff ? 1 : this.nextId + 1;
-    pieces[0]!.writeInt32BE(id, lengthPrefixBytes + 4);
-    const timer = setTimeout(() => this.fail(`${this.address}: no answer within ${timeoutMs} ms`), timeoutMs);
-    timer.unref();
-    this.pending.set(id, { answer, timer });
+    const correlationId = this.pending.takeCorrelationId();
+    pieces[0]!.writeInt32BE(correlationId, lengthPrefixBytes + 4);
+    const deadline = this.clock.now() + timeoutMs;
+    this.pending.add({ correlationId, deadline, abandoned: false, answer, timeoutMs });
     this.write(pieces);
   }
 
@@ -91,13 +104,11 @@ export class PeerConnection implements FrameSink {
 
   frame(frame: Buffer): void {
     const id = frame.readInt32BE(0);
-    const pending = this.pending.get(id);
+    const pending = this.pending.take(id);
     if (pending === undefined) {
       this.fail(`${this.address}: answer to unknown correlation id ${id}`);
       return;
     }
-    this.pending.delete(id);
-    clearTimeout(pending.timer);
     pending.answer(frame);
   }
 
@@ -114,12 +125,7 @@ export class PeerConnection implements FrameSink {
     this.dead = reason;
     this.socket.destroy();
     this.onDead(this);
-    const pending = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of pending) {
-      clearTimeout(p.timer);
-      p.answer(null, reason, this.connected);
-    }
+    this.pending.close((p) => p.answer(null, reason, this.connected));
   }
 }
 
