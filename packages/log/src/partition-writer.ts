@@ -1,80 +1,29 @@
-import {
-  AckPolicy,
-  type AckPolicyValue,
-  fetchableRecordBytesMax,
-  recordHeaderBytes,
-} from '@booblik/protocol';
-import { LogClosedError, OffsetMismatchError, RecordTooLargeError, StorageError } from './errors.js';
+import { AckPolicy, type AckPolicyValue, type Clock, systemClock, type TimerHandle } from '@booblik/protocol';
+import { LogClosedError, StorageError } from './errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type AppendBatch, PartitionLog } from './partition-log.js';
+import { findTooLarge, withoutMismatches } from './writer/admission.js';
+import { FlushPolicy } from './writer/flush-policy.js';
+import {
+  type AppendResult,
+  type AppendWaiter,
+  FORCED_GATHER_MS_MAX,
+  type Pending,
+  type ReplicationGate,
+  SYNCS_IN_FLIGHT_MAX,
+  type WriterStats,
+} from './writer/types.js';
+import { WriterLifecycle, type WriterState } from './writer/writer-state.js';
 
-export interface AppendResult {
-  /** Offset of the batch's first record; the rest follow in order. */
-  baseOffset: number;
-  /** The log's end when the batch was acknowledged (may exceed base + count). */
-  logEndOffset: number;
-}
-
-/**
- * Told once how an append ended: in the log (or on stable storage, for FORCED), or refused. It may be
- * told before `appendTo` returns (a lone WRITTEN batch is written at once), so a caller sets up
- * whatever the answer needs first. No promise, no closure per batch: the broker's answer path.
- */
-export interface AppendWaiter {
-  appended(baseOffset: number, logEndOffset: number): void;
-  failed(error: Error): void;
-}
-
-/**
- * Where a primary's writer hands each group for replication. While one is set, a group is
- * acknowledged and published only once it is durable locally (as ever) and the pipeline has called
- * `commitTo` with an offset at or past its end.
- */
-export interface ReplicationGate {
-  /**
-   * Called right after a group is written locally, in write order, with its stored bytes (the log's
-   * own buffer: not to be changed). May be called from inside `appendTo` (a lone batch is written at
-   * once), so it must not append to this writer.
-   */
-  groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void;
-}
-
-interface Pending {
-  batch: AppendBatch;
-  storedBytes: number;
-  ack: AckPolicyValue;
-  waiter: AppendWaiter;
-}
-
-/** Counters for metrics; monotonic. */
-export interface WriterStats {
-  groups: number;
-  batches: number;
-  records: number;
-  bytes: number;
-  /** fdatasync calls made because a member asked FORCED (flush-policy syncs are counted apart). */
-  forcedSyncs: number;
-  flushSyncs: number;
-  storageErrors: number;
-}
-
-/**
- * fdatasync calls one partition may have running at once. Concurrent barriers on this kind of disk
- * complete more per second than one at a time (measured here: 1 at a time ~1,650/s, 2 ~3,300/s,
- * 4 ~5,100/s), so a group need not wait for the previous group's barrier before starting its own.
- * Kept below the libuv thread pool's size, which reads from disk share.
- */
-export const SYNCS_IN_FLIGHT_MAX = 3;
-
-/**
- * How long an idle disk may wait for the FORCED producers just acknowledged to send again, so that
- * they share the next barrier instead of splitting it: the hold ends as soon as as many FORCED
- * batches have arrived as were acknowledged, and this only bounds it when some producer does not
- * come back. Over TCP the 8 producers of the benchmark's W3 come back over 100-300 µs: a barrier
- * started at the first of them carried 2.5 records on average, this one 8.0 (docs/benchmarks.md,
- * "Per-request cost"). One millisecond is also the timer's resolution.
- */
-export const FORCED_GATHER_MS_MAX = 1;
+export {
+  type AppendResult,
+  type AppendWaiter,
+  FORCED_GATHER_MS_MAX,
+  type ReplicationGate,
+  SYNCS_IN_FLIGHT_MAX,
+  type WriterStats,
+} from './writer/types.js';
+export type { WriterState } from './writer/writer-state.js';
 
 /** Schedules a microtask without a promise per call to resolve. */
 const settledPromise = Promise.resolve();
@@ -127,7 +76,7 @@ export class PartitionWriter {
   };
   /** Inside `pump`: a batch admitted from the blocked list must queue behind the group being written. */
   private pumping = false;
-  private accepting = true;
+  private readonly lifecycle: WriterLifecycle;
   /** Admitted batches: the next group. */
   private queue: Pending[] = [];
   private queuedBytes = 0;
@@ -145,10 +94,9 @@ export class PartitionWriter {
    */
   private forcedReturning = 0;
   private forcedAckedAtMs = 0;
-  private gatherTimer: NodeJS.Timeout | undefined;
-  private recordsSinceFlush = 0;
-  private flushTimer: NodeJS.Timeout | undefined;
-  private flushInFlight: Promise<void> | null = null;
+  private gatherTimer: TimerHandle | undefined;
+  private readonly flush: FlushPolicy;
+  private readonly clock: Clock;
   private idleWaiters: (() => void)[] = [];
   private readonly logger: Logger;
   private gate: ReplicationGate | null = null;
@@ -157,13 +105,17 @@ export class PartitionWriter {
 
   constructor(
     readonly log: PartitionLog,
-    options: { logger?: Logger } = {},
+    options: { logger?: Logger; clock?: Clock } = {},
   ) {
     this.logger = options.logger ?? silentLogger;
-    if (log.config.flushEveryMs > 0) {
-      this.flushTimer = setInterval(() => this.flushInBackground(), log.config.flushEveryMs);
-      this.flushTimer.unref();
-    }
+    this.clock = options.clock ?? systemClock;
+    this.lifecycle = new WriterLifecycle(log.name);
+    this.flush = new FlushPolicy(log, this.clock, this.stats, this.logger);
+  }
+
+  /** Where the writer is in its lifecycle (see WriterState). */
+  get state(): WriterState {
+    return this.lifecycle.state;
   }
 
   /**
@@ -250,12 +202,12 @@ export class PartitionWriter {
 
   /** `append` for a caller that keeps its own state: `waiter` is told the outcome, maybe at once. */
   appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void {
-    if (!this.accepting) {
+    if (this.lifecycle.state !== 'accepting') {
       waiter.failed(new LogClosedError(this.log.name));
       return;
     }
     const storedBytes = PartitionLog.storedBytes(batch);
-    const tooLarge = this.findTooLarge(batch, storedBytes);
+    const tooLarge = findTooLarge(batch, storedBytes, this.log.config.segmentBytesMax);
     if (tooLarge !== null) {
       waiter.failed(tooLarge);
       return;
@@ -266,22 +218,6 @@ export class PartitionWriter {
       return;
     }
     this.admit(pending);
-  }
-
-  /**
-   * A record whose header and payload exceed a whole segment can never be stored, and one beyond a
-   * FETCH answer could never be read: refuse the batch.
-   */
-  private findTooLarge(batch: AppendBatch, storedBytes: number): RecordTooLargeError | null {
-    const max = Math.min(this.log.config.segmentBytesMax, fetchableRecordBytesMax);
-    if (storedBytes <= max) return null;
-    let pos = 0;
-    for (let i = 0; i < batch.count; i++) {
-      const size = batch.records.readInt32BE(pos);
-      if (recordHeaderBytes + size > max) return new RecordTooLargeError(i, size, max);
-      pos += 4 + size;
-    }
-    return null;
   }
 
   private fits(bytes: number): boolean {
@@ -360,7 +296,7 @@ export class PartitionWriter {
       forced += this.groups[i]!.forced;
     if (forced === 0) return;
     this.forcedReturning += forced;
-    this.forcedAckedAtMs = performance.now();
+    this.forcedAckedAtMs = this.clock.now();
   }
 
   /**
@@ -373,16 +309,16 @@ export class PartitionWriter {
    */
   private groupMayStart(): boolean {
     if (this.syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return false;
-    if (this.queuedForced === 0 || !this.accepting) return true;
+    if (this.queuedForced === 0 || this.lifecycle.state !== 'accepting') return true;
     if (this.syncsInFlight > 0) return this.queuedForced >= this.forcedInFlight;
     if (this.forcedReturning === 0 || this.queuedBytes * 2 > this.log.config.writerQueueBytesMax) return true;
-    const heldMs = performance.now() - this.forcedAckedAtMs;
+    const heldMs = this.clock.now() - this.forcedAckedAtMs;
     if (heldMs >= FORCED_GATHER_MS_MAX) {
       this.forcedReturning = 0; // they are not coming back soon: stop expecting them
       return true;
     }
     if (this.gatherTimer === undefined) {
-      this.gatherTimer = setTimeout(() => {
+      this.gatherTimer = this.clock.setTimeout(() => {
         this.gatherTimer = undefined;
         this.pump();
       }, FORCED_GATHER_MS_MAX - heldMs);
@@ -391,7 +327,7 @@ export class PartitionWriter {
   }
 
   private write(candidates: Pending[]): void {
-    const members = this.withoutMismatches(candidates);
+    const members = withoutMismatches(candidates, this.log.logEndOffset);
     if (members.length === 0) return;
     let bases: number[];
     try {
@@ -414,7 +350,6 @@ export class PartitionWriter {
     this.stats.groups++;
     this.stats.batches += members.length;
     this.stats.records += records;
-    this.recordsSinceFlush += records;
     const group: Group = {
       members,
       bases,
@@ -429,41 +364,17 @@ export class PartitionWriter {
       this.stats.forcedSyncs++;
       this.syncsInFlight++;
       this.forcedInFlight += forcedMembers;
-      this.recordsSinceFlush = 0;
+      this.flush.barrierStarted();
       // The barrier covers everything written to these files so far, this group included.
       this.log.sync().then(
         () => this.barrierDone(group, null),
         (error: Error) => this.barrierDone(group, error),
       );
-    } else if (
-      this.log.config.flushEveryRecords > 0 &&
-      this.recordsSinceFlush >= this.log.config.flushEveryRecords
-    ) {
-      this.flushInBackground();
+    } else {
+      this.flush.recordsWritten(records);
     }
     // After the local barrier has started: the replicas' writes and this disk's run side by side.
     this.gate?.groupWritten(bases[0]!, this.log.lastWrittenStored, records, forced);
-  }
-
-  /**
-   * Refuses the batches whose expected offset is not where they would land (checked here, at write
-   * time, in queue order: the only moment the answer is certain), and keeps the rest.
-   */
-  private withoutMismatches(candidates: Pending[]): Pending[] {
-    let end = this.log.logEndOffset;
-    let kept: Pending[] | null = null;
-    for (let i = 0; i < candidates.length; i++) {
-      const p = candidates[i]!;
-      const expected = p.batch.expectedOffset;
-      if (expected !== undefined && expected >= 0 && expected !== end) {
-        kept ??= candidates.slice(0, i);
-        p.waiter.failed(new OffsetMismatchError(expected, end));
-        continue;
-      }
-      end += p.batch.count;
-      kept?.push(p);
-    }
-    return kept ?? candidates;
   }
 
   private barrierDone(group: Group, error: Error | null): void {
@@ -511,22 +422,6 @@ export class PartitionWriter {
     );
   }
 
-  /** The flush policy's fdatasync: bounds what WRITTEN can lose, without holding any acknowledgement. */
-  private flushInBackground(): void {
-    if (this.flushInFlight !== null || !this.log.hasUnsynced) return;
-    this.recordsSinceFlush = 0;
-    this.stats.flushSyncs++;
-    this.flushInFlight = this.log
-      .sync()
-      .catch((error: unknown) => {
-        this.stats.storageErrors++;
-        this.logger.error(`${this.log.name}: background flush failed: ${String(error)}`);
-      })
-      .finally(() => {
-        this.flushInFlight = null;
-      });
-  }
-
   /** Resolves once everything queued so far is written and acknowledged. */
   private whenIdle(): Promise<void> {
     if (this.isIdle) return Promise.resolve();
@@ -539,27 +434,29 @@ export class PartitionWriter {
    * waited for too: call `commitTo` or `failUncommitted` for them, or this never resolves.
    */
   async close(): Promise<void> {
-    this.accepting = false;
+    if (this.lifecycle.state === 'accepting') this.lifecycle.moveTo('closing');
     if (this.groups.every((g) => g.gated && g.members.length === 0)) {
       // Failed already, they wait only for a commit a closing partition never gets; their records
       // stay in the log, and the next open decides what of them is readable.
       this.groups = [];
     }
-    if (this.flushTimer) clearInterval(this.flushTimer);
+    const flushStopped = this.flush.stop();
     if (this.gatherTimer !== undefined) {
       // Nobody else is coming: write what is held now.
-      clearTimeout(this.gatherTimer);
+      this.clock.clearTimeout(this.gatherTimer);
       this.gatherTimer = undefined;
       this.pump();
     }
     await this.whenIdle();
-    await this.flushInFlight;
-    if (!this.log.hasUnsynced) return;
-    try {
-      await this.log.sync();
-    } catch (error) {
-      if (!(error instanceof StorageError)) throw error;
-      this.logger.error(`${this.log.name}: final flush failed: ${error.message}`);
+    await flushStopped;
+    if (this.log.hasUnsynced) {
+      try {
+        await this.log.sync();
+      } catch (error) {
+        if (!(error instanceof StorageError)) throw error;
+        this.logger.error(`${this.log.name}: final flush failed: ${error.message}`);
+      }
     }
+    if (this.lifecycle.state === 'closing') this.lifecycle.moveTo('closed');
   }
 }
