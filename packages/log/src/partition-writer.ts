@@ -1,47 +1,34 @@
-import { AckPolicy, type AckPolicyValue, type Clock, systemClock, type TimerHandle } from '@booblik/protocol';
+import { AckPolicy, type AckPolicyValue, type Clock, systemClock } from '@booblik/protocol';
 import { LogClosedError, StorageError } from './errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type AppendBatch, PartitionLog } from './partition-log.js';
 import { findTooLarge, withoutMismatches } from './writer/admission.js';
 import { FlushPolicy } from './writer/flush-policy.js';
+import { ForcedGathering } from './writer/forced-gathering.js';
+import { ReplicaForcedWrites } from './writer/replica-writes.js';
 import {
   type AppendResult,
   type AppendWaiter,
-  FORCED_GATHER_MS_MAX,
+  type Group,
+  newWriterStats,
   type Pending,
   type ReplicationGate,
   SYNCS_IN_FLIGHT_MAX,
   type WriterStats,
 } from './writer/types.js';
-import { WriterLifecycle, type WriterState } from './writer/writer-state.js';
+import {
+  WriterLifecycle,
+  type WriterMode,
+  WriterModeError,
+  type WriterState,
+} from './writer/writer-state.js';
 
-export {
-  type AppendResult,
-  type AppendWaiter,
-  FORCED_GATHER_MS_MAX,
-  type ReplicationGate,
-  SYNCS_IN_FLIGHT_MAX,
-  type WriterStats,
-} from './writer/types.js';
-export type { WriterState } from './writer/writer-state.js';
+export type { AppendResult, AppendWaiter, ReplicationGate, WriterStats } from './writer/types.js';
+export { FORCED_GATHER_MS_MAX, SYNCS_IN_FLIGHT_MAX } from './writer/types.js';
+export { type WriterMode, WriterModeError, type WriterState } from './writer/writer-state.js';
 
 /** Schedules a microtask without a promise per call to resolve. */
 const settledPromise = Promise.resolve();
-
-/** A group written to the log and waiting to be acknowledged, in write order. */
-interface Group {
-  members: Pending[];
-  bases: number[];
-  /** The log's end right after this group: what is published when it is acknowledged. */
-  endOffset: number;
-  /** Members that asked FORCED: what its barrier covers. */
-  forced: number;
-  /** False until its barrier (if it asked for one) has completed. */
-  durable: boolean;
-  syncError: Error | null;
-  /** Written while a replication gate was set: acknowledged only once committed. */
-  gated: boolean;
-}
 
 /**
  * The single writer of one partition. Producers' batches wait in a bounded queue (a full queue makes
@@ -53,15 +40,7 @@ interface Group {
  * share one disk barrier.
  */
 export class PartitionWriter {
-  readonly stats: WriterStats = {
-    groups: 0,
-    batches: 0,
-    records: 0,
-    bytes: 0,
-    forcedSyncs: 0,
-    flushSyncs: 0,
-    storageErrors: 0,
-  };
+  readonly stats: WriterStats = newWriterStats();
   private scheduled = false;
   /**
    * A lone batch was written at once in this callback (a socket read's frames, say); the rest of the
@@ -77,6 +56,9 @@ export class PartitionWriter {
   /** Inside `pump`: a batch admitted from the blocked list must queue behind the group being written. */
   private pumping = false;
   private readonly lifecycle: WriterLifecycle;
+  private mode: WriterMode = 'primary';
+  /** A replica's FORCED writes, written and waiting for the next barrier: one group per barrier. */
+  private readonly replicaForced = new ReplicaForcedWrites();
   /** Admitted batches: the next group. */
   private queue: Pending[] = [];
   private queuedBytes = 0;
@@ -88,13 +70,7 @@ export class PartitionWriter {
   /** FORCED batches in the queue, and under barriers now running. */
   private queuedForced = 0;
   private forcedInFlight = 0;
-  /**
-   * FORCED batches acknowledged whose producers are expected to send again soon (any FORCED arrival
-   * counts against it: producers are not told apart), and when the last of them were acknowledged.
-   */
-  private forcedReturning = 0;
-  private forcedAckedAtMs = 0;
-  private gatherTimer: TimerHandle | undefined;
+  private readonly gathering: ForcedGathering;
   private readonly flush: FlushPolicy;
   private readonly clock: Clock;
   private idleWaiters: (() => void)[] = [];
@@ -110,6 +86,7 @@ export class PartitionWriter {
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
     this.lifecycle = new WriterLifecycle(log.name);
+    this.gathering = new ForcedGathering(this.clock, () => this.pump());
     this.flush = new FlushPolicy(log, this.clock, this.stats, this.logger);
   }
 
@@ -166,8 +143,8 @@ export class PartitionWriter {
    * `failUncommitted` first. The log is cut between this and `forgetPast`.
    */
   checkMayTruncate(): void {
-    const waiting =
-      this.queue.length + this.blocked.length + this.groups.reduce((n, g) => n + g.members.length, 0);
+    // A replica's waiters only wait for a barrier, which covers the cut log as well.
+    const waiting = this.mode === 'replica' ? 0 : this.waitingForAnswer;
     if (waiting > 0) {
       throw new Error(
         `${this.log.name}: ${waiting} batch(es) still wait for an answer; fail them (failUncommitted) before truncating`,
@@ -177,7 +154,7 @@ export class PartitionWriter {
 
   /** The log was cut at `offset`: groups written past it are gone and are never acknowledged. */
   forgetPast(offset: number): void {
-    this.groups = this.groups.filter((g) => g.endOffset <= offset);
+    this.groups = this.groups.filter((g) => g.replica || g.endOffset <= offset);
     if (this.committedOffset > offset) this.committedOffset = offset;
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
@@ -202,8 +179,9 @@ export class PartitionWriter {
 
   /** `append` for a caller that keeps its own state: `waiter` is told the outcome, maybe at once. */
   appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void {
-    if (this.lifecycle.state !== 'accepting') {
-      waiter.failed(new LogClosedError(this.log.name));
+    const refused = this.refusal('primary');
+    if (refused !== null) {
+      waiter.failed(refused);
       return;
     }
     const storedBytes = PartitionLog.storedBytes(batch);
@@ -220,6 +198,63 @@ export class PartitionWriter {
     this.admit(pending);
   }
 
+  /**
+   * A replica's write of the primary's group at `baseOffset`, the log end (OffsetMismatchError, nothing
+   * stored, otherwise). Written at once; a FORCED one is told once a barrier covers it, one barrier per
+   * turn's FORCED writes, within the primary's cap. `publishCommitted` publishes them, not the writer.
+   */
+  writeReplica(
+    baseOffset: number,
+    stored: Buffer,
+    count: number,
+    forced: boolean,
+    waiter: AppendWaiter,
+  ): void {
+    let refused = this.refusal('replica');
+    try {
+      if (refused === null) this.log.writeStoredGroup(baseOffset, stored, count);
+    } catch (error) {
+      refused = error as Error;
+    }
+    if (refused !== null) {
+      waiter.failed(refused);
+      return;
+    }
+    if (!forced) {
+      this.flush.recordsWritten(count);
+      waiter.appended(baseOffset, this.log.logEndOffset);
+      return;
+    }
+    this.replicaForced.add(baseOffset, waiter);
+    this.scheduleTurn();
+  }
+
+  /** Why a write of `mode` is refused now, or null (see WriterMode). */
+  private refusal(mode: WriterMode): Error | null {
+    if (this.lifecycle.state !== 'accepting') return new LogClosedError(this.log.name);
+    return this.mayTake(mode) ? null : new WriterModeError(this.log.name, mode, this.mode);
+  }
+
+  private get waitingForAnswer(): number {
+    return this.queue.length + this.blocked.length + this.groups.reduce((n, g) => n + g.members.length, 0);
+  }
+
+  /** Whether a write of `mode` may be taken now; switches to it when nothing of the other waits. */
+  private mayTake(mode: WriterMode): boolean {
+    if (this.mode === mode) return true;
+    if (this.waitingForAnswer + this.replicaForced.count > 0) return false;
+    // A former primary's failed groups wait only for a commit that now comes as a replica's publish.
+    this.groups = [];
+    this.mode = mode;
+    return true;
+  }
+
+  /** Starts the barrier of the replica's FORCED writes taken so far, when one is free. */
+  private syncReplicaGroup(): void {
+    if (this.replicaForced.count > 0 && this.syncsInFlight < SYNCS_IN_FLIGHT_MAX)
+      this.startBarrier(this.replicaForced.takeGroup(this.log.logEndOffset));
+  }
+
   private fits(bytes: number): boolean {
     // An empty queue takes any batch, however large, or that batch would wait forever.
     return this.queuedBytes === 0 || this.queuedBytes + bytes <= this.log.config.writerQueueBytesMax;
@@ -230,7 +265,7 @@ export class PartitionWriter {
     this.queuedBytes += pending.storedBytes;
     if (pending.ack === AckPolicy.FORCED) {
       this.queuedForced++;
-      if (this.forcedReturning > 0) this.forcedReturning--;
+      this.gathering.forcedArrived();
     }
     if (this.canWriteNow(pending)) {
       // A lone request that needs no barrier is written at once: one trip less through the event
@@ -241,16 +276,23 @@ export class PartitionWriter {
       this.pump();
       return;
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      // setImmediate runs after this turn's I/O callbacks: every request that arrived in this turn,
-      // on any connection, joins the same group.
-      setImmediate(() => {
-        this.scheduled = false;
-        this.pump();
-      });
-    }
+    this.scheduleTurn();
   }
+
+  /**
+   * setImmediate runs after this turn's I/O callbacks: every request that arrived in this turn, on
+   * any connection, joins the same group.
+   */
+  private scheduleTurn(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.scheduledTurn);
+  }
+
+  private readonly scheduledTurn = (): void => {
+    this.scheduled = false;
+    this.pump();
+  };
 
   private canWriteNow(pending: Pending): boolean {
     return (
@@ -277,6 +319,7 @@ export class PartitionWriter {
   private pump(): void {
     this.pumping = true;
     this.expectReturningProducers();
+    this.syncReplicaGroup();
     while (this.queue.length > 0 && this.groupMayStart()) {
       const members = this.queue;
       this.queue = [];
@@ -294,9 +337,7 @@ export class PartitionWriter {
     let forced = 0;
     for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
       forced += this.groups[i]!.forced;
-    if (forced === 0) return;
-    this.forcedReturning += forced;
-    this.forcedAckedAtMs = this.clock.now();
+    this.gathering.acknowledged(forced);
   }
 
   /**
@@ -311,19 +352,7 @@ export class PartitionWriter {
     if (this.syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return false;
     if (this.queuedForced === 0 || this.lifecycle.state !== 'accepting') return true;
     if (this.syncsInFlight > 0) return this.queuedForced >= this.forcedInFlight;
-    if (this.forcedReturning === 0 || this.queuedBytes * 2 > this.log.config.writerQueueBytesMax) return true;
-    const heldMs = this.clock.now() - this.forcedAckedAtMs;
-    if (heldMs >= FORCED_GATHER_MS_MAX) {
-      this.forcedReturning = 0; // they are not coming back soon: stop expecting them
-      return true;
-    }
-    if (this.gatherTimer === undefined) {
-      this.gatherTimer = this.clock.setTimeout(() => {
-        this.gatherTimer = undefined;
-        this.pump();
-      }, FORCED_GATHER_MS_MAX - heldMs);
-    }
-    return false;
+    return this.gathering.mayStart(this.queuedBytes * 2 > this.log.config.writerQueueBytesMax);
   }
 
   private write(candidates: Pending[]): void {
@@ -358,23 +387,29 @@ export class PartitionWriter {
       durable: !forced,
       syncError: null,
       gated: this.gate !== null,
+      replica: false,
     };
-    this.groups.push(group);
     if (forced) {
-      this.stats.forcedSyncs++;
-      this.syncsInFlight++;
-      this.forcedInFlight += forcedMembers;
-      this.flush.barrierStarted();
-      // The barrier covers everything written to these files so far, this group included.
-      this.log.sync().then(
-        () => this.barrierDone(group, null),
-        (error: Error) => this.barrierDone(group, error),
-      );
+      this.startBarrier(group);
     } else {
+      this.groups.push(group);
       this.flush.recordsWritten(records);
     }
     // After the local barrier has started: the replicas' writes and this disk's run side by side.
     this.gate?.groupWritten(bases[0]!, this.log.lastWrittenStored, records, forced);
+  }
+
+  private startBarrier(group: Group): void {
+    this.groups.push(group);
+    if (!group.replica) this.stats.forcedSyncs++;
+    this.syncsInFlight++;
+    this.forcedInFlight += group.forced;
+    this.flush.barrierStarted();
+    // The barrier covers everything written to these files so far, this group included.
+    this.log.sync().then(
+      () => this.barrierDone(group, null),
+      (error: Error) => this.barrierDone(group, error),
+    );
   }
 
   private barrierDone(group: Group, error: Error | null): void {
@@ -396,7 +431,7 @@ export class PartitionWriter {
   private acknowledge(): void {
     while (this.groups.length > 0 && this.isReady(this.groups[0]!)) {
       const group = this.groups.shift()!;
-      this.log.publish(group.endOffset);
+      if (!group.replica) this.log.publish(group.endOffset);
       for (let i = 0; i < group.members.length; i++) {
         const p = group.members[i]!;
         // A failed barrier fails only those who asked for the barrier; the records are in the log.
@@ -415,8 +450,9 @@ export class PartitionWriter {
   private get isIdle(): boolean {
     return (
       !this.scheduled &&
-      this.gatherTimer === undefined &&
+      !this.gathering.holding &&
       this.queue.length === 0 &&
+      this.replicaForced.count === 0 &&
       this.groups.length === 0 &&
       this.syncsInFlight === 0
     );
@@ -441,12 +477,8 @@ export class PartitionWriter {
       this.groups = [];
     }
     const flushStopped = this.flush.stop();
-    if (this.gatherTimer !== undefined) {
-      // Nobody else is coming: write what is held now.
-      this.clock.clearTimeout(this.gatherTimer);
-      this.gatherTimer = undefined;
-      this.pump();
-    }
+    // Nobody else is coming: write what is held now.
+    if (this.gathering.stop()) this.pump();
     await this.whenIdle();
     await flushStopped;
     if (this.log.hasUnsynced) {

@@ -40,6 +40,23 @@ export interface Pending {
   waiter: AppendWaiter;
 }
 
+/** A group written to the log and waiting to be acknowledged, in write order. */
+export interface Group {
+  members: Pick<Pending, 'ack' | 'waiter'>[];
+  bases: number[];
+  /** The log's end right after this group: what is published when it is acknowledged. */
+  endOffset: number;
+  /** Members that asked FORCED: what its barrier covers. */
+  forced: number;
+  /** False until its barrier (if it asked for one) has completed. */
+  durable: boolean;
+  syncError: Error | null;
+  /** Written while a replication gate was set: acknowledged only once committed. */
+  gated: boolean;
+  /** A replica's: its records are published by `publishCommitted`, not on acknowledgement. */
+  replica: boolean;
+}
+
 /** Counters for metrics; monotonic. */
 export interface WriterStats {
   groups: number;
@@ -50,6 +67,10 @@ export interface WriterStats {
   forcedSyncs: number;
   flushSyncs: number;
   storageErrors: number;
+}
+
+export function newWriterStats(): WriterStats {
+  return { groups: 0, batches: 0, records: 0, bytes: 0, forcedSyncs: 0, flushSyncs: 0, storageErrors: 0 };
 }
 
 /**

@@ -38,3 +38,19 @@ export class WriterLifecycle {
     );
   }
 }
+
+/**
+ * Who decides the offsets: a primary's writer assigns them (`append`), a replica's takes them from
+ * the primary (`writeReplica`, at the log end). A writer holds the work of one mode at a time; it
+ * changes mode only once nothing of the other mode waits for an answer.
+ */
+export type WriterMode = 'primary' | 'replica';
+
+/** A write of one mode offered while the writer still holds work of the other: refused, nothing stored. */
+export class WriterModeError extends Error {
+  override name = 'WriterModeError';
+
+  constructor(name: string, offered: WriterMode, holding: WriterMode) {
+    super(`${name}: a ${offered} write was offered while the writer still holds ${holding} writes; refused`);
+  }
+}
