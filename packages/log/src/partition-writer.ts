@@ -5,6 +5,7 @@ import { type AppendBatch, PartitionLog } from './partition-log.js';
 import { findTooLarge, withoutMismatches } from './writer/admission.js';
 import { FlushPolicy } from './writer/flush-policy.js';
 import { ForcedGathering } from './writer/forced-gathering.js';
+import { brokenBeforeAcknowledging } from './writer/invariants.js';
 import { ReplicaForcedWrites } from './writer/replica-writes.js';
 import {
   type AppendResult,
@@ -78,6 +79,8 @@ export class PartitionWriter {
   private gate: ReplicationGate | null = null;
   /** Every in-sync replica holds the records below this (see `commitTo`). */
   private committedOffset = 0;
+  /** The end of the primary's group acknowledged last: the high watermark it published. */
+  private acknowledgedEnd = 0;
 
   constructor(
     readonly log: PartitionLog,
@@ -156,6 +159,7 @@ export class PartitionWriter {
   forgetPast(offset: number): void {
     this.groups = this.groups.filter((g) => g.replica || g.endOffset <= offset);
     if (this.committedOffset > offset) this.committedOffset = offset;
+    if (this.acknowledgedEnd > offset) this.acknowledgedEnd = offset;
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
@@ -318,9 +322,22 @@ export class PartitionWriter {
    */
   private pump(): void {
     this.pumping = true;
-    this.expectReturningProducers();
+    // The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them.
+    let forced = 0;
+    for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
+      forced += this.groups[i]!.forced;
+    this.gathering.acknowledged(forced);
     this.syncReplicaGroup();
-    while (this.queue.length > 0 && this.groupMayStart()) {
+    while (
+      this.queue.length > 0 &&
+      this.gathering.groupMayStart(
+        this.syncsInFlight,
+        this.queuedForced,
+        this.forcedInFlight,
+        this.lifecycle.state === 'accepting',
+        this.queuedBytes * 2 > this.log.config.writerQueueBytesMax,
+      )
+    ) {
       const members = this.queue;
       this.queue = [];
       this.queuedBytes = 0;
@@ -330,29 +347,6 @@ export class PartitionWriter {
     }
     this.acknowledge();
     this.pumping = false;
-  }
-
-  /** The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them. */
-  private expectReturningProducers(): void {
-    let forced = 0;
-    for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
-      forced += this.groups[i]!.forced;
-    this.gathering.acknowledged(forced);
-  }
-
-  /**
-   * Whether the queue may be written as a group now. Batches that need no barrier go whenever a
-   * barrier slot is free. A FORCED group adapts to how many FORCED producers wait: while barriers
-   * run, another starts only for a group at least as large as all of theirs together (a burst that
-   * earns its own barrier; anything smaller waits and joins the next); on an idle disk, it starts
-   * once the producers just acknowledged are back, or FORCED_GATHER_MS_MAX after their
-   * acknowledgement, whichever is first. A lone producer never waits: it is the one expected back.
-   */
-  private groupMayStart(): boolean {
-    if (this.syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return false;
-    if (this.queuedForced === 0 || this.lifecycle.state !== 'accepting') return true;
-    if (this.syncsInFlight > 0) return this.queuedForced >= this.forcedInFlight;
-    return this.gathering.mayStart(this.queuedBytes * 2 > this.log.config.writerQueueBytesMax);
   }
 
   private write(candidates: Pending[]): void {
@@ -431,7 +425,12 @@ export class PartitionWriter {
   private acknowledge(): void {
     while (this.groups.length > 0 && this.isReady(this.groups[0]!)) {
       const group = this.groups.shift()!;
-      if (!group.replica) this.log.publish(group.endOffset);
+      if (this.stoppedBefore(group)) return;
+      group.acknowledged = true;
+      if (!group.replica) {
+        this.acknowledgedEnd = group.endOffset;
+        this.log.publish(group.endOffset);
+      }
       for (let i = 0; i < group.members.length; i++) {
         const p = group.members[i]!;
         // A failed barrier fails only those who asked for the barrier; the records are in the log.
@@ -440,6 +439,18 @@ export class PartitionWriter {
       }
     }
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Stops the writer if acknowledging `group` would break an invariant: carrying on could lose records. */
+  private stoppedBefore(group: Group): boolean {
+    const broken = brokenBeforeAcknowledging(this.log, group, this.acknowledgedEnd);
+    if (broken === null) return false;
+    this.logger.error(broken.message);
+    if (this.lifecycle.state === 'accepting') this.lifecycle.moveTo('closing');
+    this.groups.unshift(group);
+    this.failUncommitted(broken, broken); // refuses everything from now on, fails what waits
+    this.groups = [];
+    return true;
   }
 
   /** Durable locally, and held by every in-sync replica when it was written under a gate. */
@@ -458,12 +469,6 @@ export class PartitionWriter {
     );
   }
 
-  /** Resolves once everything queued so far is written and acknowledged. */
-  private whenIdle(): Promise<void> {
-    if (this.isIdle) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
   /**
    * Stops taking batches, lets queued ones finish, and makes everything durable. Batches offered after
    * this is called are refused with LogClosedError. Groups written under a replication gate are
@@ -479,7 +484,7 @@ export class PartitionWriter {
     const flushStopped = this.flush.stop();
     // Nobody else is coming: write what is held now.
     if (this.gathering.stop()) this.pump();
-    await this.whenIdle();
+    await (this.isIdle ? undefined : new Promise<void>((resolve) => this.idleWaiters.push(resolve)));
     await flushStopped;
     if (this.log.hasUnsynced) {
       try {

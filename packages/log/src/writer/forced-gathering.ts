@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '@booblik/protocol';
-import { FORCED_GATHER_MS_MAX } from './types.js';
+import { FORCED_GATHER_MS_MAX, SYNCS_IN_FLIGHT_MAX } from './types.js';
 
 /**
  * On an idle disk, holds a FORCED group for the producers just acknowledged to send again, so they
@@ -36,8 +36,25 @@ export class ForcedGathering {
     if (this.returning > 0) this.returning--;
   }
 
-  /** Whether a FORCED group may start on an idle disk now; if not, a timer ends the hold. */
-  mayStart(queueHalfFull: boolean): boolean {
+  /**
+   * Whether the queue may be written as a group now. Batches that need no barrier go whenever a
+   * barrier slot is free. A FORCED group adapts to how many FORCED producers wait: while barriers
+   * run, another starts only for a group at least as large as all of theirs together (a burst that
+   * earns its own barrier; anything smaller waits and joins the next); on an idle disk, it starts
+   * once the producers just acknowledged are back, or FORCED_GATHER_MS_MAX after their
+   * acknowledgement, whichever is first (a timer ends the hold). A lone producer never waits: it is
+   * the one expected back.
+   */
+  groupMayStart(
+    syncsInFlight: number,
+    queuedForced: number,
+    forcedInFlight: number,
+    accepting: boolean,
+    queueHalfFull: boolean,
+  ): boolean {
+    if (syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return false;
+    if (queuedForced === 0 || !accepting) return true;
+    if (syncsInFlight > 0) return queuedForced >= forcedInFlight;
     if (this.returning === 0 || queueHalfFull) return true;
     const heldMs = this.clock.now() - this.acknowledgedAtMs;
     if (heldMs >= FORCED_GATHER_MS_MAX) {

@@ -55,6 +55,7 @@ export interface Group {
   gated: boolean;
   /** A replica's: its records are published by `publishCommitted`, not on acknowledgement. */
   replica: boolean;
+  acknowledged?: true;
 }
 
 /** Counters for metrics; monotonic. */
