@@ -1,98 +1,35 @@
-import {
-  AckPolicy,
-  type AckPolicyValue,
-  fetchableRecordBytesMax,
-  recordHeaderBytes,
-} from '@booblik/protocol';
-import { LogClosedError, OffsetMismatchError, RecordTooLargeError, StorageError } from './errors.js';
+import { AckPolicy, type AckPolicyValue, type Clock, systemClock } from '@booblik/protocol';
+import { LogClosedError, StorageError } from './errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type AppendBatch, PartitionLog } from './partition-log.js';
+import { findTooLarge, withoutMismatches } from './writer/admission.js';
+import { FlushPolicy } from './writer/flush-policy.js';
+import { ForcedGathering } from './writer/forced-gathering.js';
+import { brokenBeforeAcknowledging } from './writer/invariants.js';
+import { ReplicaForcedWrites } from './writer/replica-writes.js';
+import {
+  type AppendResult,
+  type AppendWaiter,
+  type Group,
+  newWriterStats,
+  type Pending,
+  type ReplicationGate,
+  SYNCS_IN_FLIGHT_MAX,
+  type WriterStats,
+} from './writer/types.js';
+import {
+  WriterLifecycle,
+  type WriterMode,
+  WriterModeError,
+  type WriterState,
+} from './writer/writer-state.js';
 
-export interface AppendResult {
-  /** Offset of the batch's first record; the rest follow in order. */
-  baseOffset: number;
-  /** The log's end when the batch was acknowledged (may exceed base + count). */
-  logEndOffset: number;
-}
-
-/**
- * Told once how an append ended: in the log (or on stable storage, for FORCED), or refused. It may be
- * told before `appendTo` returns (a lone WRITTEN batch is written at once), so a caller sets up
- * whatever the answer needs first. No promise, no closure per batch: the broker's answer path.
- */
-export interface AppendWaiter {
-  appended(baseOffset: number, logEndOffset: number): void;
-  failed(error: Error): void;
-}
-
-/**
- * Where a primary's writer hands each group for replication. While one is set, a group is
- * acknowledged and published only once it is durable locally (as ever) and the pipeline has called
- * `commitTo` with an offset at or past its end.
- */
-export interface ReplicationGate {
-  /**
-   * Called right after a group is written locally, in write order, with its stored bytes (the log's
-   * own buffer: not to be changed). May be called from inside `appendTo` (a lone batch is written at
-   * once), so it must not append to this writer.
-   */
-  groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void;
-}
-
-interface Pending {
-  batch: AppendBatch;
-  storedBytes: number;
-  ack: AckPolicyValue;
-  waiter: AppendWaiter;
-}
-
-/** Counters for metrics; monotonic. */
-export interface WriterStats {
-  groups: number;
-  batches: number;
-  records: number;
-  bytes: number;
-  /** fdatasync calls made because a member asked FORCED (flush-policy syncs are counted apart). */
-  forcedSyncs: number;
-  flushSyncs: number;
-  storageErrors: number;
-}
-
-/**
- * fdatasync calls one partition may have running at once. Concurrent barriers on this kind of disk
- * complete more per second than one at a time (measured here: 1 at a time ~1,650/s, 2 ~3,300/s,
- * 4 ~5,100/s), so a group need not wait for the previous group's barrier before starting its own.
- * Kept below the libuv thread pool's size, which reads from disk share.
- */
-export const SYNCS_IN_FLIGHT_MAX = 3;
-
-/**
- * How long an idle disk may wait for the FORCED producers just acknowledged to send again, so that
- * they share the next barrier instead of splitting it: the hold ends as soon as as many FORCED
- * batches have arrived as were acknowledged, and this only bounds it when some producer does not
- * come back. Over TCP the 8 producers of the benchmark's W3 come back over 100-300 µs: a barrier
- * started at the first of them carried 2.5 records on average, this one 8.0 (docs/benchmarks.md,
- * "Per-request cost"). One millisecond is also the timer's resolution.
- */
-export const FORCED_GATHER_MS_MAX = 1;
+export type { AppendResult, AppendWaiter, ReplicationGate, WriterStats } from './writer/types.js';
+export { FORCED_GATHER_MS_MAX, SYNCS_IN_FLIGHT_MAX } from './writer/types.js';
+export { type WriterMode, WriterModeError, type WriterState } from './writer/writer-state.js';
 
 /** Schedules a microtask without a promise per call to resolve. */
 const settledPromise = Promise.resolve();
-
-/** A group written to the log and waiting to be acknowledged, in write order. */
-interface Group {
-  members: Pending[];
-  bases: number[];
-  /** The log's end right after this group: what is published when it is acknowledged. */
-  endOffset: number;
-  /** Members that asked FORCED: what its barrier covers. */
-  forced: number;
-  /** False until its barrier (if it asked for one) has completed. */
-  durable: boolean;
-  syncError: Error | null;
-  /** Written while a replication gate was set: acknowledged only once committed. */
-  gated: boolean;
-}
 
 /**
  * The single writer of one partition. Producers' batches wait in a bounded queue (a full queue makes
@@ -104,15 +41,7 @@ interface Group {
  * share one disk barrier.
  */
 export class PartitionWriter {
-  readonly stats: WriterStats = {
-    groups: 0,
-    batches: 0,
-    records: 0,
-    bytes: 0,
-    forcedSyncs: 0,
-    flushSyncs: 0,
-    storageErrors: 0,
-  };
+  readonly stats: WriterStats = newWriterStats();
   private scheduled = false;
   /**
    * A lone batch was written at once in this callback (a socket read's frames, say); the rest of the
@@ -127,7 +56,10 @@ export class PartitionWriter {
   };
   /** Inside `pump`: a batch admitted from the blocked list must queue behind the group being written. */
   private pumping = false;
-  private accepting = true;
+  private readonly lifecycle: WriterLifecycle;
+  private mode: WriterMode = 'primary';
+  /** A replica's FORCED writes, written and waiting for the next barrier: one group per barrier. */
+  private readonly replicaForced = new ReplicaForcedWrites();
   /** Admitted batches: the next group. */
   private queue: Pending[] = [];
   private queuedBytes = 0;
@@ -139,31 +71,31 @@ export class PartitionWriter {
   /** FORCED batches in the queue, and under barriers now running. */
   private queuedForced = 0;
   private forcedInFlight = 0;
-  /**
-   * FORCED batches acknowledged whose producers are expected to send again soon (any FORCED arrival
-   * counts against it: producers are not told apart), and when the last of them were acknowledged.
-   */
-  private forcedReturning = 0;
-  private forcedAckedAtMs = 0;
-  private gatherTimer: NodeJS.Timeout | undefined;
-  private recordsSinceFlush = 0;
-  private flushTimer: NodeJS.Timeout | undefined;
-  private flushInFlight: Promise<void> | null = null;
+  private readonly gathering: ForcedGathering;
+  private readonly flush: FlushPolicy;
+  private readonly clock: Clock;
   private idleWaiters: (() => void)[] = [];
   private readonly logger: Logger;
   private gate: ReplicationGate | null = null;
   /** Every in-sync replica holds the records below this (see `commitTo`). */
   private committedOffset = 0;
+  /** The end of the primary's group acknowledged last: the high watermark it published. */
+  private acknowledgedEnd = 0;
 
   constructor(
     readonly log: PartitionLog,
-    options: { logger?: Logger } = {},
+    options: { logger?: Logger; clock?: Clock } = {},
   ) {
     this.logger = options.logger ?? silentLogger;
-    if (log.config.flushEveryMs > 0) {
-      this.flushTimer = setInterval(() => this.flushInBackground(), log.config.flushEveryMs);
-      this.flushTimer.unref();
-    }
+    this.clock = options.clock ?? systemClock;
+    this.lifecycle = new WriterLifecycle(log.name);
+    this.gathering = new ForcedGathering(this.clock, () => this.pump());
+    this.flush = new FlushPolicy(log, this.clock, this.stats, this.logger);
+  }
+
+  /** Where the writer is in its lifecycle (see WriterState). */
+  get state(): WriterState {
+    return this.lifecycle.state;
   }
 
   /**
@@ -214,8 +146,8 @@ export class PartitionWriter {
    * `failUncommitted` first. The log is cut between this and `forgetPast`.
    */
   checkMayTruncate(): void {
-    const waiting =
-      this.queue.length + this.blocked.length + this.groups.reduce((n, g) => n + g.members.length, 0);
+    // A replica's waiters only wait for a barrier, which covers the cut log as well.
+    const waiting = this.mode === 'replica' ? 0 : this.waitingForAnswer;
     if (waiting > 0) {
       throw new Error(
         `${this.log.name}: ${waiting} batch(es) still wait for an answer; fail them (failUncommitted) before truncating`,
@@ -225,8 +157,9 @@ export class PartitionWriter {
 
   /** The log was cut at `offset`: groups written past it are gone and are never acknowledged. */
   forgetPast(offset: number): void {
-    this.groups = this.groups.filter((g) => g.endOffset <= offset);
+    this.groups = this.groups.filter((g) => g.replica || g.endOffset <= offset);
     if (this.committedOffset > offset) this.committedOffset = offset;
+    if (this.acknowledgedEnd > offset) this.acknowledgedEnd = offset;
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
@@ -250,12 +183,13 @@ export class PartitionWriter {
 
   /** `append` for a caller that keeps its own state: `waiter` is told the outcome, maybe at once. */
   appendTo(batch: AppendBatch, ack: AckPolicyValue, waiter: AppendWaiter): void {
-    if (!this.accepting) {
-      waiter.failed(new LogClosedError(this.log.name));
+    const refused = this.refusal('primary');
+    if (refused !== null) {
+      waiter.failed(refused);
       return;
     }
     const storedBytes = PartitionLog.storedBytes(batch);
-    const tooLarge = this.findTooLarge(batch, storedBytes);
+    const tooLarge = findTooLarge(batch, storedBytes, this.log.config.segmentBytesMax);
     if (tooLarge !== null) {
       waiter.failed(tooLarge);
       return;
@@ -269,19 +203,60 @@ export class PartitionWriter {
   }
 
   /**
-   * A record whose header and payload exceed a whole segment can never be stored, and one beyond a
-   * FETCH answer could never be read: refuse the batch.
+   * A replica's write of the primary's group at `baseOffset`, the log end (OffsetMismatchError, nothing
+   * stored, otherwise). Written at once; a FORCED one is told once a barrier covers it, one barrier per
+   * turn's FORCED writes, within the primary's cap. `publishCommitted` publishes them, not the writer.
    */
-  private findTooLarge(batch: AppendBatch, storedBytes: number): RecordTooLargeError | null {
-    const max = Math.min(this.log.config.segmentBytesMax, fetchableRecordBytesMax);
-    if (storedBytes <= max) return null;
-    let pos = 0;
-    for (let i = 0; i < batch.count; i++) {
-      const size = batch.records.readInt32BE(pos);
-      if (recordHeaderBytes + size > max) return new RecordTooLargeError(i, size, max);
-      pos += 4 + size;
+  writeReplica(
+    baseOffset: number,
+    stored: Buffer,
+    count: number,
+    forced: boolean,
+    waiter: AppendWaiter,
+  ): void {
+    let refused = this.refusal('replica');
+    try {
+      if (refused === null) this.log.writeStoredGroup(baseOffset, stored, count);
+    } catch (error) {
+      refused = error as Error;
     }
-    return null;
+    if (refused !== null) {
+      waiter.failed(refused);
+      return;
+    }
+    if (!forced) {
+      this.flush.recordsWritten(count);
+      waiter.appended(baseOffset, this.log.logEndOffset);
+      return;
+    }
+    this.replicaForced.add(baseOffset, waiter);
+    this.scheduleTurn();
+  }
+
+  /** Why a write of `mode` is refused now, or null (see WriterMode). */
+  private refusal(mode: WriterMode): Error | null {
+    if (this.lifecycle.state !== 'accepting') return new LogClosedError(this.log.name);
+    return this.mayTake(mode) ? null : new WriterModeError(this.log.name, mode, this.mode);
+  }
+
+  private get waitingForAnswer(): number {
+    return this.queue.length + this.blocked.length + this.groups.reduce((n, g) => n + g.members.length, 0);
+  }
+
+  /** Whether a write of `mode` may be taken now; switches to it when nothing of the other waits. */
+  private mayTake(mode: WriterMode): boolean {
+    if (this.mode === mode) return true;
+    if (this.waitingForAnswer + this.replicaForced.count > 0) return false;
+    // A former primary's failed groups wait only for a commit that now comes as a replica's publish.
+    this.groups = [];
+    this.mode = mode;
+    return true;
+  }
+
+  /** Starts the barrier of the replica's FORCED writes taken so far, when one is free. */
+  private syncReplicaGroup(): void {
+    if (this.replicaForced.count > 0 && this.syncsInFlight < SYNCS_IN_FLIGHT_MAX)
+      this.startBarrier(this.replicaForced.takeGroup(this.log.logEndOffset));
   }
 
   private fits(bytes: number): boolean {
@@ -294,7 +269,7 @@ export class PartitionWriter {
     this.queuedBytes += pending.storedBytes;
     if (pending.ack === AckPolicy.FORCED) {
       this.queuedForced++;
-      if (this.forcedReturning > 0) this.forcedReturning--;
+      this.gathering.forcedArrived();
     }
     if (this.canWriteNow(pending)) {
       // A lone request that needs no barrier is written at once: one trip less through the event
@@ -305,16 +280,23 @@ export class PartitionWriter {
       this.pump();
       return;
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      // setImmediate runs after this turn's I/O callbacks: every request that arrived in this turn,
-      // on any connection, joins the same group.
-      setImmediate(() => {
-        this.scheduled = false;
-        this.pump();
-      });
-    }
+    this.scheduleTurn();
   }
+
+  /**
+   * setImmediate runs after this turn's I/O callbacks: every request that arrived in this turn, on
+   * any connection, joins the same group.
+   */
+  private scheduleTurn(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.scheduledTurn);
+  }
+
+  private readonly scheduledTurn = (): void => {
+    this.scheduled = false;
+    this.pump();
+  };
 
   private canWriteNow(pending: Pending): boolean {
     return (
@@ -340,8 +322,22 @@ export class PartitionWriter {
    */
   private pump(): void {
     this.pumping = true;
-    this.expectReturningProducers();
-    while (this.queue.length > 0 && this.groupMayStart()) {
+    // The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them.
+    let forced = 0;
+    for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
+      forced += this.groups[i]!.forced;
+    this.gathering.acknowledged(forced);
+    this.syncReplicaGroup();
+    while (
+      this.queue.length > 0 &&
+      this.gathering.groupMayStart(
+        this.syncsInFlight,
+        this.queuedForced,
+        this.forcedInFlight,
+        this.lifecycle.state === 'accepting',
+        this.queuedBytes * 2 > this.log.config.writerQueueBytesMax,
+      )
+    ) {
       const members = this.queue;
       this.queue = [];
       this.queuedBytes = 0;
@@ -353,45 +349,8 @@ export class PartitionWriter {
     this.pumping = false;
   }
 
-  /** The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them. */
-  private expectReturningProducers(): void {
-    let forced = 0;
-    for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
-      forced += this.groups[i]!.forced;
-    if (forced === 0) return;
-    this.forcedReturning += forced;
-    this.forcedAckedAtMs = performance.now();
-  }
-
-  /**
-   * Whether the queue may be written as a group now. Batches that need no barrier go whenever a
-   * barrier slot is free. A FORCED group adapts to how many FORCED producers wait: while barriers
-   * run, another starts only for a group at least as large as all of theirs together (a burst that
-   * earns its own barrier; anything smaller waits and joins the next); on an idle disk, it starts
-   * once the producers just acknowledged are back, or FORCED_GATHER_MS_MAX after their
-   * acknowledgement, whichever is first. A lone producer never waits: it is the one expected back.
-   */
-  private groupMayStart(): boolean {
-    if (this.syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return false;
-    if (this.queuedForced === 0 || !this.accepting) return true;
-    if (this.syncsInFlight > 0) return this.queuedForced >= this.forcedInFlight;
-    if (this.forcedReturning === 0 || this.queuedBytes * 2 > this.log.config.writerQueueBytesMax) return true;
-    const heldMs = performance.now() - this.forcedAckedAtMs;
-    if (heldMs >= FORCED_GATHER_MS_MAX) {
-      this.forcedReturning = 0; // they are not coming back soon: stop expecting them
-      return true;
-    }
-    if (this.gatherTimer === undefined) {
-      this.gatherTimer = setTimeout(() => {
-        this.gatherTimer = undefined;
-        this.pump();
-      }, FORCED_GATHER_MS_MAX - heldMs);
-    }
-    return false;
-  }
-
   private write(candidates: Pending[]): void {
-    const members = this.withoutMismatches(candidates);
+    const members = withoutMismatches(candidates, this.log.logEndOffset);
     if (members.length === 0) return;
     let bases: number[];
     try {
@@ -414,7 +373,6 @@ export class PartitionWriter {
     this.stats.groups++;
     this.stats.batches += members.length;
     this.stats.records += records;
-    this.recordsSinceFlush += records;
     const group: Group = {
       members,
       bases,
@@ -423,47 +381,29 @@ export class PartitionWriter {
       durable: !forced,
       syncError: null,
       gated: this.gate !== null,
+      replica: false,
     };
-    this.groups.push(group);
     if (forced) {
-      this.stats.forcedSyncs++;
-      this.syncsInFlight++;
-      this.forcedInFlight += forcedMembers;
-      this.recordsSinceFlush = 0;
-      // The barrier covers everything written to these files so far, this group included.
-      this.log.sync().then(
-        () => this.barrierDone(group, null),
-        (error: Error) => this.barrierDone(group, error),
-      );
-    } else if (
-      this.log.config.flushEveryRecords > 0 &&
-      this.recordsSinceFlush >= this.log.config.flushEveryRecords
-    ) {
-      this.flushInBackground();
+      this.startBarrier(group);
+    } else {
+      this.groups.push(group);
+      this.flush.recordsWritten(records);
     }
     // After the local barrier has started: the replicas' writes and this disk's run side by side.
     this.gate?.groupWritten(bases[0]!, this.log.lastWrittenStored, records, forced);
   }
 
-  /**
-   * Refuses the batches whose expected offset is not where they would land (checked here, at write
-   * time, in queue order: the only moment the answer is certain), and keeps the rest.
-   */
-  private withoutMismatches(candidates: Pending[]): Pending[] {
-    let end = this.log.logEndOffset;
-    let kept: Pending[] | null = null;
-    for (let i = 0; i < candidates.length; i++) {
-      const p = candidates[i]!;
-      const expected = p.batch.expectedOffset;
-      if (expected !== undefined && expected >= 0 && expected !== end) {
-        kept ??= candidates.slice(0, i);
-        p.waiter.failed(new OffsetMismatchError(expected, end));
-        continue;
-      }
-      end += p.batch.count;
-      kept?.push(p);
-    }
-    return kept ?? candidates;
+  private startBarrier(group: Group): void {
+    this.groups.push(group);
+    if (!group.replica) this.stats.forcedSyncs++;
+    this.syncsInFlight++;
+    this.forcedInFlight += group.forced;
+    this.flush.barrierStarted();
+    // The barrier covers everything written to these files so far, this group included.
+    this.log.sync().then(
+      () => this.barrierDone(group, null),
+      (error: Error) => this.barrierDone(group, error),
+    );
   }
 
   private barrierDone(group: Group, error: Error | null): void {
@@ -485,7 +425,12 @@ export class PartitionWriter {
   private acknowledge(): void {
     while (this.groups.length > 0 && this.isReady(this.groups[0]!)) {
       const group = this.groups.shift()!;
-      this.log.publish(group.endOffset);
+      if (this.stoppedBefore(group)) return;
+      group.acknowledged = true;
+      if (!group.replica) {
+        this.acknowledgedEnd = group.endOffset;
+        this.log.publish(group.endOffset);
+      }
       for (let i = 0; i < group.members.length; i++) {
         const p = group.members[i]!;
         // A failed barrier fails only those who asked for the barrier; the records are in the log.
@@ -496,6 +441,18 @@ export class PartitionWriter {
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
+  /** Stops the writer if acknowledging `group` would break an invariant: carrying on could lose records. */
+  private stoppedBefore(group: Group): boolean {
+    const broken = brokenBeforeAcknowledging(this.log, group, this.acknowledgedEnd);
+    if (broken === null) return false;
+    this.logger.error(broken.message);
+    if (this.lifecycle.state === 'accepting') this.lifecycle.moveTo('closing');
+    this.groups.unshift(group);
+    this.failUncommitted(broken, broken); // refuses everything from now on, fails what waits
+    this.groups = [];
+    return true;
+  }
+
   /** Durable locally, and held by every in-sync replica when it was written under a gate. */
   private isReady(group: Group): boolean {
     return group.durable && (!group.gated || group.endOffset <= this.committedOffset);
@@ -504,33 +461,12 @@ export class PartitionWriter {
   private get isIdle(): boolean {
     return (
       !this.scheduled &&
-      this.gatherTimer === undefined &&
+      !this.gathering.holding &&
       this.queue.length === 0 &&
+      this.replicaForced.count === 0 &&
       this.groups.length === 0 &&
       this.syncsInFlight === 0
     );
-  }
-
-  /** The flush policy's fdatasync: bounds what WRITTEN can lose, without holding any acknowledgement. */
-  private flushInBackground(): void {
-    if (this.flushInFlight !== null || !this.log.hasUnsynced) return;
-    this.recordsSinceFlush = 0;
-    this.stats.flushSyncs++;
-    this.flushInFlight = this.log
-      .sync()
-      .catch((error: unknown) => {
-        this.stats.storageErrors++;
-        this.logger.error(`${this.log.name}: background flush failed: ${String(error)}`);
-      })
-      .finally(() => {
-        this.flushInFlight = null;
-      });
-  }
-
-  /** Resolves once everything queued so far is written and acknowledged. */
-  private whenIdle(): Promise<void> {
-    if (this.isIdle) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
@@ -539,27 +475,25 @@ export class PartitionWriter {
    * waited for too: call `commitTo` or `failUncommitted` for them, or this never resolves.
    */
   async close(): Promise<void> {
-    this.accepting = false;
+    if (this.lifecycle.state === 'accepting') this.lifecycle.moveTo('closing');
     if (this.groups.every((g) => g.gated && g.members.length === 0)) {
       // Failed already, they wait only for a commit a closing partition never gets; their records
       // stay in the log, and the next open decides what of them is readable.
       this.groups = [];
     }
-    if (this.flushTimer) clearInterval(this.flushTimer);
-    if (this.gatherTimer !== undefined) {
-      // Nobody else is coming: write what is held now.
-      clearTimeout(this.gatherTimer);
-      this.gatherTimer = undefined;
-      this.pump();
+    const flushStopped = this.flush.stop();
+    // Nobody else is coming: write what is held now.
+    if (this.gathering.stop()) this.pump();
+    await (this.isIdle ? undefined : new Promise<void>((resolve) => this.idleWaiters.push(resolve)));
+    await flushStopped;
+    if (this.log.hasUnsynced) {
+      try {
+        await this.log.sync();
+      } catch (error) {
+        if (!(error instanceof StorageError)) throw error;
+        this.logger.error(`${this.log.name}: final flush failed: ${error.message}`);
+      }
     }
-    await this.whenIdle();
-    await this.flushInFlight;
-    if (!this.log.hasUnsynced) return;
-    try {
-      await this.log.sync();
-    } catch (error) {
-      if (!(error instanceof StorageError)) throw error;
-      this.logger.error(`${this.log.name}: final flush failed: ${error.message}`);
-    }
+    if (this.lifecycle.state === 'closing') this.lifecycle.moveTo('closed');
   }
 }

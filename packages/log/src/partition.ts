@@ -31,9 +31,10 @@ export type PartitionOpenReport = OpenReport & { restore: RestoreEpoch | null };
  *
  * Replicated, it is either a primary or a replica at a time, never both. A primary appends through
  * the writer with a replication gate set (`setReplicationGate`, `commitTo`, `failUncommitted`). A
- * replica never takes a PRODUCE: it writes the primary's groups with `writeReplicated` and publishes
- * with `publishCommitted`; mixing that with `append` on one partition breaks both (the writer does
- * not know the replica's groups). `truncateTo` cuts the log and the epoch history back.
+ * replica never takes a PRODUCE: it writes the primary's groups with `writeReplicated` (through the
+ * same writer) and publishes with `publishCommitted`. The writer refuses (WriterModeError) a write of
+ * one kind while one of the other waits for its answer. `truncateTo` cuts the log and the epoch
+ * history back.
  */
 export class Partition {
   private constructor(
@@ -210,11 +211,16 @@ export class Partition {
   /**
    * A replica's write of a primary's group at `baseOffset` (see PartitionLog.writeStoredGroup for what
    * is refused). Resolves once written, or once fdatasync'ed too when `forced`. Not readable until
-   * `publishCommitted` covers it. Never mixed with `append` on the same partition.
+   * `publishCommitted` covers it. Refused (WriterModeError) while an `append` waits for its answer.
    */
-  async writeReplicated(baseOffset: number, stored: Buffer, count: number, forced: boolean): Promise<void> {
-    this.log.writeStoredGroup(baseOffset, stored, count);
-    if (forced) await this.log.sync();
+  writeReplicated(baseOffset: number, stored: Buffer, count: number, forced: boolean): Promise<void> {
+    // Through the writer: a turn's FORCED copies share one fdatasync, under the primary's cap.
+    return new Promise((resolve, reject) =>
+      this.writer.writeReplica(baseOffset, stored, count, forced, {
+        appended: () => resolve(),
+        failed: reject,
+      }),
+    );
   }
 
   /**

@@ -1,0 +1,26 @@
+import { InvariantError } from '@booblik/protocol';
+import type { Group } from './types.js';
+
+/**
+ * What must hold before `group` is acknowledged, or the error that stops the partition: a group is
+ * acknowledged at most once, never past the log end, and a primary's high watermark (the end
+ * acknowledged last) never goes back.
+ */
+export function brokenBeforeAcknowledging(
+  log: { readonly name: string; readonly logEndOffset: number },
+  group: Group,
+  acknowledgedEnd: number,
+): InvariantError | null {
+  const { name, logEndOffset } = log;
+  if (group.acknowledged === true)
+    return new InvariantError(`${name}: a group ending at ${group.endOffset} was acknowledged twice`);
+  if (group.endOffset > logEndOffset)
+    return new InvariantError(
+      `${name}: acknowledging up to ${group.endOffset}, past the log end ${logEndOffset}`,
+    );
+  if (!group.replica && group.endOffset < acknowledgedEnd)
+    return new InvariantError(
+      `${name}: the high watermark would go back from ${acknowledgedEnd} to ${group.endOffset}`,
+    );
+  return null;
+}
