@@ -1,10 +1,11 @@
 /** The replication bench's loads, each straight to a partition's primary over the bench's own wire. */
 import { AckPolicy, type AckPolicyValue, encodeProduceRequest } from '@booblik/protocol';
-import { check, Wire, within } from './cluster-harness.js';
+import { check, option, Wire, within } from './cluster-harness.js';
 import { quantile } from './stats.js';
 
 export const RECORD_BYTES = 128;
-export const FORCED_PRODUCERS = 8;
+/** Concurrent FORCED producers (`--forced-producers=N`): 8 by default, 64 for the many-producer case. */
+export const FORCED_PRODUCERS = Number(option('forced-producers') ?? 8);
 const REQUEST_TIMEOUT_MS = 2000;
 
 export const produceFrame = (topic: string, ack: AckPolicyValue, record: Buffer) =>
