@@ -4,7 +4,6 @@ import {
   ErrorCode,
   encodeFetchResponseHeader,
   encodeFetchResponseHeaderV5,
-  encodeNotPrimaryResponse,
   encodeRecordsLostResponse,
   type FetchRequest,
   fetchWaitMsMax,
@@ -15,7 +14,7 @@ import { fetchPayloadBytesMax, fetchPayloadBytesMaxV5 } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
 import type { AnswerSink, Reply } from '../reply.js';
 import type { ApiContext } from './context.js';
-import { refuse } from './refusal.js';
+import { refuse, refuseUnrouted } from './refusal.js';
 
 /** Why a held fetch ends before its data or its deadline: the client left, or the broker is stopping. */
 export type HoldEnd = 'disconnect' | 'shutdown';
@@ -58,10 +57,7 @@ export function handleFetch(
       ctx.proxy!.fetch(req, correlationId, decision.route, answer, decision.fromReplica);
       return;
     case 'unknown':
-      if (decision.route !== undefined) {
-        ctx.metrics.refused('NOT_PRIMARY');
-        answer.deliver(encodeNotPrimaryResponse(correlationId, decision.route));
-      } else answer.deliver(refuse(ctx, correlationId, decision.code));
+      answer.deliver(refuseUnrouted(ctx, correlationId, decision));
       return;
   }
 }

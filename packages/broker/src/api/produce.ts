@@ -3,7 +3,6 @@ import {
   AckPolicy,
   type Capabilities,
   ErrorCode,
-  encodeNotPrimaryResponse,
   encodeOffsetMismatchResponse,
   encodeProduceResponse,
   type ProduceRequest,
@@ -11,7 +10,7 @@ import {
 import type { ServedPartition } from '../partitions.js';
 import type { AnswerSink, Reply } from '../reply.js';
 import type { ApiContext } from './context.js';
-import { codeForAppendError, refuse, refuseSilently } from './refusal.js';
+import { codeForAppendError, refuse, refuseSilently, refuseUnrouted } from './refusal.js';
 
 /** Told when an ack NONE batch (which has no answer to wait for) is done with: written or refused. */
 export interface UnansweredSink {
@@ -39,10 +38,7 @@ export function handleProduce(
       ctx.proxy!.produce(req, correlationId, decision.route, answer);
       return;
     case 'unknown':
-      if (decision.route !== undefined) {
-        ctx.metrics.refused('NOT_PRIMARY');
-        answer.deliver(encodeNotPrimaryResponse(correlationId, decision.route));
-      } else answer.deliver(refuse(ctx, correlationId, decision.code));
+      answer.deliver(refuseUnrouted(ctx, correlationId, decision));
       return;
     case 'primary': {
       const partition = decision.partition;

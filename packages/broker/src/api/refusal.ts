@@ -1,5 +1,11 @@
 import { LogClosedError, RecordTooLargeError, StorageError } from '@booblik/log';
-import { ErrorCode, encodeErrorResponse, errorName } from '@booblik/protocol';
+import {
+  ErrorCode,
+  encodeErrorResponse,
+  encodeNotPrimaryResponse,
+  errorName,
+  type Route,
+} from '@booblik/protocol';
 import { ReplicationRefusal } from '../replication/refusal.js';
 import type { Reply } from '../reply.js';
 import type { ApiContext } from './context.js';
@@ -8,6 +14,17 @@ import type { ApiContext } from './context.js';
 export function refuse(ctx: ApiContext, correlationId: number, code: number): Reply {
   ctx.metrics.refused(errorName(code));
   return encodeErrorResponse(correlationId, code);
+}
+
+/** The answer to a request the router could not serve: NOT_PRIMARY with the route when one is known. */
+export function refuseUnrouted(
+  ctx: ApiContext,
+  correlationId: number,
+  decision: { code: number; route?: Route },
+): Reply {
+  if (decision.route === undefined) return refuse(ctx, correlationId, decision.code);
+  ctx.metrics.refused('NOT_PRIMARY');
+  return encodeNotPrimaryResponse(correlationId, decision.route);
 }
 
 /**
