@@ -79,6 +79,31 @@ describe('file://', () => {
     assert.equal((await store.get('a')).toString(), 'x', 'works once the directory is there');
   });
 
+  it('a root that vanishes after a put checked it (an unmount mid-upload) is not created again', async (t) => {
+    const root = path.join(tempDir(t, 'file-unmounted-mid-put'), 'mnt');
+    fs.mkdirSync(root);
+    const store = new FileStore(root);
+    // The root is taken away right after the put's check of it, before the put makes its folders.
+    const stat = fs.promises.stat;
+    t.after(() => {
+      fs.promises.stat = stat;
+    });
+    fs.promises.stat = (async (...args: Parameters<typeof stat>) => {
+      const result = await stat(...args);
+      if (args[0] === root) {
+        fs.promises.stat = stat;
+        fs.renameSync(root, `${root}.away`);
+      }
+      return result;
+    }) as typeof stat;
+    await assert.rejects(store.put('topic/0/segment', Buffer.from('x')), (error: unknown) => {
+      assert.ok(error instanceof StoreUnavailableError, `got ${error}`);
+      assert.match(error.message, /mnt does not exist/);
+      return true;
+    });
+    assert.equal(fs.existsSync(root), false, 'the put grew a new, empty store where the old one was');
+  });
+
   it('a key below an object (a file where a folder must be) is refused, not retried', async (t) => {
     const store = new FileStore(tempDir(t, 'file-refused'));
     await store.put('a', Buffer.from('x'));

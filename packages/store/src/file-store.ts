@@ -112,6 +112,8 @@ export class FileStore implements ObjectStore {
           cause: error,
         });
       }
+      // ENOENT here: the root went away since the check (an unmount): say that, not a path.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') await this.checkRoot('put', key);
       throw this.failure(error, 'put', key);
     }
   }
@@ -291,15 +293,22 @@ async function fsyncDir(dir: string): Promise<void> {
 /**
  * `mkdir -p` of `dir` below `root` whose result survives a power cut: the parent of every folder
  * created here is fsynced, and the parent of `dir` even when `dir` already existed (a put that
- * crashed between its mkdir and that fsync left the name in memory only).
+ * crashed between its mkdir and that fsync left the name in memory only). The root itself is never
+ * created: a root gone since the put checked it (an unmounted disk) fails the put with ENOENT rather
+ * than growing a new, empty store where the old one was.
  */
 async function mkdirDurable(root: string, dir: string): Promise<void> {
   if (dir === root) return;
-  const firstCreated = await fs.promises.mkdir(dir, { recursive: true });
-  const parents = [path.dirname(dir)];
-  if (firstCreated !== undefined) {
-    for (let d = path.dirname(dir); d.length >= firstCreated.length; d = path.dirname(d)) {
-      parents.push(path.dirname(d));
+  const parents = new Set([path.dirname(dir)]);
+  let d = root;
+  for (const part of path.relative(root, dir).split(path.sep)) {
+    const parent = d;
+    d = path.join(d, part);
+    try {
+      await fs.promises.mkdir(d);
+      parents.add(parent);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
   for (const parent of parents) await fsyncDir(parent);
