@@ -416,7 +416,8 @@ describe('a three-broker cluster on a real etcd', () => {
   test('a broker whose lease lapsed while etcd was down is not ready, keeps serving, and rejoins under its id when etcd is back', async () => {
     const b2 = broker('b2');
     const ready = async () => (await fetch(`http://127.0.0.1:${b2.httpPort}/readyz`)).status;
-    assert.equal(await ready(), 200);
+    // Ready first: after the test before paused etcd, a broker may still be joining again.
+    await until(ready, (status) => status === 200, '/readyz 200 before etcd goes', 20_000);
     const client = await connect(b2.address);
     const owned = (await primaries(client, 'orders')).flatMap((r, p) => (r === b2.address ? [p] : []));
     await kit.etcd.stop('SIGKILL');
