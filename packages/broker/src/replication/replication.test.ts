@@ -135,8 +135,12 @@ describe('replication: three brokers, R=3, a real etcd', () => {
 
   test('a produce is acknowledged once all three hold it, and every replica has the same bytes', async () => {
     await createReplicated('r1');
-    const r = await route('r1');
-    assert.equal(r.replicas.length, 2, `the route names both in-sync replicas: ${JSON.stringify(r)}`);
+    await until(
+      () => route('r1'),
+      (r) => r.primary !== '' && r.replicas.length === 2,
+      'the route names a primary and both in-sync replicas',
+      10_000,
+    );
     const oracle = new ReplicationOracle('r1', 0, () => up().map((b) => b.address), random);
     oracle.startProducers(3);
     oracle.startConsumer('c1');
@@ -144,18 +148,23 @@ describe('replication: three brokers, R=3, a real etcd', () => {
     await oracle.stop();
     oracle.check(await finalLog('r1'));
     await sameLogsEverywhere('r1');
-    // The primary's /metrics: both replicas level, the partition in its first epoch.
+    // The primary's /metrics: both replicas level (once their last acknowledgement is in), the
+    // partition in its first epoch.
     const primary = await primaryOf('r1');
-    const text = await (await fetch(`http://127.0.0.1:${primary.httpPort}/metrics`)).text();
-    const lags = [
-      ...text.matchAll(
-        /^booblik_replication_lag_records\{topic="r1",partition="0",replica="(b\d)"\} (\d+)$/gm,
-      ),
-    ];
-    assert.deepEqual(
-      lags.map((m) => m[2]),
-      ['0', '0'],
-      `two replicas, nothing behind: ${lags.map((m) => m[0]).join('; ')}`,
+    let text = '';
+    const lagsOf = async () => {
+      text = await (await fetch(`http://127.0.0.1:${primary.httpPort}/metrics`)).text();
+      return [
+        ...text.matchAll(
+          /^booblik_replication_lag_records\{topic="r1",partition="0",replica="(b\d)"\} (\d+)$/gm,
+        ),
+      ].map((m) => `${m[1]}=${m[2]}`);
+    };
+    await until(
+      lagsOf,
+      (lags) => lags.length === 2 && lags.every((l) => l.endsWith('=0')),
+      'two replicas on the primary, nothing behind',
+      10_000,
     );
     assert.match(text, /^booblik_partition_epoch\{topic="r1",partition="0"\} 1$/m);
   });
