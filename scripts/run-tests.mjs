@@ -21,8 +21,13 @@ function compiledTests() {
     for (const name of readdirSync(dir)) {
       const full = path.join(dir, name);
       if (statSync(full).isDirectory()) walk(full);
-      else if (name.endsWith('.test.js')) found.push(path.relative(root, full));
+      else if (name.endsWith('.test.js') && hasSource(full)) found.push(path.relative(root, full));
     }
+  };
+  // tsc -b never deletes output: a test whose source was removed or renamed must not run from dist/.
+  const hasSource = (compiled) => {
+    const source = compiled.replace(`${path.sep}dist${path.sep}`, `${path.sep}src${path.sep}`);
+    return existsSync(source.replace(/\.js$/, '.ts')) || existsSync(source.replace(/\.js$/, '.mts'));
   };
   const packages = path.join(root, 'packages');
   const dists = existsSync(packages)
