@@ -14,7 +14,7 @@ export { InvariantError, invariant } from './invariant.js';
 export * from './limits.js';
 export { type NativeAddon, type NativeFileScan, nativeAddon, scanStops } from './native/addon.js';
 export * from './partitioner.js';
-export { CORRELATION_ID_MAX, type InFlight, Pipeline } from './pipeline/pipeline.js';
+export { type InFlight, Pipeline } from './pipeline/pipeline.js';
 export * from './records/fetch-payload.js';
 export * from './records/stored-records.js';
 export * from './requests/api-versions/v1.js';

@@ -3,6 +3,9 @@
  * asserted at load, so a change that breaks one fails at startup rather than in production.
  */
 
+/** Correlation ids are non-negative int32s; after the last one a connection's count starts again at 1. */
+export const CORRELATION_ID_MAX = 0x7fff_ffff;
+
 /** Request and response header sizes after the int32 length prefix. */
 export const requestHeaderBytes = 8; // apiKey int16, apiVersion int16, correlationId int32
 export const responseHeaderBytes = 6; // correlationId int32, errorCode int16

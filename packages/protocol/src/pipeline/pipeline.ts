@@ -7,9 +7,7 @@
  *   open ──close()──> closed (every request still in flight handed back once, to be failed)
  */
 import { type Clock, type TimerHandle, unrefTimer } from '../clock.js';
-
-/** Correlation ids are non-negative int32s; after the last one the count starts again at 1. */
-export const CORRELATION_ID_MAX = 0x7fff_ffff;
+import { CORRELATION_ID_MAX } from '../limits.js';
 
 /** What the pipeline needs of a request in flight; owners extend it with how to answer it. */
 export interface InFlight {
