@@ -20,6 +20,15 @@ describe('ProcessLines', () => {
     assert.equal((await out.waitForLine(/^first (\d)$/, 10_000))[1], '1');
   });
 
+  it('waitForLine from a line index skips a match printed before it', async (t) => {
+    const out = run(
+      t,
+      `console.log('step 1'); setTimeout(() => console.log('step 2'), 50); setInterval(() => {}, 1000);`,
+    );
+    await out.waitForLine(/^step 1$/, 10_000);
+    assert.equal((await out.waitForLine(/^step (\d)$/, 10_000, out.lines.length))[1], '2');
+  });
+
   it('waitForLine fails after its timeout naming what it waited for, with the output so far', async (t) => {
     const out = run(t, `console.log('only this'); setInterval(() => {}, 1000);`);
     await out.waitForLine(/^only this$/, 10_000);

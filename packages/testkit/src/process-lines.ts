@@ -8,7 +8,7 @@ export interface Exit {
 
 /**
  * A child process's stdout as lines and its stderr as text, as they come, and waits on a line: the
- * one output reader of every process testkit starts. The process needs stdout and stderr piped.
+ * one output reader of every process a test starts. The process needs stdout piped.
  */
 export class ProcessLines {
   readonly lines: string[] = [];
@@ -23,9 +23,10 @@ export class ProcessLines {
     private readonly name: string,
   ) {
     this.closed = new Promise((resolve) => proc.on('close', (code, signal) => resolve({ code, signal })));
-    // Decoded as a stream, so a character split between two chunks stays whole.
-    proc.stderr!.setEncoding('utf8');
-    proc.stderr!.on('data', (d: string) => {
+    // Decoded as a stream, so a character split between two chunks stays whole. Not piped (inherited):
+    // it goes to the test's own stderr, and is not kept.
+    proc.stderr?.setEncoding('utf8');
+    proc.stderr?.on('data', (d: string) => {
       this.stderrText += d;
     });
     createInterface({ input: proc.stdout! }).on('line', (line) => {
@@ -55,11 +56,11 @@ export class ProcessLines {
   }
 
   /**
-   * The first line (printed already or still to come) matching `re`; fails if the process ends first,
-   * or after `timeoutMs` (by default it waits as long as the process runs).
+   * The first line (printed already, from line index `from` on, or still to come) matching `re`; fails
+   * if the process ends first, or after `timeoutMs` (by default it waits as long as the process runs).
    */
-  waitForLine(re: RegExp, timeoutMs = Number.POSITIVE_INFINITY): Promise<RegExpExecArray> {
-    for (const line of this.lines) {
+  waitForLine(re: RegExp, timeoutMs = Number.POSITIVE_INFINITY, from = 0): Promise<RegExpExecArray> {
+    for (const line of this.lines.slice(from)) {
       const m = re.exec(line);
       if (m) return Promise.resolve(m);
     }
