@@ -20,6 +20,7 @@ export class WatchedProcess {
 
   constructor(
     readonly proc: ChildProcessByStdio<Writable | null, Readable, Readable>,
+    /** What failure messages call it. */
     name: string,
   ) {
     this.out = new ProcessLines(proc, name);
@@ -82,7 +83,7 @@ export function startProcess(
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return new WatchedProcess(proc, entry === cliMain ? 'booblik' : 'broker');
+  return new WatchedProcess(proc, entry);
 }
 
 /** The `booblik` command line as a child process. */
