@@ -4,12 +4,11 @@
  * it back, and Ctrl-C stops the brokers one at a time, then etcd, every process gone.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { Client, Connection } from '@booblik/client';
-import { tempDir, within } from '@booblik/testkit';
+import { ProcessLines, tempDir, within } from '@booblik/testkit';
 
 const clusterScript = new URL('../../scripts/cluster.mjs', import.meta.url).pathname;
 /** etcd (perhaps installed by apt-get first) and three brokers starting on a loaded machine. */
@@ -38,35 +37,6 @@ async function consecutiveFreePorts(count: number): Promise<number> {
     if (all) return base;
   }
   throw new Error(`no ${count} consecutive free ports found`);
-}
-
-/** The script's output, line by line, with a wait for the next line that matches. */
-class Lines {
-  readonly seen: string[] = [];
-  private waiters: { re: RegExp; from: number; resolve(m: RegExpExecArray): void }[] = [];
-
-  constructor(child: ChildProcess) {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      this.seen.push(line);
-      for (const w of [...this.waiters]) {
-        const m = w.re.exec(line);
-        if (m) {
-          this.waiters.splice(this.waiters.indexOf(w), 1);
-          w.resolve(m);
-        }
-      }
-    });
-  }
-
-  /** The first line from now on (or already seen since `from`) matching `re`. */
-  next(re: RegExp, timeoutMs = STEP_TIMEOUT_MS, from = this.seen.length): Promise<RegExpExecArray> {
-    for (const line of this.seen.slice(from)) {
-      const m = re.exec(line);
-      if (m) return Promise.resolve(m);
-    }
-    const found = new Promise<RegExpExecArray>((resolve) => this.waiters.push({ re, from, resolve }));
-    return within(found, timeoutMs, `a line matching ${re}; the script said:\n${this.seen.join('\n')}`);
-  }
 }
 
 const alive = (pid: number) => {
@@ -99,11 +69,14 @@ test('npm run cluster: a SIGKILLed broker is named with its signal, the others s
     }
     for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
   });
-  const lines = new Lines(script);
+  const out = new ProcessLines(script, 'the script');
+  /** The first line from `from` on (by default: from now on) matching `re`. */
+  const next = (re: RegExp, timeoutMs: number, from = out.lines.length) =>
+    out.waitForLine(re, timeoutMs, from);
 
-  const etcdPid = Number((await lines.next(/^cluster: etcd on \S+ \(pid (\d+)\)$/, READY_TIMEOUT_MS))[1]);
+  const etcdPid = Number((await next(/^cluster: etcd on \S+ \(pid (\d+)\)$/, READY_TIMEOUT_MS))[1]);
   pids.add(etcdPid);
-  const ready = (await lines.next(/^cluster: ready: (.*)$/, READY_TIMEOUT_MS))[1]!;
+  const ready = (await next(/^cluster: ready: (.*)$/, READY_TIMEOUT_MS))[1]!;
   const brokers = new Map(
     [...ready.matchAll(/(b\d) \(zone \w\) (127\.0\.0\.1:\d+) pid (\d+)/g)].map((m) => [
       m[1]!,
@@ -122,15 +95,15 @@ test('npm run cluster: a SIGKILLed broker is named with its signal, the others s
   await client.applyTopics([{ op: 'upsert', spec: { name: 'served', partitions: 6, replication: 1 } }]);
   const routes = (await client.metadataWithRoutes('served')).topics[0]!.partitions;
 
-  const killedFrom = lines.seen.length;
+  const killedFrom = out.lines.length;
   process.kill(b2.pid, 'SIGKILL');
-  await lines.next(
+  await next(
     /^cluster: b2 exited \(killed by SIGKILL\); b1, b3 keep running\. Type "restart b2"/,
     STEP_TIMEOUT_MS,
     killedFrom,
   );
   const byHand = (
-    await lines.next(/^ {2}(\S+ \S+\/packages\/broker\/dist\/main\.js .*)$/, STEP_TIMEOUT_MS, killedFrom)
+    await next(/^ {2}(\S+ \S+\/packages\/broker\/dist\/main\.js .*)$/, STEP_TIMEOUT_MS, killedFrom)
   )[1]!;
   for (const flag of [`--port=${base + 2}`, `--http.port=${base + 3}`, '--broker.id=b2', '--broker.zone=b']) {
     assert.ok(
@@ -159,29 +132,27 @@ test('npm run cluster: a SIGKILLed broker is named with its signal, the others s
     );
   }
 
-  const restartFrom = lines.seen.length;
+  const restartFrom = out.lines.length;
   script.stdin!.write('restart b2\n');
-  const back = Number(
-    (await lines.next(/^cluster: b2 is back \(pid (\d+)\)$/, READY_TIMEOUT_MS, restartFrom))[1],
-  );
+  const back = Number((await next(/^cluster: b2 is back \(pid (\d+)\)$/, READY_TIMEOUT_MS, restartFrom))[1]);
   pids.add(back);
   assert.notEqual(back, b2.pid);
   const direct = await Connection.connect(b2.address);
   assert.ok((await direct.metadata('served'))[0]!.partitions.length === 6, 'b2 answers again');
   await direct.close();
   script.stdin!.write('status\n');
-  await lines.next(
+  await next(
     new RegExp(`^cluster: b1 .* pid ${b1.pid}, b2 .* pid ${back}, b3 .* pid ${b3.pid}$`),
     STEP_TIMEOUT_MS,
     restartFrom,
   );
 
-  const stopFrom = lines.seen.length;
+  const stopFrom = out.lines.length;
   process.kill(script.pid!, 'SIGINT');
   const { code } = await within(exited, 60_000, 'the script to stop everything');
   assert.equal(code, 0);
   assert.deepEqual(
-    lines.seen.slice(stopFrom).filter((l) => /^cluster: \S+ stopped$/.test(l)),
+    out.lines.slice(stopFrom).filter((l) => /^cluster: \S+ stopped$/.test(l)),
     ['cluster: b1 stopped', 'cluster: b2 stopped', 'cluster: b3 stopped', 'cluster: etcd stopped'],
     'one broker at a time, then etcd',
   );

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
 import { AckPolicy } from '@booblik/protocol';
-import { tempDir, waitUntil } from '@booblik/testkit';
-import { startProcess } from './test-support/broker-process.js';
+import { startProcess, tempDir, waitUntil } from '@booblik/testkit';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
 
 describe('booblik-broker process', () => {

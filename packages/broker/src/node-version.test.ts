@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import nodeSupport from '@booblik/protocol/node-support';
-import { tempDir } from '@booblik/testkit';
-import { startProcess } from './test-support/broker-process.js';
+import { startProcess, tempDir } from '@booblik/testkit';
 
 const bin = new URL('../bin/booblik-broker.js', import.meta.url).pathname;
 /** What this Node should hear at start: on Node 20 (past its end of life) a warning, on 22+ nothing. */

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
-import { tempDir } from '@booblik/testkit';
+import { LISTENING_LINE, ProcessLines, tempDir } from '@booblik/testkit';
 
 /** Longer than npm takes to forward a signal, shorter than the broker's repeated-signal window. */
 const FORWARDED_SIGNAL_WINDOW_MS = 300;
@@ -22,31 +21,14 @@ function npmStart(dataDir: string, detached = false) {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached,
   });
-  const lines: string[] = [];
-  const exited = new Promise<number | null>((resolve) => proc.on('close', (code) => resolve(code)));
-  proc.stderr.on('data', (d) => lines.push(String(d)));
-  const started = new Promise<{ port: number; brokerPid: number }>((resolve, reject) => {
-    let brokerPid = 0;
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      lines.push(line);
-      const pid = /booblik starting \(pid (\d+)\)/.exec(line);
-      if (pid) brokerPid = Number(pid[1]);
-      const m = /booblik listening on [^\s]+:(\d+)/.exec(line);
-      if (m) resolve({ port: Number(m[1]), brokerPid });
-    });
-    void exited.then((code) => reject(new Error(`npm start exited ${code} first:\n${lines.join('\n')}`)));
+  const out = new ProcessLines(proc, 'npm start');
+  const exited = out.closed.then((exit) => exit.code);
+  const started = out.waitForLine(LISTENING_LINE).then((listening) => {
+    const pid = out.lines.map((l) => /booblik starting \(pid (\d+)\)/.exec(l)).find((m) => m !== null);
+    return { port: Number(listening[2]), brokerPid: Number(pid?.[1] ?? 0) };
   });
   started.catch(() => {});
-  return { proc, lines, exited, started };
-}
-
-async function waitForLine(run: ReturnType<typeof npmStart>, pattern: RegExp, timeoutMs = 10_000) {
-  const deadline = performance.now() + timeoutMs;
-  while (!run.lines.some((l) => pattern.test(l))) {
-    if (performance.now() > deadline)
-      throw new Error(`no line matching ${pattern}:\n${run.lines.join('\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  return { proc, out, exited, started };
 }
 
 function isRunning(pid: number): boolean {
@@ -74,14 +56,12 @@ async function assertStopped(run: ReturnType<typeof npmStart>, brokerPid: number
   const code = await run.exited;
   const orphan = isRunning(brokerPid);
   if (orphan) process.kill(brokerPid, 'SIGKILL');
-  assert.ok(!orphan, `the broker (pid ${brokerPid}) outlived npm:\n${run.lines.join('\n')}`);
+  const output = run.out.output();
+  assert.ok(!orphan, `the broker (pid ${brokerPid}) outlived npm:\n${output}`);
   assert.ok(await portRefuses(port), 'the port is free');
-  assert.ok(
-    run.lines.some((l) => l.includes('booblik stopped')),
-    run.lines.join('\n'),
-  );
-  assert.ok(!run.lines.some((l) => l.includes('exiting at once')), run.lines.join('\n'));
-  assert.equal(code, 0, run.lines.join('\n'));
+  assert.ok(output.includes('booblik stopped'), output);
+  assert.ok(!output.includes('exiting at once'), output);
+  assert.equal(code, 0, output);
 }
 
 describe('npm start', { timeout: 180_000 }, () => {
@@ -104,7 +84,7 @@ describe('npm start', { timeout: 180_000 }, () => {
     lingering.on('error', () => {}); // a reset as the broker closes is fine
     await new Promise((resolve) => lingering.once('connect', resolve));
     process.kill(-run.proc.pid!, 'SIGINT');
-    await waitForLine(run, /SIGINT: shutting down/);
+    await run.out.waitForLine(/SIGINT: shutting down/, 10_000);
     // npm's forwarded copy lands within milliseconds, unless the kernel merged it with the terminal's
     // (two SIGINTs pending at once are delivered as one): give it that long, then let the broker stop.
     await new Promise((resolve) => setTimeout(resolve, FORWARDED_SIGNAL_WINDOW_MS));

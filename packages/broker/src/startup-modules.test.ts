@@ -4,8 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { startEtcd } from '@booblik/cluster/testing';
 import { AckPolicy, ErrorCode, topicSpecWithDefaults } from '@booblik/protocol';
 import { s3ServerForSuite } from '@booblik/store/test-support/s3-server';
-import { tempDir } from '@booblik/testkit';
-import { startProcess } from './test-support/broker-process.js';
+import { startProcess, tempDir } from '@booblik/testkit';
 import { moduleLog, moduleLogEnv } from './test-support/module-log.js';
 import { produced, RawClient } from './test-support/raw-client.js';
 

@@ -4,9 +4,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AckPolicy, ErrorCode } from '@booblik/protocol';
-import { tempDir, waitUntil } from '@booblik/testkit';
+import { startProcess, startUnderNonReapingParent, tempDir, waitUntil } from '@booblik/testkit';
 import { LOCK_FILE_NAME } from './data-dir-lock.js';
-import { startProcess, startUnderNonReapingParent } from './test-support/broker-process.js';
 import { fetched, produced, RawClient } from './test-support/raw-client.js';
 
 /** Every entry under `dir` with its size and mtime: what "touched nothing" is checked against. */

@@ -2,14 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { TestContext } from 'node:test';
-
-/**
- * The broker's entry point, built by `tsc -b`, found by path: testkit never imports the broker, so
- * every package's tests (the broker's own included) can use it without an arrow running upwards.
- */
-export const brokerMain = new URL('../../broker/dist/main.js', import.meta.url).pathname;
+import { brokerMain, LISTENING_LINE } from './entry-points.js';
+import { type Exit, ProcessLines } from './process-lines.js';
 
 export interface BrokerProcessOptions {
   /** The data directory; a fresh one removed when the test ends if not given. */
@@ -26,18 +21,13 @@ export interface BrokerProcessOptions {
   startTimeoutMs?: number;
 }
 
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 /**
  * The real broker as a child process, in a process group of its own (so a SIGKILL to the group takes
  * every thread and child it has). Listens on a free port, read from its `booblik listening on` line.
  * Killed at the end of the test if it is still running.
  */
 export class BrokerProcess {
-  readonly lines: string[] = [];
+  readonly lines: string[];
   readonly exited: Promise<Exit>;
   host = '';
   port = 0;
@@ -45,8 +35,7 @@ export class BrokerProcess {
   /** Set once `kill()` or `stop()` was called: the broker may be gone before its exit is seen. */
   stopRequested = false;
   private exit: Exit | null = null;
-  private stderr = '';
-  private lineWaiters: { re: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];
+  private readonly out: ProcessLines;
 
   private constructor(
     readonly proc: ChildProcess,
@@ -58,19 +47,8 @@ export class BrokerProcess {
         resolve(this.exit);
       }),
     );
-    proc.stderr!.on('data', (d) => {
-      this.stderr += d;
-    });
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      this.lines.push(line);
-      for (const w of [...this.lineWaiters]) {
-        const m = w.re.exec(line);
-        if (m) {
-          this.lineWaiters.splice(this.lineWaiters.indexOf(w), 1);
-          w.resolve(m);
-        }
-      }
-    });
+    this.out = new ProcessLines(proc, 'broker');
+    this.lines = this.out.lines;
   }
 
   static async start(
@@ -104,10 +82,7 @@ export class BrokerProcess {
       await broker.kill();
       if (ownDataDir !== null) fs.rmSync(ownDataDir, { recursive: true, force: true });
     });
-    const listening = await broker.waitForLine(
-      /booblik listening on (\S+):(\d+)(?:, http on \S+:(\d+))?/,
-      options.startTimeoutMs ?? 30_000,
-    );
+    const listening = await broker.waitForLine(LISTENING_LINE, options.startTimeoutMs ?? 30_000);
     broker.host = listening[1]!;
     broker.port = Number(listening[2]);
     broker.httpPort = Number(listening[3] ?? 0);
@@ -125,41 +100,12 @@ export class BrokerProcess {
 
   /** The first line (logged already or still to come) matching `re`; fails if the broker exits first. */
   waitForLine(re: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
-    for (const line of this.lines) {
-      const m = re.exec(line);
-      if (m) return Promise.resolve(m);
-    }
-    return new Promise((resolve, reject) => {
-      const waiter = { re, resolve: (m: RegExpExecArray) => settle(() => resolve(m)) };
-      const timer = setTimeout(
-        () =>
-          settle(() =>
-            reject(new Error(`broker: no line matching ${re} within ${timeoutMs} ms${this.tail()}`)),
-          ),
-        timeoutMs,
-      );
-      const settle = (then: () => void) => {
-        clearTimeout(timer);
-        const i = this.lineWaiters.indexOf(waiter);
-        if (i >= 0) this.lineWaiters.splice(i, 1);
-        then();
-      };
-      this.lineWaiters.push(waiter);
-      void this.exited.then((exit) =>
-        settle(() =>
-          reject(
-            new Error(
-              `broker exited (${exit.code ?? exit.signal}) before a line matching ${re}${this.tail()}`,
-            ),
-          ),
-        ),
-      );
-    });
+    return this.out.waitForLine(re, timeoutMs);
   }
 
   /** The last lines of output, for failure messages. */
   tail(lines = 15): string {
-    return `\n--- broker output ---\n${this.lines.slice(-lines).join('\n')}\n${this.stderr.slice(-2000)}`;
+    return this.out.tail(lines);
   }
 
   /** SIGKILL to the broker's process group (which only it leads); resolves once it is gone. */

@@ -17,7 +17,7 @@ import {
   FragmentLocation,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
-import { startCli, startProcess } from '../test-support/broker-process.js';
+import { startCli, startProcess } from '@booblik/testkit';
 import { type ClusterKit, type KitBroker, startClusterKit } from '../test-support/cluster-kit.js';
 import {
   connect,

@@ -6,7 +6,7 @@ import {
   encodeProduceRequest,
   MetadataOffsets,
 } from '@booblik/protocol';
-import { startCli } from '../test-support/broker-process.js';
+import { startCli } from '@booblik/testkit';
 import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
 import { connect, metadata, ok, until } from '../test-support/cluster-wire.js';
 import { ReplicatedTopic } from '../test-support/replicated-topic.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeNotPrimary, ErrorCode, LAG_UNKNOWN, ReplicaFlag, type RouteV2 } from '@booblik/protocol';
-import { startCli } from '../test-support/broker-process.js';
+import { startCli } from '@booblik/testkit';
 import {
   type ClusterKit,
   type KitBroker,

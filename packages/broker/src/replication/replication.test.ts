@@ -11,7 +11,7 @@ import {
   type TopicSpec,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
-import { startCli } from '../test-support/broker-process.js';
+import { startCli } from '@booblik/testkit';
 import { type ClusterKit, type KitBroker, startClusterKit } from '../test-support/cluster-kit.js';
 import { connect, fetchAll, metadata, ok, until } from '../test-support/cluster-wire.js';
 import { ReplicationOracle, seeded, withTimeout } from '../test-support/replication-oracle.js';

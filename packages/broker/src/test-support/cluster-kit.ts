@@ -8,8 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type EtcdServer, startEtcd } from '@booblik/cluster/testing';
-import { type FaultProxy, type ReservedPort, reservePorts } from '@booblik/testkit';
-import { startProcess } from './broker-process.js';
+import {
+  type FaultProxy,
+  type ReservedPort,
+  reservePorts,
+  startProcess,
+  type WatchedProcess,
+} from '@booblik/testkit';
 import { type FaultLinks, startFaultLinks } from './fault-links.js';
 
 export interface KitBroker {
@@ -20,7 +25,7 @@ export interface KitBroker {
   address: string;
   port: number;
   httpPort: number;
-  process: ReturnType<typeof startProcess> | undefined;
+  process: WatchedProcess | undefined;
   /** Starts (or restarts) the broker on its data directory and its port; resolves once it listens. */
   start(extra?: string[]): Promise<void>;
   /** SIGKILL by pid, and wait for the exit. */
