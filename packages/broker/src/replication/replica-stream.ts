@@ -55,6 +55,8 @@ export interface StreamHost {
  *   unknown --probe agreed--> level (live groups)
  *   unknown --mismatch--> truncating? --> copying --caught up--> level
  *   any --connection lost / refusal--> unknown (after a pause)
+ *
+ * Probing, truncating and reading the log to copy are its declared steps (replica-stream-states.ts).
  */
 export class ReplicaStream {
   /** The replica's log end, as far as sent: the next offset to send; null until learnt. */
@@ -108,6 +110,7 @@ export class ReplicaStream {
     return this.current;
   }
 
+  /** The probe, cut or copy read on its way, if any. */
   get step(): StreamStep {
     return this.currentStep;
   }
