@@ -8,7 +8,7 @@ import {
   type MemberInfo,
 } from '@booblik/cluster';
 import type { LogConfig, Logger } from '@booblik/log';
-import { ErrorCode, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
+import { type Clock, ErrorCode, systemClock, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import type { Membership, MoveOutcome } from '../cluster-surface.js';
 import type { PartitionRegistry } from '../partitions.js';
@@ -19,6 +19,7 @@ import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
 import { PeerPool } from './peer-pool.js';
 import { PeerProxy } from './proxy.js';
+import { Rejoin } from './rejoin.js';
 
 /** How long a MOVE waits for the new owner to be routed before it answers anyway. */
 const ROUTED_WAIT_MS = 5000;
@@ -26,9 +27,6 @@ const ROUTED_WAIT_MS = 5000;
 function invalid(message: string): MoveOutcome {
   return { code: ErrorCode.INVALID_ARGUMENT, index: -1, message };
 }
-
-/** After a lost lease, try to join again this often until etcd takes us back. */
-const REJOIN_RETRY_MS = 1000;
 
 export interface ClusterNodeOptions {
   endpoints: readonly string[];
@@ -46,6 +44,8 @@ export interface ClusterNodeOptions {
   minInSyncOf: (topic: string, replicas: number) => number;
   /** Peers' advertised addresses -> the addresses to dial instead (booblik.cluster.peer.dial). */
   peerDial?: ReadonlyMap<string, string>;
+  /** The timers of the rejoin, the topic table's waits and replication (tests drive a manual one). */
+  clock?: Clock;
 }
 
 /**
@@ -56,7 +56,7 @@ export interface ClusterNodeOptions {
 export class ClusterNode implements Membership {
   private member: Member | null;
   private stopped = false;
-  private rejoinTimer: NodeJS.Timeout | undefined;
+  private readonly rejoin: Rejoin<Member>;
 
   private constructor(
     private readonly client: Etcd3,
@@ -71,6 +71,21 @@ export class ClusterNode implements Membership {
     private readonly options: ClusterNodeOptions,
   ) {
     this.member = member;
+    const o = options;
+    this.rejoin = new Rejoin<Member>(
+      {
+        join: () => Member.join(client, { cluster: o.cluster, member: o.member, leaseMs: o.leaseMs }),
+        stopped: () => this.stopped,
+        leave: (member) => void member.leave().catch(() => {}),
+        joined: (member) => {
+          this.member = member;
+          this.watchLease(member);
+          this.allocator.rejoined({ id: o.member.id, createRevision: member.createRevision });
+          o.logger.info(`cluster ${o.cluster}: joined again as ${o.member.id} (lease ${member.leaseId})`);
+        },
+      },
+      o.clock,
+    );
     this.watchLease(member);
     // A member whose key is gone (lease expired) answers nothing more: stop waiting on it.
     let addresses = new Set([...copy.members.values()].map((m) => m.address));
@@ -128,6 +143,7 @@ export class ClusterNode implements Membership {
         peerDial: options.peerDial,
         minInSyncOf: options.minInSyncOf,
         logger: options.logger,
+        clock: options.clock,
         servingChanged: () => {
           routing.invalidate();
           topics.localChanged();
@@ -140,6 +156,7 @@ export class ClusterNode implements Membership {
         routing,
         logger,
         options.registry.dirNameBytesMax,
+        options.clock ?? systemClock,
       );
       const owned = new OwnedPartitions(
         copy,
@@ -359,7 +376,7 @@ export class ClusterNode implements Membership {
   /** Stops acting as a member: the lease is revoked, so its assignments go at once. */
   async close(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.rejoinTimer);
+    this.rejoin.cancel();
     this.allocator.stop();
     this.replication.close();
     this.owned.stop();
@@ -378,28 +395,7 @@ export class ClusterNode implements Membership {
       if (this.stopped) return;
       this.member = null;
       this.options.logger.warn(`cluster: ${error.message}; serving what is open here, joining again`);
-      this.rejoin();
+      this.rejoin.start();
     });
-  }
-
-  private rejoin(): void {
-    if (this.stopped) return;
-    const o = this.options;
-    Member.join(this.client, { cluster: o.cluster, member: o.member, leaseMs: o.leaseMs }).then(
-      (member) => {
-        if (this.stopped) {
-          void member.leave().catch(() => {});
-          return;
-        }
-        this.member = member;
-        this.watchLease(member);
-        this.allocator.rejoined({ id: o.member.id, createRevision: member.createRevision });
-        o.logger.info(`cluster ${o.cluster}: joined again as ${o.member.id} (lease ${member.leaseId})`);
-      },
-      () => {
-        this.rejoinTimer = setTimeout(() => this.rejoin(), REJOIN_RETRY_MS);
-        this.rejoinTimer.unref();
-      },
-    );
   }
 }

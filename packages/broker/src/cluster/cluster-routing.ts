@@ -6,6 +6,11 @@ const UNKNOWN: Resolution = { kind: 'unknown' };
 const NONE: Resolution = { kind: 'none' };
 const NO_ROUTE: Route = { primary: '', replicas: [] };
 
+/** What the routes read of the watched copy (a fake stands in for it in the unit tests). */
+export type RoutingCopy = Pick<KeyspaceCopy, 'specs' | 'members' | 'ownerOf' | 'assignmentsOf'> & {
+  on(event: 'change', listener: () => void): unknown;
+};
+
 /** What the replication side tells the routes about the replicated partitions open here. */
 export interface ReplicatedPartitions {
   /** Served by this broker now (it is their ready primary). */
@@ -30,8 +35,8 @@ export class ClusterRouting implements PartitionResolver {
   private readonly localRoutes = new Map<string, Route>();
   private readonly selfRoute: Route;
   constructor(
-    private readonly copy: KeyspaceCopy,
-    private readonly registry: PartitionRegistry,
+    private readonly copy: RoutingCopy,
+    private readonly registry: Pick<PartitionRegistry, 'get' | 'failureOf'>,
     private readonly self: { readonly id: string; readonly address: string },
     /** Replicated partitions open here: served only while this broker is their ready primary. */
     private readonly replicated: ReplicatedPartitions,

@@ -1,4 +1,5 @@
 import type { EpochEntry, Fragment, Logger, Partition, PersistCandidate } from '@booblik/log';
+import { type Clock, systemClock, type TimerHandle, unrefTimer } from '@booblik/protocol';
 import type { ObjectStore } from '@booblik/store';
 import { fileChecksum } from './checksum.js';
 import { loadManifest, type Manifest, readManifest, saveManifest } from './manifest.js';
@@ -52,13 +53,13 @@ export class PartitionPersister {
   private again = false;
   private retryMs = 0;
   private retryAt = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: TimerHandle | undefined;
   private closed = false;
   /** Requests this persister sent to the store. */
   private requests = 0;
   /** Expired fragments whose objects are still to be deleted. */
   private readonly toDelete: Fragment[] = [];
-  /** As a replica: when to look at the primary's manifest next (Date.now()), and the wait after that. */
+  /** As a replica: when to look at the primary's manifest next (the clock's time), and the wait after that. */
   private followAt = 0;
   private followWaitMs = 0;
   /** Segments (by base offset) whose bytes differ from the store's: reported once each. */
@@ -74,6 +75,7 @@ export class PartitionPersister {
     manifest: Manifest | undefined,
     /** False while another broker (the partition's primary) uploads it. */
     private readonly uploadsHere: () => boolean = () => true,
+    private readonly clock: Clock = systemClock,
   ) {
     this.manifest = manifest;
   }
@@ -104,13 +106,15 @@ export class PartitionPersister {
       this.again = true;
       return;
     }
-    const wait = this.retryAt - Date.now();
+    const wait = this.retryAt - this.clock.now();
     if (wait > 0) {
-      this.retryTimer ??= setTimeout(() => {
-        this.retryTimer = undefined;
-        this.kick();
-      }, wait);
-      this.retryTimer.unref();
+      if (this.retryTimer === undefined) {
+        this.retryTimer = this.clock.setTimeout(() => {
+          this.retryTimer = undefined;
+          this.kick();
+        }, wait);
+        unrefTimer(this.retryTimer);
+      }
       return;
     }
     this.running = this.pass().finally(() => {
@@ -125,7 +129,7 @@ export class PartitionPersister {
   /** Stops after the pass under way. */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.retryTimer);
+    this.clock.clearTimeout(this.retryTimer);
     await this.running;
   }
 
@@ -160,7 +164,7 @@ export class PartitionPersister {
       if (this.closed) return; // a partition closed or deleted under its upload: not the store's fault
       this.stats.failures++;
       this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs === 0 ? RETRY_FIRST_MS : this.retryMs * 2);
-      this.retryAt = Date.now() + this.retryMs;
+      this.retryAt = this.clock.now() + this.retryMs;
       this.health.failed(this.store.url, error);
       this.emit({ kind: 'failed', error });
       this.again = true; // retried once the backoff ends
@@ -197,7 +201,7 @@ export class PartitionPersister {
     // Kept for the day this broker becomes primary: the primary deletes them, unless it dies first.
     this.toDelete.push(...this.partition.takeExpiredFragments());
     const candidates = this.partition.persistCandidates();
-    if (candidates.length === 0 || Date.now() < this.followAt) return;
+    if (candidates.length === 0 || this.clock.now() < this.followAt) return;
     const { topic, id } = this.partition;
     this.countRequest();
     const manifest = await readManifest(this.store, topic, id);
@@ -222,7 +226,7 @@ export class PartitionPersister {
     }
     this.followWaitMs =
       marked > 0 ? 0 : Math.min(FOLLOW_WAIT_MAX_MS, Math.max(PERSIST_RECHECK_MS, this.followWaitMs * 2));
-    this.followAt = Date.now() + this.followWaitMs;
+    this.followAt = this.clock.now() + this.followWaitMs;
     if (manifest !== null) {
       // Those the primary's manifest no longer lists are deleted already.
       const listed = new Set(manifest.fragments.map((f) => f.key));

@@ -1,5 +1,12 @@
 import type { Logger, Partition, RemoteHistory } from '@booblik/log';
-import type { TopicSpec } from '@booblik/protocol';
+import {
+  type Clock,
+  delay,
+  systemClock,
+  type TimerHandle,
+  type TopicSpec,
+  unrefTimer,
+} from '@booblik/protocol';
 import { type ObjectStore, openStore } from '@booblik/store';
 import { compressionOf } from './compression.js';
 import { FragmentCache, StoreFragmentSource, type StoreReadStats } from './fragment-cache.js';
@@ -68,7 +75,8 @@ export class PersisterService implements PartitionOpenHooks {
   private readonly persistersByUrl = new Map<string, number>();
   /** Manifests read at open, handed to the partition's persister once it exists. */
   private readonly manifests = new Map<string, Manifest>();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
+  private closing = false;
 
   constructor(
     private readonly specOf: (topic: string) => TopicSpec | undefined,
@@ -86,14 +94,20 @@ export class PersisterService implements PartitionOpenHooks {
      * lists with the same bytes, and reads the manifest afresh when it becomes primary.
      */
     private readonly uploadsHere: (topic: string, id: number) => boolean = () => true,
+    private readonly clock: Clock = systemClock,
   ) {
     this.health = new StoreHealth(logger);
     this.cache = new FragmentCache(cacheBytes);
   }
 
+  /** Looks for closed segments every PERSIST_CHECK_MS until closed. */
   start(): void {
-    this.timer = setInterval(() => this.kickAll(), PERSIST_CHECK_MS);
-    this.timer.unref();
+    if (this.closing) return;
+    this.timer = this.clock.setTimeout(() => {
+      this.kickAll();
+      this.start();
+    }, PERSIST_CHECK_MS);
+    unrefTimer(this.timer);
   }
 
   kickAll(): void {
@@ -125,7 +139,7 @@ export class PersisterService implements PartitionOpenHooks {
     if (spec === undefined || spec.storeUrl === '') return undefined;
     const { store, source } = await this.storeOf(spec);
     // A store found down by an earlier partition gets one try, not a wait per partition.
-    const deadline = this.health.isFailing(store.url) ? 0 : Date.now() + RESTORE_WAIT_MS;
+    const deadline = this.health.isFailing(store.url) ? 0 : this.clock.now() + RESTORE_WAIT_MS;
     for (let wait = 100; ; wait = Math.min(wait * 2, 2000)) {
       try {
         this.stats.storeRequests++;
@@ -143,13 +157,13 @@ export class PersisterService implements PartitionOpenHooks {
         return { source, fragments: manifest.fragments, past };
       } catch (error) {
         this.health.failed(store.url, error);
-        if (Date.now() + wait > deadline) {
+        if (this.clock.now() + wait > deadline) {
           this.logger.error(
             `${topic}-${id}: opened without the store's history (${String(error)}); uploads wait until the store answers`,
           );
           return { source, fragments: [] };
         }
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await delay(this.clock, wait);
       }
     }
   }
@@ -171,6 +185,7 @@ export class PersisterService implements PartitionOpenHooks {
           this.logger,
           manifest,
           () => this.uploadsHere(partition.topic, partition.id),
+          this.clock,
         );
         this.persisters.set(partition, persister);
         this.persistersByUrl.set(store.url, (this.persistersByUrl.get(store.url) ?? 0) + 1);
@@ -206,7 +221,8 @@ export class PersisterService implements PartitionOpenHooks {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    this.closing = true;
+    this.clock.clearTimeout(this.timer);
     await Promise.all([...this.persisters.values()].map((p) => p.close()));
     this.persisters.clear();
     for (const s of this.stores.values())

@@ -181,4 +181,93 @@ describe('replica stream', () => {
     assert.equal(s.sent[0]?.req.count, 0);
     assert.equal(s.sent[0]?.req.commitOffset, 1);
   });
+
+  test('idle and level, a keep-alive is an empty request at the replica end', () => {
+    const s = setUp(10);
+    s.answer({ logEndOffset: 10 });
+    assert.equal(s.stream.step, 'idle');
+    s.stream.keepAlive();
+    assert.equal(s.sent.length, 1);
+    assert.equal(s.sent[0]?.req.baseOffset, 10);
+    assert.equal(s.sent[0]?.req.count, 0);
+  });
+
+  test('probing, a written group is held and follows the answer that finds the replica level', () => {
+    const s = setUp(10);
+    assert.equal(s.stream.step, 'probing');
+    s.partition.logEndOffset = 12;
+    s.stream.groupWritten(10, Buffer.alloc(2 * recordHeaderBytes), 2, false);
+    s.stream.keepAlive();
+    assert.equal(s.sent.length, 1, 'the probe alone: nothing goes before its answer');
+    s.answer({ logEndOffset: 10 });
+    assert.equal(s.stream.step, 'idle');
+    assert.deepEqual([s.sent[0]?.req.baseOffset, s.sent[0]?.req.count], [10, 2], 'the held group');
+  });
+
+  test('truncating, nothing else is sent, and a cut to where both agree starts the copy from there', async () => {
+    const s = setUp(10, 5);
+    s.answer({ code: ErrorCode.OFFSET_MISMATCH, logEndOffset: 8, lastEpoch: 1 });
+    assert.equal(s.stream.step, 'truncating');
+    s.stream.keepAlive();
+    const alive = s.stream.ping(1000);
+    assert.equal(s.sent.length, 1, 'the cut alone');
+    assert.equal(await alive, false, 'not level while its tail is cut');
+    s.answer({ logEndOffset: 5, lastEpoch: 1 });
+    assert.equal(s.stream.step, 'reading');
+    assert.equal(s.stream.ackedEnd, 5);
+    assert.deepEqual(s.reads, [5]);
+  });
+
+  test('reading, a written group waits and follows the copy that joins on it', async () => {
+    const s = setUp(10);
+    s.answer({ code: ErrorCode.OFFSET_MISMATCH, logEndOffset: 4 });
+    assert.equal(s.stream.step, 'reading');
+    s.partition.logEndOffset = 12;
+    s.stream.groupWritten(10, Buffer.alloc(2 * recordHeaderBytes), 2, false);
+    s.stream.keepAlive();
+    assert.equal(s.sent.length, 0, 'nothing before the copy');
+    await tick();
+    assert.equal(s.stream.step, 'idle');
+    assert.deepEqual(
+      s.sent.map((x) => [x.req.baseOffset, x.req.count]),
+      [
+        [4, 6],
+        [10, 2],
+      ],
+    );
+  });
+
+  test('reading, the answer to the copy before it starts no second read', async () => {
+    const s = setUp(10, 5);
+    const reads: (() => void)[] = [];
+    const read = s.partition.readWritten;
+    s.partition.readWritten = (from) => {
+      const bytes = read(from);
+      return new Promise((resolve) => reads.push(() => resolve(bytes)));
+    };
+    s.answer({ code: ErrorCode.OFFSET_MISMATCH, logEndOffset: 0, lastEpoch: 0 });
+    reads.shift()?.();
+    await tick();
+    assert.deepEqual(s.reads, [0, 5], 'epoch 1 sent, the next epoch being read');
+    s.answer({ logEndOffset: 5 });
+    assert.equal(s.stream.step, 'reading');
+    reads.shift()?.();
+    await tick();
+    assert.deepEqual(s.reads, [0, 5]);
+    assert.deepEqual([s.sent[0]?.req.baseOffset, s.sent[0]?.req.count], [5, 5]);
+    assert.equal(s.stream.step, 'idle');
+  });
+
+  test('a mismatch answered to a probe a reset overtook never starts a cut while a copy is read', async () => {
+    const s = setUp(10, 5);
+    s.stream.setAddress('b:2'); // the replica moved: probed again
+    assert.equal(s.sent.length, 2);
+    s.answer({ code: ErrorCode.OFFSET_MISMATCH, logEndOffset: 4, lastEpoch: 1 });
+    assert.equal(s.stream.step, 'reading', 'the first answer starts the copy from 4');
+    s.answer({ code: ErrorCode.OFFSET_MISMATCH, logEndOffset: 8, lastEpoch: 1 });
+    assert.equal(s.stream.step, 'reading');
+    assert.equal(s.sent.length, 0, 'no cut');
+    await tick();
+    assert.equal(s.sent[0]?.req.baseOffset, 4, 'the copy goes on');
+  });
 });

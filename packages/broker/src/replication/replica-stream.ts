@@ -13,7 +13,8 @@ import {
   unrefTimer,
 } from '@booblik/protocol';
 import type { PeerConnection } from '../cluster/peer-connection.js';
-import { checkedMove, type StateMoves } from './replication-rules.js';
+import { STEP_MOVES, STREAM_MOVES, type StreamState, type StreamStep } from './replica-stream-states.js';
+import { checkedMove } from './replication-rules.js';
 import { wholeRecords } from './stored-records.js';
 
 /** Requests of one stream in flight at once: enough to keep a loopback link busy while copying. */
@@ -46,18 +47,6 @@ export interface StreamHost {
 }
 
 /**
- * live: learning, copying or following the replica; paused: after a failure, until the retry timer
- * fires (a failure of another request on its way meanwhile pauses it again, for longer); stopped.
- */
-export type StreamState = 'live' | 'paused' | 'stopped';
-
-const STREAM_MOVES: StateMoves<StreamState> = {
-  live: ['paused', 'stopped'],
-  paused: ['paused', 'live', 'stopped'],
-  stopped: [],
-};
-
-/**
  * The primary's stream to one replica of one partition. It first learns where the replica's log
  * stands (a heartbeat at the primary's end: agreed, or the replica's end and last epoch back), cuts
  * a divergent tail there (the KIP-101 rule: the end of the replica's last epoch on the primary), then
@@ -66,15 +55,16 @@ const STREAM_MOVES: StateMoves<StreamState> = {
  *   unknown --probe agreed--> level (live groups)
  *   unknown --mismatch--> truncating? --> copying --caught up--> level
  *   any --connection lost / refusal--> unknown (after a pause)
+ *
+ * Probing, truncating and reading the log to copy are its declared steps (replica-stream-states.ts).
  */
 export class ReplicaStream {
   /** The replica's log end, as far as sent: the next offset to send; null until learnt. */
   private next: number | null = null;
   private inflight = 0;
-  private reading = false;
   private held: { baseOffset: number; stored: Buffer; count: number; forced: boolean }[] = [];
   private heldBytes = 0;
-  private probing = false;
+  private currentStep: StreamStep = 'idle';
   private retryMs = RETRY_MS_MIN;
   private retryTimer: TimerHandle | undefined;
   private current: StreamState = 'live';
@@ -120,6 +110,11 @@ export class ReplicaStream {
     return this.current;
   }
 
+  /** The probe, cut or copy read on its way, if any. */
+  get step(): StreamStep {
+    return this.currentStep;
+  }
+
   private get stopped(): boolean {
     return this.current === 'stopped';
   }
@@ -127,6 +122,15 @@ export class ReplicaStream {
   /** The one place the state changes; a move its states do not allow is a bug. */
   private transition(to: StreamState): void {
     this.current = checkedMove(`stream to ${this.member}`, STREAM_MOVES, this.current, to);
+  }
+
+  private moveStep(to: StreamStep): void {
+    this.currentStep = checkedMove(`stream to ${this.member}`, STEP_MOVES, this.currentStep, to);
+  }
+
+  /** Ends `step` if it is the one on its way (an answer overtaken by a reset finds another). */
+  private endStep(step: StreamStep): void {
+    if (this.currentStep === step) this.moveStep('idle');
   }
 
   /** Whether everything written so far has been confirmed. */
@@ -147,7 +151,7 @@ export class ReplicaStream {
 
   /** A group just written on the primary: sent now if the replica is level with it. */
   groupWritten(baseOffset: number, stored: Buffer, count: number, forced: boolean): void {
-    if (this.reading || this.probing) {
+    if (this.currentStep !== 'idle') {
       // A copy or a probe is on its way: the group is held and follows it if it joins on, so a
       // replica catching up under load ends up level instead of copying behind the writes forever.
       if (this.heldBytes + stored.length <= HELD_BYTES_MAX) {
@@ -207,7 +211,7 @@ export class ReplicaStream {
    * is level stays known to be level and answering, and one that died is noticed without a write.
    */
   keepAlive(): void {
-    if (this.stopped || this.next === null || this.inflight > 0 || this.probing || this.reading) return;
+    if (this.stopped || this.next === null || this.inflight > 0 || this.currentStep !== 'idle') return;
     this.heartbeatOwed = false;
     this.send(this.request(this.next, EMPTY, 0, this.host.epoch, 0), this.next);
   }
@@ -219,7 +223,8 @@ export class ReplicaStream {
    */
   ping(timeoutMs: number): Promise<boolean> {
     const next = this.next;
-    if (this.stopped || next === null || this.probing || this.address === undefined) {
+    const learning = this.currentStep === 'probing' || this.currentStep === 'truncating';
+    if (this.stopped || next === null || learning || this.address === undefined) {
       return Promise.resolve(false);
     }
     return new Promise((resolve) => {
@@ -326,7 +331,7 @@ export class ReplicaStream {
   private confirm(end: number): void {
     this.retryMs = RETRY_MS_MIN;
     if (end > this.ackedEnd) this.ackedEnd = end;
-    if (!this.probing && !this.reading && this.held.length > 0) this.sendHeld();
+    if (this.currentStep === 'idle' && this.held.length > 0) this.sendHeld();
     // The commit moved while this request was on its way (the others answered first): without this
     // an idle partition would leave this replica's high watermark behind until the next write. Before
     // this answer counts: a commit it moves itself is told by the pipeline's heartbeat, batched.
@@ -337,7 +342,7 @@ export class ReplicaStream {
 
   /** Learns the replica's end, copies what it lacks; does nothing while a step is on its way. */
   private pump(): void {
-    if (this.stopped || this.address === undefined || this.probing || this.reading) return;
+    if (this.stopped || this.address === undefined || this.currentStep !== 'idle') return;
     if (this.current === 'paused') return;
     const p = this.host.partition;
     if (this.next === null) {
@@ -348,9 +353,9 @@ export class ReplicaStream {
   }
 
   private probe(at: number): void {
-    this.probing = true;
+    this.moveStep('probing');
     this.send(this.request(at, EMPTY, 0, this.host.epoch, 0), at, (code, end, lastEpoch) => {
-      this.probing = false;
+      this.endStep('probing');
       if (code === ErrorCode.NONE) {
         this.confirm(end);
         return;
@@ -365,7 +370,7 @@ export class ReplicaStream {
         this.host.replacedBy(this.host.epoch + 1);
       }
     });
-    if (this.inflight === 0) this.probing = false; // no connection: retried later
+    if (this.inflight === 0) this.endStep('probing'); // no connection: retried later
   }
 
   /**
@@ -382,7 +387,9 @@ export class ReplicaStream {
       this.confirm(end);
       return;
     }
-    this.probing = true;
+    // An answer overtaken by a reset, another step on its way since: that step learns afresh.
+    if (this.currentStep !== 'idle') return;
+    this.moveStep('truncating');
     this.log(
       `${this.host.topic}-${this.host.id}: ${this.member} diverged after ${cut} (its end ${end}, epoch ${lastEpoch}); cutting it back`,
     );
@@ -390,7 +397,7 @@ export class ReplicaStream {
       this.request(cut, EMPTY, 0, this.host.epoch, ReplicateFlag.TRUNCATE),
       cut,
       (code, newEnd, newLastEpoch) => {
-        this.probing = false;
+        this.endStep('truncating');
         if (code !== ErrorCode.NONE) {
           this.fail(`truncation to ${cut} refused with ${errorName(code)}`);
           return;
@@ -407,22 +414,22 @@ export class ReplicaStream {
         this.confirm(newEnd);
       },
     );
-    if (this.inflight === 0) this.probing = false;
+    if (this.inflight === 0) this.endStep('truncating');
   }
 
   /** Copies records from `from` (a replica that is behind): one epoch's records per request. */
   private async copy(from: number): Promise<void> {
     const p = this.host.partition;
-    this.reading = true;
+    this.moveStep('reading');
     let bytes: Buffer;
     try {
       bytes = await p.readWritten(from, COPY_BYTES);
     } catch (error) {
-      this.reading = false;
+      this.moveStep('idle');
       this.fail(`reading ${from} to copy: ${(error as Error).message}`);
       return;
     }
-    this.reading = false;
+    this.moveStep('idle'); // nothing else starts while a read is on its way
     if (this.stopped || this.next !== from) return;
     const recordsEpoch = p.epochs.epochAt(from);
     const epochEnd = nextEpochStart(p, recordsEpoch, p.logEndOffset);
@@ -464,7 +471,8 @@ export class ReplicaStream {
   /** Forgets where the replica stands: the next step asks it again. */
   private reset(): void {
     this.next = null;
-    this.probing = false;
+    this.endStep('probing');
+    this.endStep('truncating');
     this.dropHeld();
     this.pump();
   }

@@ -1,10 +1,12 @@
 import type { LogConfig, Logger } from '@booblik/log';
 import {
   type ApplyRequest,
+  type Clock,
   ErrorCode,
   isReadOnly,
   RETENTION_DEFAULT,
   SEGMENT_BYTES_DEFAULT,
+  systemClock,
   type TopicSpec,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
@@ -33,6 +35,7 @@ export class TopicService implements TopicTable {
     private readonly registry: PartitionRegistry,
     private readonly brokerLogConfig: Readonly<LogConfig>,
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Watches waiting for the next change (held LISTs). */
@@ -124,7 +127,7 @@ export class TopicService implements TopicTable {
   reach(revision: number, timeoutMs: number): Promise<void> {
     if (this.currentRevision >= revision) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         unsubscribe();
         reject(
           new RevisionNotReachedError(
@@ -134,7 +137,7 @@ export class TopicService implements TopicTable {
       }, timeoutMs);
       const unsubscribe = this.onChange((now) => {
         if (now < revision) return;
-        clearTimeout(timer);
+        this.clock.clearTimeout(timer);
         unsubscribe();
         resolve();
       });
