@@ -19,7 +19,9 @@ export const UPLOADS_AT_ONCE = 4;
 /**
  * A replica reads the primary's manifest when a closed segment of its own waits to be found there;
  * while the primary has not uploaded it (just closed, a store down, a primary behind), the next look
- * waits longer, doubling up to this, so a replica costs the store a few requests per segment.
+ * waits longer, doubling up to this, so a replica costs the store a few requests per segment. A
+ * segment newly closed here brings the next look back to a second: its upload is on its way, and a
+ * wait doubled while the primary was behind would keep the replica's disk full long after.
  */
 export const FOLLOW_WAIT_MAX_MS = 30_000;
 /** The first wait after a look that found nothing new: about the time a primary's upload takes. */
@@ -62,6 +64,9 @@ export class PartitionPersister {
   /** As a replica: when to look at the primary's manifest next (the clock's time), and the wait after that. */
   private followAt = 0;
   private followWaitMs = 0;
+  /** As a replica: the end of the newest closed segment at the last look, and that look's time. */
+  private followedEnd = 0;
+  private followedAt = 0;
   /** Segments (by base offset) whose bytes differ from the store's: reported once each. */
   private readonly differing = new Set<number>();
   private readonly listeners = new Set<(event: PersisterEvent) => void>();
@@ -124,6 +129,11 @@ export class PartitionPersister {
         this.kick();
       }
     });
+  }
+
+  /** Resolves once no pass is under way (those asked for meanwhile included). */
+  async idle(): Promise<void> {
+    while (this.running !== undefined) await this.running;
   }
 
   /** Stops after the pass under way. */
@@ -201,7 +211,15 @@ export class PartitionPersister {
     // Kept for the day this broker becomes primary: the primary deletes them, unless it dies first.
     this.toDelete.push(...this.partition.takeExpiredFragments());
     const candidates = this.partition.persistCandidates();
-    if (candidates.length === 0 || this.clock.now() < this.followAt) return;
+    if (candidates.length === 0) return;
+    const newestEnd = candidates.at(-1)!.endOffset;
+    const closedSince = newestEnd > this.followedEnd;
+    const lookAt = closedSince
+      ? Math.min(this.followAt, this.followedAt + PERSIST_RECHECK_MS)
+      : this.followAt;
+    if (this.clock.now() < lookAt) return;
+    this.followedEnd = newestEnd;
+    this.followedAt = this.clock.now();
     const { topic, id } = this.partition;
     this.countRequest();
     const manifest = await readManifest(this.store, topic, id);
@@ -225,7 +243,11 @@ export class PartitionPersister {
       if (this.partition.markPersisted(f)) marked++;
     }
     this.followWaitMs =
-      marked > 0 ? 0 : Math.min(FOLLOW_WAIT_MAX_MS, Math.max(PERSIST_RECHECK_MS, this.followWaitMs * 2));
+      marked > 0
+        ? 0
+        : closedSince
+          ? PERSIST_RECHECK_MS
+          : Math.min(FOLLOW_WAIT_MAX_MS, Math.max(PERSIST_RECHECK_MS, this.followWaitMs * 2));
     this.followAt = this.clock.now() + this.followWaitMs;
     if (manifest !== null) {
       // Those the primary's manifest no longer lists are deleted already.
