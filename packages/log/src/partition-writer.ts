@@ -193,8 +193,8 @@ export class PartitionWriter {
 
   /**
    * A replica's write of the primary's group at `baseOffset`, the log end (OffsetMismatchError, nothing
-   * stored, otherwise). Written at once; a FORCED one is told once a barrier covers it, one barrier per
-   * turn's FORCED writes, within the primary's cap. `publishCommitted` publishes them, not the writer.
+   * stored, otherwise). Written at once; a FORCED one is told once a barrier covers it, one barrier for
+   * the FORCED writes of one callback, within the primary's cap. `publishCommitted` publishes them, not the writer.
    */
   writeReplica(
     baseOffset: number,
@@ -219,7 +219,10 @@ export class PartitionWriter {
       return;
     }
     this.replicaForced.add(baseOffset, waiter);
-    this.scheduleTurn();
+    // Started at the end of this callback, not on the loop's next turn: a replica's writes all come
+    // over its primary's one connection, so the frames of one read still share the barrier. (A
+    // commit offset that rises with the frame starts it sooner, through `commitTo`.)
+    if (this.replicaForced.count === 1) settledPromise.then(this.syncReplicaGroup);
   }
 
   /** Why a write of `mode` is refused now, or null (see WriterMode). */
@@ -243,12 +246,12 @@ export class PartitionWriter {
   }
 
   /** Starts the barrier of the replica's FORCED writes taken so far, when one is free. */
-  private syncReplicaGroup(): void {
+  private readonly syncReplicaGroup = (): void => {
     if (this.replicaForced.count === 0 || this.syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return;
     const group = this.replicaForced.takeGroup(this.log.logEndOffset);
     this.groups.push(group);
     this.startBarrier(group);
-  }
+  };
 
   private admitted(pending: Pending): void {
     if (pending.ack === AckPolicy.FORCED) this.gathering.forcedArrived();
