@@ -308,10 +308,11 @@ export class PartitionWriter {
    */
   private pump(): void {
     this.pumping = true;
-    // The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them.
+    // The FORCED producers about to be acknowledged will likely send again: the next barrier waits for
+    // them. A replica's copies have no producer here to come back.
     let forced = 0;
     for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
-      forced += this.groups[i]!.forced;
+      if (!this.groups[i]!.replica) forced += this.groups[i]!.forced;
     this.gathering.acknowledged(forced);
     this.syncReplicaGroup();
     while (

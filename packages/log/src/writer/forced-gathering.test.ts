@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AckPolicy } from '@booblik/protocol';
+import { AckPolicy, encodeStoredRecords } from '@booblik/protocol';
 import { ManualClock } from '@booblik/protocol/testing';
 import { defaultLogConfig } from '../config.js';
 import { PartitionLog } from '../partition-log.js';
@@ -96,5 +96,27 @@ describe('FORCED gather hold, on a manual clock', () => {
     assert.equal(clock.pendingTimers, 0);
     barriers[1]!();
     await Promise.all([again, closed]);
+  });
+
+  it('gather: copies a replica took never count as producers coming back: the first FORCED batch after a promotion is not held', async () => {
+    const { writer, clock, barriers } = openWriter();
+    const copies = [0, 1].map(
+      (i) =>
+        new Promise<void>((resolve, reject) =>
+          writer.writeReplica(i, encodeStoredRecords([rec(i)]), 1, true, {
+            appended: () => resolve(),
+            failed: reject,
+          }),
+        ),
+    );
+    await turn();
+    barriers[0]!();
+    await Promise.all(copies);
+    const forced = writer.append(batchOf([rec(2)]), AckPolicy.FORCED); // promoted: a primary now
+    await turn();
+    assert.equal(barriers.length, 2, 'held for producers that were never here');
+    assert.equal(clock.pendingTimers, 0);
+    barriers[1]!();
+    await forced;
   });
 });
