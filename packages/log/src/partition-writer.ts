@@ -194,7 +194,8 @@ export class PartitionWriter {
   /**
    * A replica's write of the primary's group at `baseOffset`, the log end (OffsetMismatchError, nothing
    * stored, otherwise). Written at once; a FORCED one is told once a barrier covers it, one barrier for
-   * the FORCED writes of one callback, within the primary's cap. `publishCommitted` publishes them, not the writer.
+   * the FORCED writes of one callback, within the primary's cap. `publishCommitted` publishes them,
+   * not the writer.
    */
   writeReplica(
     baseOffset: number,
@@ -442,7 +443,7 @@ export class PartitionWriter {
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
-  /** A broken invariant: refuses everything from now on and fails what waits, answering nothing more. */
+  /** A broken invariant: refuses everything from now on, fails what waits, acknowledges nothing more. */
   private stop(broken: InvariantError): void {
     this.logger.error(broken.message);
     if (this.lifecycle.state === 'accepting') this.lifecycle.moveTo('closing');
