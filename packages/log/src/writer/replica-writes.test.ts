@@ -71,6 +71,20 @@ describe('replica writes through the writer', () => {
     assert.equal(answered, 4);
   });
 
+  it('replica: a FORCED write whose request moves the commit offset starts its barrier before the request returns', async (t) => {
+    const { log, writer, barriers } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const first = replicaWrite(writer, 0, 0, true);
+    writer.commitTo(0); // no move: the barrier waits for the end of the callback
+    assert.equal(barriers.length, 0);
+    await new Promise<void>((r) => queueMicrotask(r));
+    const second = replicaWrite(writer, 1, 1, true);
+    writer.commitTo(1); // as Partition.publishCommitted does after writeReplicated
+    assert.equal(barriers.length, 2, 'the barrier of the second waited');
+    for (const b of barriers) b.release();
+    await Promise.all([first, second]);
+  });
+
   it('replica: a write at a wrong base offset is refused and stores nothing', async (t) => {
     const { log, writer, barriers } = openWriter(tempDir(t));
     t.after(() => log.close());
