@@ -3,8 +3,8 @@ import type { Group } from './types.js';
 
 /**
  * What must hold before `group` is acknowledged, or the error that stops the partition: a group is
- * acknowledged never past the log end, and a primary's high watermark (the end
- * acknowledged last) never goes back.
+ * never acknowledged past the log end, and a primary's high watermark (the end acknowledged last)
+ * never goes back. (A second acknowledgement is refused by the group's move to `answered`.)
  */
 export function brokenBeforeAcknowledging(
   log: { readonly name: string; readonly logEndOffset: number },
