@@ -1,10 +1,12 @@
-import { AckPolicy, type AckPolicyValue, type Clock, systemClock } from '@booblik/protocol';
+import { AckPolicy, type AckPolicyValue, type Clock, InvariantError, systemClock } from '@booblik/protocol';
 import { LogClosedError, StorageError } from './errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type AppendBatch, PartitionLog } from './partition-log.js';
 import { findTooLarge, withoutMismatches } from './writer/admission.js';
+import { BatchQueue } from './writer/batch-queue.js';
 import { FlushPolicy } from './writer/flush-policy.js';
 import { ForcedGathering } from './writer/forced-gathering.js';
+import { answerMembers, type GroupState, mayBeAnswered, moveGroup } from './writer/group-state.js';
 import { brokenBeforeAcknowledging } from './writer/invariants.js';
 import { ReplicaForcedWrites } from './writer/replica-writes.js';
 import {
@@ -60,16 +62,11 @@ export class PartitionWriter {
   private mode: WriterMode = 'primary';
   /** A replica's FORCED writes, written and waiting for the next barrier: one group per barrier. */
   private readonly replicaForced = new ReplicaForcedWrites();
-  /** Admitted batches: the next group. */
-  private queue: Pending[] = [];
-  private queuedBytes = 0;
-  /** Batches waiting for queue space, in arrival order (none may overtake another). */
-  private blocked: Pending[] = [];
+  private readonly queue: BatchQueue;
   /** Written, not yet acknowledged, in write order. */
   private groups: Group[] = [];
   private syncsInFlight = 0;
-  /** FORCED batches in the queue, and under barriers now running. */
-  private queuedForced = 0;
+  /** FORCED batches under barriers now running. */
   private forcedInFlight = 0;
   private readonly gathering: ForcedGathering;
   private readonly flush: FlushPolicy;
@@ -89,6 +86,7 @@ export class PartitionWriter {
     this.logger = options.logger ?? silentLogger;
     this.clock = options.clock ?? systemClock;
     this.lifecycle = new WriterLifecycle(log.name);
+    this.queue = new BatchQueue(log);
     this.gathering = new ForcedGathering(this.clock, () => this.pump());
     this.flush = new FlushPolicy(log, this.clock, this.stats, this.logger);
   }
@@ -132,12 +130,7 @@ export class PartitionWriter {
       group.members = [];
       group.bases = [];
     }
-    for (const p of this.queue) told.push([p.waiter, unwritten]);
-    for (const p of this.blocked) told.push([p.waiter, unwritten]);
-    this.queue = [];
-    this.queuedBytes = 0;
-    this.queuedForced = 0;
-    this.blocked = [];
+    for (const p of this.queue.drain()) told.push([p.waiter, unwritten]);
     for (const [waiter, error] of told) waiter.failed(error);
   }
 
@@ -165,7 +158,7 @@ export class PartitionWriter {
 
   /** Batches waiting for queue space right now (backpressure in effect). */
   get blockedBatches(): number {
-    return this.blocked.length;
+    return this.queue.blocked;
   }
 
   /**
@@ -195,17 +188,14 @@ export class PartitionWriter {
       return;
     }
     const pending: Pending = { batch, storedBytes, ack, waiter };
-    if (this.blocked.length > 0 || !this.fits(storedBytes)) {
-      this.blocked.push(pending);
-      return;
-    }
-    this.admit(pending);
+    if (this.queue.offer(pending)) this.admitted(pending);
   }
 
   /**
    * A replica's write of the primary's group at `baseOffset`, the log end (OffsetMismatchError, nothing
-   * stored, otherwise). Written at once; a FORCED one is told once a barrier covers it, one barrier per
-   * turn's FORCED writes, within the primary's cap. `publishCommitted` publishes them, not the writer.
+   * stored, otherwise). Written at once; a FORCED one is told once a barrier covers it, one barrier for
+   * the FORCED writes of one callback, within the primary's cap. `publishCommitted` publishes them,
+   * not the writer.
    */
   writeReplica(
     baseOffset: number,
@@ -230,7 +220,10 @@ export class PartitionWriter {
       return;
     }
     this.replicaForced.add(baseOffset, waiter);
-    this.scheduleTurn();
+    // Started at the end of this callback, not on the loop's next turn: a replica's writes all come
+    // over its primary's one connection, so the frames of one read still share the barrier. (A
+    // commit offset that rises with the frame starts it sooner, through `commitTo`.)
+    if (this.replicaForced.count === 1) settledPromise.then(this.syncReplicaGroup);
   }
 
   /** Why a write of `mode` is refused now, or null (see WriterMode). */
@@ -240,7 +233,7 @@ export class PartitionWriter {
   }
 
   private get waitingForAnswer(): number {
-    return this.queue.length + this.blocked.length + this.groups.reduce((n, g) => n + g.members.length, 0);
+    return this.queue.length + this.queue.blocked + this.groups.reduce((n, g) => n + g.members.length, 0);
   }
 
   /** Whether a write of `mode` may be taken now; switches to it when nothing of the other waits. */
@@ -254,23 +247,15 @@ export class PartitionWriter {
   }
 
   /** Starts the barrier of the replica's FORCED writes taken so far, when one is free. */
-  private syncReplicaGroup(): void {
-    if (this.replicaForced.count > 0 && this.syncsInFlight < SYNCS_IN_FLIGHT_MAX)
-      this.startBarrier(this.replicaForced.takeGroup(this.log.logEndOffset));
-  }
+  private readonly syncReplicaGroup = (): void => {
+    if (this.replicaForced.count === 0 || this.syncsInFlight >= SYNCS_IN_FLIGHT_MAX) return;
+    const group = this.replicaForced.takeGroup(this.log.logEndOffset);
+    this.groups.push(group);
+    this.startBarrier(group);
+  };
 
-  private fits(bytes: number): boolean {
-    // An empty queue takes any batch, however large, or that batch would wait forever.
-    return this.queuedBytes === 0 || this.queuedBytes + bytes <= this.log.config.writerQueueBytesMax;
-  }
-
-  private admit(pending: Pending): void {
-    this.queue.push(pending);
-    this.queuedBytes += pending.storedBytes;
-    if (pending.ack === AckPolicy.FORCED) {
-      this.queuedForced++;
-      this.gathering.forcedArrived();
-    }
+  private admitted(pending: Pending): void {
+    if (pending.ack === AckPolicy.FORCED) this.gathering.forcedArrived();
     if (this.canWriteNow(pending)) {
       // A lone request that needs no barrier is written at once: one trip less through the event
       // loop, which is what a caught-up producer or an idle broker waits on. Later requests of this
@@ -311,8 +296,10 @@ export class PartitionWriter {
   }
 
   private admitBlocked(): void {
-    while (this.blocked.length > 0 && this.fits(this.blocked[0]!.storedBytes))
-      this.admit(this.blocked.shift()!);
+    for (let p = this.queue.nextFitting(); p !== undefined; p = this.queue.nextFitting()) {
+      this.queue.admit(p);
+      this.admitted(p);
+    }
   }
 
   /**
@@ -322,26 +309,24 @@ export class PartitionWriter {
    */
   private pump(): void {
     this.pumping = true;
-    // The FORCED producers about to be acknowledged will likely send again: the next barrier waits for them.
+    // The FORCED producers about to be acknowledged will likely send again: the next barrier waits for
+    // them. A replica's copies have no producer here to come back.
     let forced = 0;
     for (let i = 0; i < this.groups.length && this.isReady(this.groups[i]!); i++)
-      forced += this.groups[i]!.forced;
+      if (!this.groups[i]!.replica) forced += this.groups[i]!.forced;
     this.gathering.acknowledged(forced);
     this.syncReplicaGroup();
     while (
       this.queue.length > 0 &&
       this.gathering.groupMayStart(
         this.syncsInFlight,
-        this.queuedForced,
+        this.queue.forced,
         this.forcedInFlight,
         this.lifecycle.state === 'accepting',
-        this.queuedBytes * 2 > this.log.config.writerQueueBytesMax,
+        this.queue.halfFull,
       )
     ) {
-      const members = this.queue;
-      this.queue = [];
-      this.queuedBytes = 0;
-      this.queuedForced = 0;
+      const members = this.queue.take();
       this.admitBlocked(); // they form the next group
       this.write(members);
     }
@@ -378,15 +363,16 @@ export class PartitionWriter {
       bases,
       endOffset: this.log.logEndOffset,
       forced: forcedMembers,
-      durable: !forced,
+      state: 'written',
       syncError: null,
-      gated: this.gate !== null,
+      underGate: this.gate !== null,
       replica: false,
     };
+    this.groups.push(group);
     if (forced) {
       this.startBarrier(group);
     } else {
-      this.groups.push(group);
+      this.settle(group, 'durable');
       this.flush.recordsWritten(records);
     }
     // After the local barrier has started: the replicas' writes and this disk's run side by side.
@@ -394,7 +380,7 @@ export class PartitionWriter {
   }
 
   private startBarrier(group: Group): void {
-    this.groups.push(group);
+    if (!this.moved(group, 'syncing')) return;
     if (!group.replica) this.stats.forcedSyncs++;
     this.syncsInFlight++;
     this.forcedInFlight += group.forced;
@@ -409,13 +395,31 @@ export class PartitionWriter {
   private barrierDone(group: Group, error: Error | null): void {
     this.syncsInFlight--;
     this.forcedInFlight -= group.forced;
-    group.durable = true;
     if (error !== null) {
       group.syncError = error;
       this.stats.storageErrors++;
       this.logger.error(error.message);
     }
+    this.settle(group, error === null ? 'durable' : 'failed');
     this.pump();
+  }
+
+  /** Done with the disk: held by the gate if written under one and not yet committed. */
+  private settle(group: Group, to: 'durable' | 'failed'): void {
+    if (this.moved(group, to) && group.underGate && group.endOffset > this.committedOffset)
+      this.moved(group, 'gated');
+  }
+
+  /** Moves `group` on; a move its states do not allow is a bug that stops the writer (false). */
+  private moved(group: Group, to: GroupState): boolean {
+    try {
+      moveGroup(this.log.name, group, to);
+      return true;
+    } catch (error) {
+      if (!(error instanceof InvariantError)) throw error;
+      this.stop(error);
+      return false;
+    }
   }
 
   /**
@@ -424,38 +428,31 @@ export class PartitionWriter {
    */
   private acknowledge(): void {
     while (this.groups.length > 0 && this.isReady(this.groups[0]!)) {
-      const group = this.groups.shift()!;
-      if (this.stoppedBefore(group)) return;
-      group.acknowledged = true;
+      const group = this.groups[0]!;
+      // Carrying on past a broken invariant could lose records: the writer stops instead.
+      const broken = brokenBeforeAcknowledging(this.log, group, this.acknowledgedEnd);
+      if (broken !== null) this.stop(broken);
+      if (broken !== null || !this.moved(group, 'answered')) return;
+      this.groups.shift();
       if (!group.replica) {
         this.acknowledgedEnd = group.endOffset;
         this.log.publish(group.endOffset);
       }
-      for (let i = 0; i < group.members.length; i++) {
-        const p = group.members[i]!;
-        // A failed barrier fails only those who asked for the barrier; the records are in the log.
-        if (group.syncError !== null && p.ack === AckPolicy.FORCED) p.waiter.failed(group.syncError);
-        else p.waiter.appended(group.bases[i]!, group.endOffset);
-      }
+      answerMembers(group);
     }
     if (this.idleWaiters.length > 0 && this.isIdle) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
-  /** Stops the writer if acknowledging `group` would break an invariant: carrying on could lose records. */
-  private stoppedBefore(group: Group): boolean {
-    const broken = brokenBeforeAcknowledging(this.log, group, this.acknowledgedEnd);
-    if (broken === null) return false;
+  /** A broken invariant: refuses everything from now on, fails what waits, acknowledges nothing more. */
+  private stop(broken: InvariantError): void {
     this.logger.error(broken.message);
     if (this.lifecycle.state === 'accepting') this.lifecycle.moveTo('closing');
-    this.groups.unshift(group);
-    this.failUncommitted(broken, broken); // refuses everything from now on, fails what waits
+    this.failUncommitted(broken, broken);
     this.groups = [];
-    return true;
   }
 
-  /** Durable locally, and held by every in-sync replica when it was written under a gate. */
   private isReady(group: Group): boolean {
-    return group.durable && (!group.gated || group.endOffset <= this.committedOffset);
+    return mayBeAnswered(group, this.committedOffset);
   }
 
   private get isIdle(): boolean {
@@ -476,7 +473,7 @@ export class PartitionWriter {
    */
   async close(): Promise<void> {
     if (this.lifecycle.state === 'accepting') this.lifecycle.moveTo('closing');
-    if (this.groups.every((g) => g.gated && g.members.length === 0)) {
+    if (this.groups.every((g) => g.underGate && g.members.length === 0)) {
       // Failed already, they wait only for a commit a closing partition never gets; their records
       // stay in the log, and the next open decides what of them is readable.
       this.groups = [];

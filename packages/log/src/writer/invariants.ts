@@ -3,8 +3,8 @@ import type { Group } from './types.js';
 
 /**
  * What must hold before `group` is acknowledged, or the error that stops the partition: a group is
- * acknowledged at most once, never past the log end, and a primary's high watermark (the end
- * acknowledged last) never goes back.
+ * never acknowledged past the log end, and a primary's high watermark (the end acknowledged last)
+ * never goes back. (A second acknowledgement is refused by the group's move to `answered`.)
  */
 export function brokenBeforeAcknowledging(
   log: { readonly name: string; readonly logEndOffset: number },
@@ -12,8 +12,6 @@ export function brokenBeforeAcknowledging(
   acknowledgedEnd: number,
 ): InvariantError | null {
   const { name, logEndOffset } = log;
-  if (group.acknowledged === true)
-    return new InvariantError(`${name}: a group ending at ${group.endOffset} was acknowledged twice`);
   if (group.endOffset > logEndOffset)
     return new InvariantError(
       `${name}: acknowledging up to ${group.endOffset}, past the log end ${logEndOffset}`,

@@ -46,6 +46,45 @@ describe('replica writes through the writer', () => {
     assert.equal(log.highWatermark.value, 0, 'a replica write is not published by the writer');
   });
 
+  it('replica: FORCED writes of one callback share one fdatasync, started before the loop turns, answered after it', async (t) => {
+    const { log, writer, barriers } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    let answered = 0;
+    const writes = [0, 1, 2].map((i) => replicaWrite(writer, i, i, true).then(() => answered++));
+    await new Promise<void>((r) => queueMicrotask(r));
+    assert.equal(barriers.length, 1, 'one fdatasync for the three, started at the end of their callback');
+    assert.equal(turned, false, 'it waited for the next turn of the loop');
+    await turn();
+    assert.equal(answered, 0, 'answered before the fdatasync covering it');
+    replicaWrite(writer, 3, 3, true).then(() => answered++);
+    await new Promise<void>((r) => queueMicrotask(r));
+    assert.equal(barriers.length, 2, 'a write of a later callback gets a barrier of its own');
+    barriers[0]!.release();
+    await Promise.all(writes);
+    assert.equal(answered, 3, 'the later write waits for its own barrier');
+    barriers[1]!.release();
+    await turn();
+    assert.equal(answered, 4);
+  });
+
+  it('replica: a FORCED write whose request moves the commit offset starts its barrier before the request returns', async (t) => {
+    const { log, writer, barriers } = openWriter(tempDir(t));
+    t.after(() => log.close());
+    const first = replicaWrite(writer, 0, 0, true);
+    writer.commitTo(0); // no move: the barrier waits for the end of the callback
+    assert.equal(barriers.length, 0);
+    await new Promise<void>((r) => queueMicrotask(r));
+    const second = replicaWrite(writer, 1, 1, true);
+    writer.commitTo(1); // as Partition.publishCommitted does after writeReplicated
+    assert.equal(barriers.length, 2, 'the barrier of the second waited');
+    for (const b of barriers) b.release();
+    await Promise.all([first, second]);
+  });
+
   it('replica: a write at a wrong base offset is refused and stores nothing', async (t) => {
     const { log, writer, barriers } = openWriter(tempDir(t));
     t.after(() => log.close());

@@ -22,9 +22,9 @@ export class ReplicaForcedWrites {
       bases: written.map((w) => w.baseOffset),
       endOffset,
       forced: written.length,
-      durable: false,
+      state: 'written',
       syncError: null,
-      gated: false,
+      underGate: false,
       replica: true,
     };
   }

@@ -1,5 +1,6 @@
 import type { AckPolicyValue } from '@booblik/protocol';
 import type { AppendBatch } from '../partition-log.js';
+import type { GroupState } from './group-state.js';
 
 export interface AppendResult {
   /** Offset of the batch's first record; the rest follow in order. */
@@ -40,22 +41,22 @@ export interface Pending {
   waiter: AppendWaiter;
 }
 
-/** A group written to the log and waiting to be acknowledged, in write order. */
+/** A group written to the log and waiting to be answered, in write order. */
 export interface Group {
   members: Pick<Pending, 'ack' | 'waiter'>[];
   bases: number[];
-  /** The log's end right after this group: what is published when it is acknowledged. */
+  /** The log's end right after this group: what is published when it is answered. */
   endOffset: number;
   /** Members that asked FORCED: what its barrier covers. */
   forced: number;
-  /** False until its barrier (if it asked for one) has completed. */
-  durable: boolean;
+  /** Where it is (see GroupState); changed only through `moveGroup`. */
+  state: GroupState;
+  /** Why its barrier failed (state `failed`, or `gated` after it). */
   syncError: Error | null;
-  /** Written while a replication gate was set: acknowledged only once committed. */
-  gated: boolean;
+  /** Written while a replication gate was set: answered only once committed. */
+  underGate: boolean;
   /** A replica's: its records are published by `publishCommitted`, not on acknowledgement. */
   replica: boolean;
-  acknowledged?: true;
 }
 
 /** Counters for metrics; monotonic. */
