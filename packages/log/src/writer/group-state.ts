@@ -1,5 +1,7 @@
 import { AckPolicy, invariant } from '@booblik/protocol';
-import type { Group } from './types.js';
+import type { Group, GroupState } from './types.js';
+
+export type { GroupState };
 
 /**
  * Where one written group is, from its write to its answer:
@@ -15,7 +17,6 @@ import type { Group } from './types.js';
  * covers it. `answered`: published (a primary's) and every member told. A group is answered in
  * write order, only from durable, failed, or gated once committed.
  */
-export type GroupState = 'written' | 'syncing' | 'durable' | 'failed' | 'gated' | 'answered';
 
 export const GROUP_STATES: readonly GroupState[] = [
   'written',

@@ -1,6 +1,8 @@
 import type { AckPolicyValue } from '@booblik/protocol';
 import type { AppendBatch } from '../partition-log.js';
-import type { GroupState } from './group-state.js';
+
+/** Where a written group is, from its write to its answer: the moves are in group-state.ts. */
+export type GroupState = 'written' | 'syncing' | 'durable' | 'failed' | 'gated' | 'answered';
 
 export interface AppendResult {
   /** Offset of the batch's first record; the rest follow in order. */
