@@ -64,9 +64,8 @@ export class PartitionPersister {
   /** As a replica: when to look at the primary's manifest next (the clock's time), and the wait after that. */
   private followAt = 0;
   private followWaitMs = 0;
-  /** As a replica: the end of the newest closed segment at the last look, and that look's time. */
+  /** As a replica: the end of the newest closed segment at the last look (made at followAt - followWaitMs). */
   private followedEnd = 0;
-  private followedAt = 0;
   /** Segments (by base offset) whose bytes differ from the store's: reported once each. */
   private readonly differing = new Set<number>();
   private readonly listeners = new Set<(event: PersisterEvent) => void>();
@@ -214,12 +213,10 @@ export class PartitionPersister {
     if (candidates.length === 0) return;
     const newestEnd = candidates.at(-1)!.endOffset;
     const closedSince = newestEnd > this.followedEnd;
-    const lookAt = closedSince
-      ? Math.min(this.followAt, this.followedAt + PERSIST_RECHECK_MS)
-      : this.followAt;
+    const lookedAt = this.followAt - this.followWaitMs;
+    const lookAt = closedSince ? Math.min(this.followAt, lookedAt + PERSIST_RECHECK_MS) : this.followAt;
     if (this.clock.now() < lookAt) return;
     this.followedEnd = newestEnd;
-    this.followedAt = this.clock.now();
     const { topic, id } = this.partition;
     this.countRequest();
     const manifest = await readManifest(this.store, topic, id);
