@@ -14,6 +14,10 @@ export const ApiKey = {
   MOVE: 8,
   /** Broker to broker: a primary's write groups (and copies) to a replica. */
   REPLICATE: 9,
+  /** Who is connecting: SCRAM-SHA-256 or a token (docs/security.md). */
+  AUTHENTICATE: 10,
+  /** The SCRAM users the broker knows: list, add or replace, remove. */
+  USERS: 11,
 } as const;
 
 export type ApiKeyValue = (typeof ApiKey)[keyof typeof ApiKey];

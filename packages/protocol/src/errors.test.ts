@@ -25,6 +25,11 @@ describe('error codes', () => {
         [15, 'STALE_EPOCH'],
         [16, 'OUTCOME_UNKNOWN'],
         [17, 'RECORDS_LOST'],
+        [18, 'TLS_REQUIRED'],
+        [19, 'AUTHENTICATION_REQUIRED'],
+        [20, 'AUTHENTICATION_FAILED'],
+        [21, 'CREDENTIALS_EXPIRED'],
+        [22, 'NOT_AUTHORIZED'],
       ],
     );
     for (const e of errorTable) assert.equal(ErrorCode[e.name], e.code);

@@ -43,6 +43,16 @@ export const ErrorCode = {
    * records now. Body: the consumer's epoch as the log knows it, and where it ends.
    */
   RECORDS_LOST: 17,
+  /** `booblik.tls=required` and the connection is plaintext: the first request is answered so, then the connection closes. */
+  TLS_REQUIRED: 18,
+  /** `booblik.auth=required` and the connection has not authenticated: only API_VERSIONS and AUTHENTICATE are served. */
+  AUTHENTICATION_REQUIRED: 19,
+  /** AUTHENTICATE refused (never saying whether the user exists); body is the reason, for people. */
+  AUTHENTICATION_FAILED: 20,
+  /** The token this connection authenticated with has expired: authenticate again on the same connection. */
+  CREDENTIALS_EXPIRED: 21,
+  /** The connection is authenticated, but its principal may not do this. */
+  NOT_AUTHORIZED: 22,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -158,6 +168,36 @@ export const errorTable: readonly ErrorInfo[] = [
     retriable: false,
     description:
       "FETCH v5: records before the consumer's position, from the offset the answer names, were lost (the partition was restored from its store); those offsets hold other records now",
+  },
+  {
+    code: 18,
+    name: 'TLS_REQUIRED',
+    retriable: false,
+    description: 'the broker requires TLS: connect with TLS (--tls)',
+  },
+  {
+    code: 19,
+    name: 'AUTHENTICATION_REQUIRED',
+    retriable: false,
+    description: 'the broker requires authentication: connect with a user and password, or a token',
+  },
+  {
+    code: 20,
+    name: 'AUTHENTICATION_FAILED',
+    retriable: false,
+    description: 'the broker refused the credentials; the answer says why, never whether the user exists',
+  },
+  {
+    code: 21,
+    name: 'CREDENTIALS_EXPIRED',
+    retriable: false,
+    description: "the connection's token has expired: authenticate again",
+  },
+  {
+    code: 22,
+    name: 'NOT_AUTHORIZED',
+    retriable: false,
+    description: 'the principal of this connection may not do this',
   },
 ];
 

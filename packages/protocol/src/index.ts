@@ -2,6 +2,7 @@ export * from './api.js';
 export * from './api-table/capabilities.js';
 export type { RequestBody } from './api-table/rows.js';
 export * from './api-table/table.js';
+export * from './auth/scram.js';
 export { type Clock, delay, systemClock, type TimerHandle, unrefTimer } from './clock.js';
 export { DecodeError, WireReader } from './codec/reader.js';
 export { stringBytes, WireWriter, writeInt64 } from './codec/writer.js';
@@ -20,6 +21,7 @@ export * from './records/stored-records.js';
 export * from './requests/api-versions/v1.js';
 export * from './requests/apply/v1.js';
 export * from './requests/apply/v2.js';
+export * from './requests/authenticate/v1.js';
 export {
   decodeRequest,
   type Request,
@@ -45,6 +47,7 @@ export * from './requests/produce/v1.js';
 export * from './requests/produce/v2.js';
 export * from './requests/produce/v3.js';
 export * from './requests/replicate/v1.js';
+export * from './requests/users/v1.js';
 export * from './topic-name.js';
 export * from './topics/labels.js';
 export * from './topics/route.js';

@@ -77,6 +77,8 @@ export const Operation = {
   CLUSTER: 'cluster',
   /** Broker to broker: a primary's writes to its replicas. */
   REPLICATE: 'replicate',
+  /** Saying who is connecting: open to every connection, it is how one gets a principal. */
+  AUTHENTICATE: 'authenticate',
 } as const;
 
 export type OperationValue = (typeof Operation)[keyof typeof Operation];

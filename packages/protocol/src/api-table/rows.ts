@@ -6,6 +6,7 @@
 import { ApiKey, type ApiKeyValue } from '../api.js';
 import { decodeApplyRequest } from '../requests/apply/v1.js';
 import { decodeApplyRequestV2 } from '../requests/apply/v2.js';
+import { decodeAuthenticateRequest } from '../requests/authenticate/v1.js';
 import { decodeFetchRequestV1 } from '../requests/fetch/v1.js';
 import { decodeFetchRequestV2 } from '../requests/fetch/v2.js';
 import { decodeFetchRequestV5 } from '../requests/fetch/v5.js';
@@ -17,6 +18,7 @@ import { decodeMoveRequest } from '../requests/move/v1.js';
 import { decodeProduceRequest } from '../requests/produce/v1.js';
 import { decodeProduceRequestV2 } from '../requests/produce/v2.js';
 import { decodeReplicateRequest } from '../requests/replicate/v1.js';
+import { decodeUsersRequest } from '../requests/users/v1.js';
 import { type Capability, Operation, type OperationValue } from './capabilities.js';
 
 /** Decodes a request's payload (from `payloadStart`, after the header); throws DecodeError. */
@@ -32,8 +34,8 @@ export interface RowDef {
   /** The `api` label of booblik_requests_total. */
   readonly metricLabel: string;
   /**
-   * Served to a connection that has not authenticated. Nothing authenticates yet, so every API is;
-   * once a connection can, only what a client needs before it (API_VERSIONS) stays so.
+   * Served to a connection that has not authenticated when `booblik.auth=required`: only what a
+   * client needs to authenticate (API_VERSIONS, AUTHENTICATE). With auth off every API is served.
    */
   readonly beforeAuthentication: boolean;
   /** By version number, from 1, with no gap (API_VERSIONS answers a range). */
@@ -51,7 +53,7 @@ export const apiRowDefs = {
   [ApiKey.PRODUCE]: {
     operation: Operation.PRODUCE,
     metricLabel: 'produce',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: {
       1: version(decodeProduceRequest, 'proxied'),
       2: version(decodeProduceRequestV2, 'proxied', 'expectedOffset'),
@@ -62,7 +64,7 @@ export const apiRowDefs = {
   [ApiKey.FETCH]: {
     operation: Operation.FETCH,
     metricLabel: 'fetch',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: {
       1: version(decodeFetchRequestV1, 'proxied'),
       2: version(decodeFetchRequestV2, 'proxied', 'held'),
@@ -76,7 +78,7 @@ export const apiRowDefs = {
   [ApiKey.METADATA]: {
     operation: Operation.DESCRIBE,
     metricLabel: 'metadata',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: {
       1: version(decodeMetadataRequest),
       // v2 asks the same question as v1; only the answer differs.
@@ -90,7 +92,7 @@ export const apiRowDefs = {
   [ApiKey.APPLY]: {
     operation: Operation.ALTER,
     metricLabel: 'apply',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: {
       1: version(decodeApplyRequest),
       // v2 is v1 with op 3: a delete that also purges the topic's store.
@@ -100,7 +102,7 @@ export const apiRowDefs = {
   [ApiKey.LIST]: {
     operation: Operation.DESCRIBE,
     metricLabel: 'list',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: {
       1: version(decodeListRequest, 'routes', 'held'),
       // v2 asks v1's question; its answer carries RouteV2.
@@ -117,20 +119,33 @@ export const apiRowDefs = {
   [ApiKey.LIST_FRAGMENTS]: {
     operation: Operation.DESCRIBE,
     metricLabel: 'listFragments',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: { 1: version(decodeListFragmentsRequest) },
   },
   [ApiKey.MOVE]: {
     operation: Operation.CLUSTER,
     metricLabel: 'move',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: { 1: version(decodeMoveRequest) },
   },
   [ApiKey.REPLICATE]: {
     operation: Operation.REPLICATE,
     metricLabel: 'replicate',
-    beforeAuthentication: true,
+    beforeAuthentication: false,
     versions: { 1: version(decodeReplicateRequest, 'carriesEpochs') },
+  },
+  [ApiKey.AUTHENTICATE]: {
+    operation: Operation.AUTHENTICATE,
+    metricLabel: 'authenticate',
+    beforeAuthentication: true,
+    versions: { 1: version(decodeAuthenticateRequest) },
+  },
+  [ApiKey.USERS]: {
+    // Users decide who may connect at all: a cluster-wide change.
+    operation: Operation.CLUSTER,
+    metricLabel: 'users',
+    beforeAuthentication: false,
+    versions: { 1: version(decodeUsersRequest) },
   },
 } as const satisfies Record<ApiKeyValue, RowDef>;
 

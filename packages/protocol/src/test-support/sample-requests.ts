@@ -6,6 +6,7 @@ import { ApiKey } from '../api.js';
 import { encodeApiVersionsRequest } from '../requests/api-versions/v1.js';
 import { encodeApplyRequest } from '../requests/apply/v1.js';
 import { encodeApplyRequestV2 } from '../requests/apply/v2.js';
+import { AuthMechanism, encodeAuthenticateRequest } from '../requests/authenticate/v1.js';
 import { encodeFetchRequestV1 } from '../requests/fetch/v1.js';
 import { encodeFetchRequestV2 } from '../requests/fetch/v2.js';
 import { encodeFetchRequestV3 } from '../requests/fetch/v3.js';
@@ -24,6 +25,7 @@ import { encodeProduceRequest } from '../requests/produce/v1.js';
 import { encodeProduceRequestV2 } from '../requests/produce/v2.js';
 import { encodeProduceRequestV3 } from '../requests/produce/v3.js';
 import { encodeReplicateRequest } from '../requests/replicate/v1.js';
+import { encodeUsersRequest, UsersOp } from '../requests/users/v1.js';
 
 export interface SampleRequest {
   apiKey: number;
@@ -80,6 +82,13 @@ export function sampleRequests(firstId = 1): SampleRequest[] {
           }),
         ),
     ],
+    [
+      ApiKey.AUTHENTICATE,
+      1,
+      (id) =>
+        encodeAuthenticateRequest(id, { mechanism: AuthMechanism.TOKEN, data: Buffer.from('not a token') }),
+    ],
+    [ApiKey.USERS, 1, (id) => encodeUsersRequest(id, { op: UsersOp.LIST })],
   ];
   return encoders.map(([apiKey, version, encode], i) => ({ apiKey, version, frame: encode(firstId + i) }));
 }
