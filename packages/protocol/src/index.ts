@@ -3,6 +3,7 @@ export * from './api-table/capabilities.js';
 export type { RequestBody } from './api-table/rows.js';
 export * from './api-table/table.js';
 export * from './auth/scram.js';
+export * from './auth/token-keys.js';
 export { type Clock, delay, systemClock, type TimerHandle, unrefTimer } from './clock.js';
 export { DecodeError, WireReader } from './codec/reader.js';
 export { stringBytes, WireWriter, writeInt64 } from './codec/writer.js';
