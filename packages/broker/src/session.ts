@@ -85,6 +85,11 @@ export class Session implements FrameSink, RequestSource {
   private cachedEndpoint: string | undefined;
   /** Who this connection is: anonymous until AUTHENTICATE (or its TLS client certificate) says. */
   readonly auth: ConnectionAuth;
+  /**
+   * An AUTHENTICATE is being answered: the requests behind it wait unread, so each is judged as
+   * the connection is once it is done (a client may pipeline its first requests behind it).
+   */
+  private authenticating = false;
   private readonly untrack: () => void;
 
   constructor(
@@ -149,7 +154,9 @@ export class Session implements FrameSink, RequestSource {
     // Every key the table has has a handler: the map's type requires it.
     const handler = apiHandlers[request.apiKey]!;
     if (handler.kind === 'reply') {
-      this.answerWhenReady(handler.run(request, this.ctx, this));
+      const reply = handler.run(request, this.ctx, this);
+      if (request.apiKey === ApiKey.AUTHENTICATE && reply instanceof Promise) this.holdReadingUntil(reply);
+      this.answerWhenReady(reply);
       return;
     }
     if (handler.unanswered?.takes(request)) {
@@ -182,6 +189,15 @@ export class Session implements FrameSink, RequestSource {
     timer.unref();
     this.socket.once('close', () => clearTimeout(timer));
     void this.drain();
+  }
+
+  private holdReadingUntil(done: Promise<unknown>): void {
+    this.authenticating = true;
+    const resume = () => {
+      this.authenticating = false;
+      this.updateFlow();
+    };
+    done.then(resume, resume);
   }
 
   /** A connection that has not said who it is within `ms` is closed: a stranger cannot hold one open. */
@@ -344,6 +360,7 @@ export class Session implements FrameSink, RequestSource {
     // reads make the broker hold maxInflight answers at once (1,024 x 1 MiB FETCHes: a GiB), found by
     // the reliability suite's overload check.
     return (
+      this.authenticating ||
       this.inflight >= this.maxInflight ||
       this.inflightBytes + this.socket.writableLength > connectionPendingWriteBytesMax
     );

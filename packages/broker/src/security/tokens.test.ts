@@ -3,7 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { AckPolicy, decodeAuthenticateResponse, ErrorCode } from '@booblik/protocol';
+import {
+  AckPolicy,
+  decodeAuthenticateResponse,
+  ErrorCode,
+  encodeAuthenticateRequest,
+  encodeProduceRequest,
+} from '@booblik/protocol';
 import { ManualClock } from '@booblik/protocol/testing';
 import { waitUntil } from '@booblik/testkit';
 import { SignJWT } from 'jose';
@@ -80,6 +86,20 @@ describe('tokens', () => {
     assert.equal((await client.produce(record)).errorCode, ErrorCode.CREDENTIALS_EXPIRED);
     assert.equal((await client.authenticate('TOKEN', await sign('k1', 1))).errorCode, ErrorCode.NONE);
     assert.equal((await client.produce(record)).errorCode, ErrorCode.NONE);
+  });
+
+  it('a request pipelined right behind AUTHENTICATE is judged as the connection is once it is done', async (t) => {
+    const { client, sign } = await tokenBroker(t);
+    const authId = client.id();
+    const produceId = client.id();
+    client.send(
+      Buffer.concat([
+        encodeAuthenticateRequest(authId, { mechanism: 'TOKEN', data: Buffer.from(await sign('k1', 1)) }),
+        encodeProduceRequest(produceId, record),
+      ]),
+    );
+    assert.equal((await client.expect(authId)).errorCode, ErrorCode.NONE);
+    assert.equal((await client.expect(produceId)).errorCode, ErrorCode.NONE);
   });
 
   it('a wrong signature, an unknown key, an expired token and one with no subject are refused, each saying why', async (t) => {
