@@ -74,6 +74,11 @@ type Request struct {
 	Selector      string   // LIST
 	WatchRevision int64    // LIST; MaxWaitMillis too
 
+	Mechanism string // AUTHENTICATE
+	AuthData  []byte // AUTHENTICATE
+	// Principal is who the connection had authenticated as when the request came ("" for nobody).
+	Principal string
+
 	DecodeErr string // why the fake answered CORRUPT_REQUEST; empty when the request decoded
 }
 
@@ -100,6 +105,10 @@ type Broker struct {
 	hold      chan struct{}    // while non-nil, connections wait for it to close before reading
 	conns     map[net.Conn]int // to the node it was accepted on
 	closing   chan struct{}
+
+	security Security
+	users    map[string]scramUser
+	keys     map[string][]byte // token key id -> HS256 secret
 
 	cluster       *clusterState // nil: a single broker, as before (cluster.go)
 	nodes         []net.Listener

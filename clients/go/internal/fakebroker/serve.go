@@ -1,7 +1,6 @@
 package fakebroker
 
 import (
-	"bufio"
 	"encoding/binary"
 	"io"
 	"net"
@@ -37,7 +36,10 @@ func (b *Broker) serve(nc net.Conn, node int) {
 		b.mu.Unlock()
 		nc.Close()
 	}()
-	r := bufio.NewReader(nc)
+	w, r, sess, ok := b.open(nc)
+	if !ok {
+		return
+	}
 	for {
 		var lengthBytes [4]byte
 		if _, err := io.ReadFull(r, lengthBytes[:]); err != nil {
@@ -59,21 +61,28 @@ func (b *Broker) serve(nc net.Conn, node int) {
 			<-gate
 		}
 		if n < 8 {
-			if !b.write(nc, Answer(0, CodeCorruptRequest, nil)) {
+			if !b.write(w, Answer(0, CodeCorruptRequest, nil)) {
 				return
 			}
 			continue
 		}
 		req := decodeRequest(frame)
 		req.Node = node
+		req.Principal = sess.principal
 		b.mu.Lock()
 		b.requests = append(b.requests, req)
 		b.notify()
 		intercept := b.intercept
 		b.mu.Unlock()
+		if answer := b.gate(sess, req); answer != nil {
+			if !b.write(w, answer) {
+				return
+			}
+			continue
+		}
 		if intercept != nil {
 			if act, ok := intercept(req); ok {
-				if act.Raw != nil && !b.write(nc, act.Raw) {
+				if act.Raw != nil && !b.write(w, act.Raw) {
 					return
 				}
 				if act.Close {
@@ -82,7 +91,7 @@ func (b *Broker) serve(nc net.Conn, node int) {
 				continue
 			}
 		}
-		if answer := b.handle(req); answer != nil && !b.write(nc, answer) {
+		if answer := b.handle(req); answer != nil && !b.write(w, answer) {
 			return
 		}
 	}
