@@ -67,6 +67,8 @@ type Request struct {
 	Topics      []string // METADATA
 	MinRevision int64    // METADATA v3; -1 before v3
 
+	Conn int // which accepted connection it came on, from 1
+
 	Node int // cluster mode: which of the fake's listeners the request came in on (0 otherwise)
 
 	DryRun        bool     // APPLY
@@ -104,6 +106,7 @@ type Broker struct {
 	chunk     int
 	hold      chan struct{}    // while non-nil, connections wait for it to close before reading
 	conns     map[net.Conn]int // to the node it was accepted on
+	accepted  int              // connections accepted so far
 	closing   chan struct{}
 
 	security Security

@@ -22,13 +22,15 @@ func (b *Broker) accept(ln net.Listener, node int) {
 		default:
 		}
 		b.conns[nc] = node
+		b.accepted++
+		id := b.accepted
 		b.wg.Add(1)
 		b.mu.Unlock()
-		go b.serve(nc, node)
+		go b.serve(nc, node, id)
 	}
 }
 
-func (b *Broker) serve(nc net.Conn, node int) {
+func (b *Broker) serve(nc net.Conn, node, connID int) {
 	defer b.wg.Done()
 	defer func() {
 		b.mu.Lock()
@@ -69,6 +71,7 @@ func (b *Broker) serve(nc net.Conn, node int) {
 		req := decodeRequest(frame)
 		req.Node = node
 		req.Principal = sess.principal
+		req.Conn = connID
 		b.mu.Lock()
 		b.requests = append(b.requests, req)
 		b.notify()
