@@ -91,10 +91,20 @@ func (s *scramClient) verify(serverFinal string) error {
 	}
 	got, err := base64.StdEncoding.DecodeString(v)
 	if err != nil || s.serverSignature == nil || !hmac.Equal(got, s.serverSignature) {
-		return fmt.Errorf("booblik: AUTHENTICATE %s: %w: its server signature does not match the password's", scramMechanism, ErrBrokerNotProven)
+		return &brokerNotProvenError{user: s.user}
 	}
 	return nil
 }
+
+// brokerNotProvenError is a server-final whose signature the password does not give.
+type brokerNotProvenError struct{ user string }
+
+func (e *brokerNotProvenError) Error() string {
+	return fmt.Sprintf("booblik: AUTHENTICATE %s (user %q): the broker did not prove itself: its server signature "+
+		"does not match the password's (a broker without this user's keys, or something in between)", scramMechanism, e.user)
+}
+
+func (e *brokerNotProvenError) Is(target error) bool { return target == ErrBrokerNotProven }
 
 func scramProtocolError(format string, args ...any) error {
 	return &ProtocolError{API: apiAuthenticate.String() + " " + scramMechanism, Detail: fmt.Sprintf(format, args...)}
