@@ -225,3 +225,36 @@ func TestDialConfigRefusesTwoWaysToAuthenticate(t *testing.T) {
 		t.Fatalf("%d requests reached the broker", n)
 	}
 }
+
+func TestClientDoesNotDialAgainAfterItsCredentialsAreRefused(t *testing.T) {
+	b := authBroker(t, fakebroker.Security{})
+	now := time.Now()
+	good := fakebroker.MakeToken(tokenKid, tokenSecret, "svc", now, now.Add(time.Hour))
+	var mu sync.Mutex
+	tokens := 0
+	tokenFunc := func(context.Context) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		tokens++
+		if tokens == 1 {
+			return good, nil
+		}
+		return "not-a-jwt", nil // the identity provider now hands out garbage
+	}
+	client, err := booblik.NewClient(testContext(t), []string{b.Addr()}, booblik.ClientConfig{
+		RouteRetryDelay: time.Millisecond, Dial: booblik.DialConfig{TokenFunc: tokenFunc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	b.Intercept(func(r fakebroker.Request) (fakebroker.Action, bool) {
+		return fakebroker.Action{Close: true}, r.APIKey == fakebroker.APIMetadata
+	})
+	_, err = client.Metadata(testContext(t), "t")
+	if !errors.Is(err, booblik.ErrAuthenticationFailed) {
+		t.Fatalf("redial with a refused token: %v, want AUTHENTICATION_FAILED", err)
+	}
+	if n := len(b.RequestsOf(fakebroker.APIAuthenticate)); n != 2 {
+		t.Fatalf("%d AUTHENTICATE requests, want 2: the first dial and one redial, no retries of a refusal", n)
+	}
+}
