@@ -113,13 +113,19 @@ func (b *Broker) gate(sess *session, req Request) []byte {
 	if req.APIKey == APIAuthenticate {
 		return b.authenticate(sess, req, sec, now)
 	}
-	if sec.AuthRequired && sess.principal == "" {
-		return Answer(req.CorrelationID, CodeAuthenticationRequired, nil)
+	code := int16(CodeNone)
+	switch {
+	case sec.AuthRequired && sess.principal == "":
+		code = CodeAuthenticationRequired
+	case sess.expiresAtMs >= 0 && now.UnixMilli() >= sess.expiresAtMs:
+		code = CodeCredentialsExpired
+	default:
+		return nil
 	}
-	if sess.expiresAtMs >= 0 && now.UnixMilli() >= sess.expiresAtMs {
-		return Answer(req.CorrelationID, CodeCredentialsExpired, nil)
+	if req.APIKey == APIProduce && req.Ack == 0 {
+		return []byte{} // refused, and unanswered: a PRODUCE with ack NONE never gets an answer
 	}
-	return nil
+	return Answer(req.CorrelationID, code, nil)
 }
 
 // authenticate answers AUTHENTICATE v1 => mechanism:string data:bytes.

@@ -77,7 +77,7 @@ func (b *Broker) serve(nc net.Conn, node, connID int) {
 		b.notify()
 		intercept := b.intercept
 		b.mu.Unlock()
-		if answer := b.gate(sess, req); answer != nil {
+		if answer := b.gate(sess, req); answer != nil { // empty: refused without an answer
 			if !b.write(w, answer) {
 				return
 			}
