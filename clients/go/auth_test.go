@@ -169,6 +169,24 @@ func TestTokenFuncIsAskedAgainOnCredentialsExpiredAndTheRequestSentOnce(t *testi
 	}
 }
 
+func TestExpiredTokenIsReplacedBeforeAnUnansweredProduceSoItsRecordIsNotLost(t *testing.T) {
+	clock := &tokenClock{now: time.Unix(1_800_000_000, 0)}
+	b := authBroker(t, fakebroker.Security{Now: clock.Now})
+	c, err := dialWith(t, b.Addr(), booblik.DialConfig{TokenFunc: clock.token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	booblik.SetConnClock(c, clock.Now)
+	clock.advance(61 * time.Second) // expired: an AckNone PRODUCE is refused without an answer
+	if _, err := c.Produce(testContext(t), "t", 0, [][]byte{[]byte("fire and forget")}, booblik.AckNone); err != nil {
+		t.Fatal(err)
+	}
+	b.WaitUntil("the AckNone record stored", func() bool { return len(b.Records("t", 0)) == 1 })
+	if clock.issued != 2 {
+		t.Fatalf("TokenFunc asked %d times, want 2", clock.issued)
+	}
+}
+
 func TestFixedTokenThatExpiresReachesTheCallerAsCredentialsExpired(t *testing.T) {
 	clock := &tokenClock{now: time.Unix(1_800_000_000, 0)}
 	b := authBroker(t, fakebroker.Security{Now: clock.Now})

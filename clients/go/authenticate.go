@@ -51,7 +51,7 @@ func (c *Conn) authenticate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.principal = done.principal
+	c.principal, c.expiresAtMs = done.principal, done.expiresAtMs
 	return nil
 }
 
@@ -138,4 +138,11 @@ func (c *Conn) authExchange(ctx context.Context, mechanism, label, data string) 
 // connection whose token comes from TokenFunc.
 func (c *Conn) refreshes(api apiKey, err error) bool {
 	return api != apiAuthenticate && c.auth != nil && c.auth.tokenFunc != nil && errors.Is(err, ErrCredentialsExpired)
+}
+
+// expiring says whether the token from TokenFunc is to be replaced before a request of api: it
+// expires within tokenRefreshAhead by this client's clock.
+func (c *Conn) expiring(api apiKey) bool {
+	return api != apiAuthenticate && c.auth != nil && c.auth.tokenFunc != nil && c.expiresAtMs >= 0 &&
+		c.now().Add(tokenRefreshAhead).UnixMilli() >= c.expiresAtMs
 }

@@ -37,6 +37,9 @@ type Conn struct {
 	tls       bool           // a write cut by a deadline breaks a TLS stream for good
 	auth      *authenticator // nil: the connection does not authenticate
 	principal string         // who AUTHENTICATE said this connection is
+	// expiresAtMs is when the broker said the credentials expire (Unix ms), -1 for never.
+	expiresAtMs int64
+	now         func() time.Time // the clock a token's expiry is read by
 }
 
 // Dial opens a plaintext connection to the broker at addr (host:port). ctx bounds the dial only.
@@ -46,7 +49,7 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 }
 
 func newConn(nc net.Conn, addr string) *Conn {
-	return &Conn{addr: addr, nc: nc, rd: bufio.NewReaderSize(nc, 64<<10)}
+	return &Conn{addr: addr, nc: nc, rd: bufio.NewReaderSize(nc, 64<<10), expiresAtMs: -1, now: time.Now}
 }
 
 // Close closes the connection. Calls after Close return ErrClosed.
@@ -72,8 +75,15 @@ var aLongTimeAgo = time.Unix(1, 0)
 // exchange sends one request frame (from beginFrame) and, when answered is true, returns the body
 // of its answer. A refusal comes back as a *BrokerError naming the request ("PRODUCE orders/2")
 // and leaves the connection usable. CREDENTIALS_EXPIRED on a connection with a TokenFunc gets a
-// new token on the same connection and the request once more: refused, it did nothing.
+// new token on the same connection and the request once more: refused, it did nothing. A token
+// about to expire is replaced before the request, so a PRODUCE with AckNone (which is refused
+// without an answer) is not lost to it.
 func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame []byte, answered bool) ([]byte, error) {
+	if c.expiring(api) {
+		if err := c.authenticate(ctx); err != nil {
+			return nil, err
+		}
+	}
 	body, err := c.exchangeOnce(ctx, api, request, frame, answered)
 	if !c.refreshes(api, err) {
 		return body, err

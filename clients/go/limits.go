@@ -53,6 +53,10 @@ const (
 
 	// scramNonceBytes is the client nonce's randomness (base64 on the wire): 144 bits, far past guessing.
 	scramNonceBytes = 18
+
+	// tokenRefreshAhead is how long before its expiry a token from TokenFunc is replaced: room for
+	// a request in flight and for the clocks of client and broker to differ by a few seconds.
+	tokenRefreshAhead = 5 * time.Second
 )
 
 // Defaults, each a named constant with its reason.
