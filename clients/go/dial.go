@@ -25,8 +25,9 @@ type DialConfig struct {
 
 	// Token authenticates with TOKEN (a JWT the broker checks). TokenFunc instead is asked for one
 	// on every dial, and again when the broker answers CREDENTIALS_EXPIRED: the connection then
-	// authenticates again and sends the request once more. With a fixed Token the
-	// CREDENTIALS_EXPIRED reaches the caller. At most one of User, Token and TokenFunc.
+	// authenticates again and sends the request once more; it is asked a few seconds before the
+	// token expires too. With a fixed Token the CREDENTIALS_EXPIRED reaches the caller. A Client
+	// may call TokenFunc from several goroutines at once. At most one of User, Token and TokenFunc.
 	Token     string
 	TokenFunc func(ctx context.Context) (string, error)
 }
