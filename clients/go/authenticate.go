@@ -109,13 +109,25 @@ func (c *Conn) authenticateToken(ctx context.Context) (*authAnswer, error) {
 
 // authExchange sends one AUTHENTICATE message. label names it in errors; data never appears in one.
 func (c *Conn) authExchange(ctx context.Context, mechanism, label, data string) (*authAnswer, error) {
-	frame := appendString(beginFrame(apiAuthenticate, authenticateVersion), mechanism)
-	frame = appendInt32(frame, int32(len(data)))
-	frame = append(frame, data...)
+	frame := appendAuthenticateRequest(beginFrame(apiAuthenticate, authenticateVersion), mechanism, data)
 	body, err := c.exchangeOnce(ctx, apiAuthenticate, label, frame, true)
 	if err != nil {
 		return nil, err
 	}
+	a, err := decodeAuthenticateResponse(body)
+	if err != nil {
+		return nil, c.broke(apiAuthenticate, err)
+	}
+	return a, nil
+}
+
+func appendAuthenticateRequest(b []byte, mechanism, data string) []byte {
+	b = appendString(b, mechanism)
+	b = appendInt32(b, int32(len(data)))
+	return append(b, data...)
+}
+
+func decodeAuthenticateResponse(body []byte) (*authAnswer, error) {
 	d := decoder{api: apiAuthenticate, b: body}
 	a := &authAnswer{}
 	switch complete := d.int8("complete"); {
@@ -129,7 +141,14 @@ func (c *Conn) authExchange(ctx context.Context, mechanism, label, data string) 
 	a.principal = d.string("principal")
 	a.expiresAtMs = d.int64("expiresAtMs")
 	if err := d.done(); err != nil {
-		return nil, c.broke(apiAuthenticate, err)
+		return nil, err
+	}
+	if !a.complete && (a.principal != "" || a.expiresAtMs != -1) {
+		return nil, &ProtocolError{API: apiAuthenticate.String(),
+			Detail: fmt.Sprintf("principal %q, expiresAtMs %d while complete is 0, expected \"\" and -1", a.principal, a.expiresAtMs)}
+	}
+	if a.complete && a.expiresAtMs < -1 {
+		return nil, &ProtocolError{API: apiAuthenticate.String(), Detail: fmt.Sprintf("expiresAtMs %d, expected >= -1", a.expiresAtMs)}
 	}
 	return a, nil
 }
