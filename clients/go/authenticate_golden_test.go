@@ -63,3 +63,21 @@ func TestAuthenticationFailedCarriesTheBrokersReason(t *testing.T) {
 		t.Fatalf("code 23 is %s", ErrorCode(23))
 	}
 }
+
+func TestSecurityRefusalsAreNamedAndMatchTheirSentinels(t *testing.T) {
+	for code, sentinel := range map[ErrorCode]error{
+		CodeTLSRequired:            ErrTLSRequired,
+		CodeAuthenticationRequired: ErrAuthenticationRequired,
+		CodeAuthenticationFailed:   ErrAuthenticationFailed,
+		CodeCredentialsExpired:     ErrCredentialsExpired,
+		CodeNotAuthorized:          ErrNotAuthorized,
+	} {
+		err := refusal(code, apiMetadata, "METADATA t", nil)
+		if !errors.Is(err, sentinel) || !strings.Contains(err.Error(), code.String()) || code.Retriable() {
+			t.Errorf("code %d: %v (retriable %v), want %s by name, not retriable", int16(code), err, code.Retriable(), code)
+		}
+	}
+	if err := refusal(CodeTLSRequired, apiMetadata, "METADATA t", nil); !strings.Contains(err.Error(), "the broker requires TLS: connect with TLS") {
+		t.Errorf("TLS_REQUIRED says %q", err)
+	}
+}
