@@ -4,7 +4,8 @@
 // can be told to misbehave: hold requests, split answers into pieces, or answer with raw bytes.
 // It keeps a spec store too, for APPLY and LIST (topics.go), and answers LIST_FRAGMENTS as a broker
 // without a store: every partition one local segment. Its connections are served in serve.go, its
-// requests decoded in decode.go and its answers built in answers.go.
+// requests decoded in decode.go and its answers built in answers.go. Secure gives it TLS and
+// AUTHENTICATE (security.go, scram.go, token.go); NewPKI makes certificates for it (pki.go).
 package fakebroker
 
 import (

@@ -40,7 +40,8 @@ type Security struct {
 	ForgeServerSignature bool
 }
 
-// Secure sets how the fake guards its port, for connections accepted from now on.
+// Secure sets how the fake guards its port: TLS for connections accepted from now on, the rest
+// for every request from now on.
 func (b *Broker) Secure(s Security) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
