@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The fake's side of security (the wire: prompts' auth-wire, docs/protocol.md): TLS on the client
+// The fake's side of security (the wire's AUTHENTICATE, TLS and error codes 18-22): TLS on the client
 // port told apart from plaintext by the first byte, AUTHENTICATE with SCRAM-SHA-256 (scram.go) and
 // TOKEN (token.go), and the gate that answers AUTHENTICATION_REQUIRED and CREDENTIALS_EXPIRED.
 
