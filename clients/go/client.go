@@ -58,11 +58,19 @@ type ClientConfig struct {
 	// high watermark than one seen before. Empty (the default): every read goes to the primary and
 	// nothing of this is sent. See replica_reads.go.
 	PreferZone string
+	// Dial is how every connection to a broker is opened: TLS and credentials (see DialConfig).
+	// Every connection authenticates, the ones dialed again after a loss too.
+	Dial DialConfig
 }
 
 // NewClient connects to the first reachable of bootstrap (host:port each) and returns a Client.
 func NewClient(ctx context.Context, bootstrap []string, cfg ClientConfig) (*Client, error) {
-	return newClient(ctx, bootstrap, cfg, Dial)
+	if err := cfg.Dial.validate(); err != nil {
+		return nil, err
+	}
+	return newClient(ctx, bootstrap, cfg, func(ctx context.Context, addr string) (*Conn, error) {
+		return DialWith(ctx, addr, cfg.Dial)
+	})
 }
 
 func newClient(ctx context.Context, bootstrap []string, cfg ClientConfig, dial func(context.Context, string) (*Conn, error)) (*Client, error) {

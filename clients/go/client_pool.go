@@ -2,6 +2,7 @@ package booblik
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"slices"
 	"sync"
@@ -80,7 +81,7 @@ func (c *Client) anyBroker(ctx context.Context, a *attempt) (*pooledBroker, erro
 		a.at = addr
 		return b, nil
 	}
-	a.lost = true
+	a.lost = !refusedForGood(last)
 	return nil, last
 }
 
@@ -172,19 +173,38 @@ func (b *pooledBroker) ensureLocked(ctx context.Context, dial func(context.Conte
 }
 
 // do runs fn on the broker's Conn, dialing it first if needed. A failed dial or a Conn that broke
-// during fn marks the attempt lost (the broker may be gone); a refusal does not.
+// during fn marks the attempt lost (the broker may be gone); a refusal does not, nor does a
+// connection refused for good (refusedForGood).
 func (b *pooledBroker) do(ctx context.Context, a *attempt, fn func(*Conn, map[int16]int16) error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	a.at = b.addr
 	if err := b.ensureLocked(ctx, b.dial); err != nil {
-		a.lost = ctx.Err() == nil
+		a.lost = ctx.Err() == nil && !refusedForGood(err)
 		return err
 	}
 	err := fn(b.conn, b.versions)
 	if err != nil && b.conn.err != nil && !errors.Is(b.conn.err, ErrClosed) {
-		a.lost = ctx.Err() == nil
+		a.lost = ctx.Err() == nil && !refusedForGood(err)
 		b.conn = nil // broken: closed when it broke; the next call dials again
 	}
 	return err
+}
+
+// refusedForGood says whether a connection failed in a way no retry cures: the broker refused its
+// TLS or its credentials, could not prove itself, or the configuration is wrong. Dialing again
+// would repeat it, and for a password count towards the broker's limit of failed attempts.
+func refusedForGood(err error) bool {
+	var refused *BrokerError
+	if errors.As(err, &refused) {
+		switch refused.Code {
+		case CodeTLSRequired, CodeAuthenticationRequired, CodeAuthenticationFailed, CodeNotAuthorized:
+			return true
+		}
+	}
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	return errors.Is(err, ErrBrokerNotProven) || errors.Is(err, ErrNoTLSAnswer) || errors.Is(err, ErrInvalidArgument) ||
+		errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid)
 }

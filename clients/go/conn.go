@@ -33,20 +33,23 @@ type Conn struct {
 	// versions is what API_VERSIONS answered (apiKey -> highest version), asked once, before the
 	// first call that has versions to choose from; nil until then.
 	versions map[int16]int16
+
+	tls       bool           // a write cut by a deadline breaks a TLS stream for good
+	auth      *authenticator // nil: the connection does not authenticate
+	principal string         // who AUTHENTICATE said this connection is
+	// expiresAtMs is when the broker said the credentials expire (Unix ms), -1 for never.
+	expiresAtMs int64
+	now         func() time.Time // the clock a token's expiry is read by
 }
 
-// Dial opens a connection to the broker at addr (host:port). ctx bounds the dial only.
+// Dial opens a plaintext connection to the broker at addr (host:port). ctx bounds the dial only.
+// DialWith adds TLS and authentication.
 func Dial(ctx context.Context, addr string) (*Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("booblik: dial %s: %w", addr, err)
-	}
-	return newConn(nc, addr), nil
+	return DialWith(ctx, addr, DialConfig{})
 }
 
 func newConn(nc net.Conn, addr string) *Conn {
-	return &Conn{addr: addr, nc: nc, rd: bufio.NewReaderSize(nc, 64<<10)}
+	return &Conn{addr: addr, nc: nc, rd: bufio.NewReaderSize(nc, 64<<10), expiresAtMs: -1, now: time.Now}
 }
 
 // Close closes the connection. Calls after Close return ErrClosed.
@@ -71,8 +74,27 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // exchange sends one request frame (from beginFrame) and, when answered is true, returns the body
 // of its answer. A refusal comes back as a *BrokerError naming the request ("PRODUCE orders/2")
-// and leaves the connection usable.
+// and leaves the connection usable. CREDENTIALS_EXPIRED on a connection with a TokenFunc gets a
+// new token on the same connection and the request once more: refused, it did nothing. A token
+// about to expire is replaced before the request, so a PRODUCE with AckNone (which is refused
+// without an answer) is not lost to it.
 func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame []byte, answered bool) ([]byte, error) {
+	if c.expiring(api) {
+		if err := c.authenticate(ctx); err != nil {
+			return nil, err
+		}
+	}
+	body, err := c.exchangeOnce(ctx, api, request, frame, answered)
+	if !c.refreshes(api, err) {
+		return body, err
+	}
+	if err := c.authenticate(ctx); err != nil {
+		return nil, err
+	}
+	return c.exchangeOnce(ctx, api, request, frame, answered)
+}
+
+func (c *Conn) exchangeOnce(ctx context.Context, api apiKey, request string, frame []byte, answered bool) ([]byte, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -107,7 +129,7 @@ func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame [
 	}()
 
 	if n, err := c.nc.Write(frame); err != nil {
-		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) && !c.tls {
 			return nil, interrupted(ctx, api) // nothing left: still in step
 		}
 		return nil, c.broke(api, fmt.Errorf("writing the request: %w", err))
@@ -130,6 +152,9 @@ func (c *Conn) exchange(ctx context.Context, api apiKey, request string, frame [
 		c.owed = c.owed[1:]
 		if head != id {
 			continue // the answer to an abandoned call: nobody is waiting for it
+		}
+		if code == CodeTLSRequired { // the broker closes the connection after it
+			return nil, c.breakWith(refusal(code, api, request, body))
 		}
 		if code != CodeNone {
 			return nil, refusal(code, api, request, body)
@@ -179,6 +204,13 @@ func (c *Conn) broke(api apiKey, cause error) error {
 	if !errors.As(cause, &pe) && !errors.As(cause, &he) {
 		cause = fmt.Errorf("booblik: %s: %w", api, cause)
 	}
+	c.err = &brokenError{cause: cause}
+	_ = c.nc.Close()
+	return cause
+}
+
+// breakWith is broke for a cause that already says what and where.
+func (c *Conn) breakWith(cause error) error {
 	c.err = &brokenError{cause: cause}
 	_ = c.nc.Close()
 	return cause

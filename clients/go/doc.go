@@ -3,7 +3,9 @@
 // A topic splits into partitions; producers append batches of opaque records to a partition, and
 // consumers read a partition from an offset they keep themselves.
 //
-//   - Dial opens a Conn: one TCP connection, for one goroutine at a time.
+//   - Dial opens a Conn: one TCP connection, for one goroutine at a time. DialWith adds TLS and
+//     authentication (SCRAM-SHA-256 or a token) before it returns; ClientConfig.Dial does the same
+//     for every connection of a Client.
 //   - Conn.Produce appends a batch to a partition; Conn.Topic routes records by key (FNV-1a, the same
 //     in every booblik client).
 //   - Conn.Fetch reads once; Conn.Consumer keeps a position and reads on, with Poll or with the

@@ -40,6 +40,14 @@ const (
 	// CodeRecordsLost: FETCH v5 only (this client sends v2/v3): records before the consumer's
 	// position were lost by a restore from the store; those offsets hold other records now.
 	CodeRecordsLost ErrorCode = 17
+
+	// Security (docs/protocol.md, AUTHENTICATE). AUTHENTICATION_FAILED carries the broker's reason:
+	// the refusal is then an *AuthenticationFailedError.
+	CodeTLSRequired            ErrorCode = 18 // the broker closes the connection after it
+	CodeAuthenticationRequired ErrorCode = 19
+	CodeAuthenticationFailed   ErrorCode = 20
+	CodeCredentialsExpired     ErrorCode = 21
+	CodeNotAuthorized          ErrorCode = 22
 )
 
 // codeInfo is one row of the error table, the same in every booblik client (the TypeScript
@@ -79,6 +87,13 @@ var codeTable = [...]codeInfo{
 		"the request may or may not have taken effect (a batch written but not acknowledged, an APPLY whose answer from etcd was lost); sending it again may apply it twice"},
 	CodeRecordsLost: {"RECORDS_LOST", false,
 		"FETCH v5: records before the consumer's position, from the offset the answer names, were lost (the partition was restored from its store); those offsets hold other records now"},
+	CodeTLSRequired: {"TLS_REQUIRED", false, "the broker requires TLS: connect with TLS (--tls)"},
+	CodeAuthenticationRequired: {"AUTHENTICATION_REQUIRED", false,
+		"the broker requires authentication: connect with credentials (a user and password, or a token)"},
+	CodeAuthenticationFailed: {"AUTHENTICATION_FAILED", false, "the broker refused the credentials"},
+	CodeCredentialsExpired: {"CREDENTIALS_EXPIRED", false,
+		"the token this connection authenticated with has expired: authenticate again with a new one"},
+	CodeNotAuthorized: {"NOT_AUTHORIZED", false, "the authenticated principal may not do this"},
 }
 
 func (c ErrorCode) info() (codeInfo, bool) {
@@ -192,6 +207,14 @@ var (
 	// ErrArgumentRefused is the broker's INVALID_ARGUMENT; ErrInvalidArgument is the client's own.
 	ErrArgumentRefused error = &BrokerError{Code: CodeInvalidArgument}
 	ErrTopicReadOnly   error = &BrokerError{Code: CodeTopicReadOnly}
+
+	ErrTLSRequired            error = &BrokerError{Code: CodeTLSRequired}
+	ErrAuthenticationRequired error = &BrokerError{Code: CodeAuthenticationRequired}
+	// ErrAuthenticationFailed matches the broker's AUTHENTICATION_FAILED (an
+	// *AuthenticationFailedError, with its reason).
+	ErrAuthenticationFailed error = &BrokerError{Code: CodeAuthenticationFailed}
+	ErrCredentialsExpired   error = &BrokerError{Code: CodeCredentialsExpired}
+	ErrNotAuthorized        error = &BrokerError{Code: CodeNotAuthorized}
 )
 
 // ErrOutcomeUnknown matches every error whose request may or may not have taken effect: an

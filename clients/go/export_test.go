@@ -41,3 +41,6 @@ func SetTopicClock(t *Topic, now func() time.Time) {
 	t.now = now
 	t.mu.Unlock()
 }
+
+// SetConnClock makes c read the time from now (a test's clock) to tell when its token expires.
+func SetConnClock(c *Conn, now func() time.Time) { c.now = now }

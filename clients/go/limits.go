@@ -43,6 +43,20 @@ const (
 	// producerQueuedBytesMax bounds what a Producer holds for a broker slower than its callers:
 	// past it, Send waits for room instead of letting memory grow without end.
 	producerQueuedBytesMax = 64 << 20
+
+	// scramIterationsMin is the wire's floor (RFC 7677's minimum): a broker asking fewer weakens
+	// the stored keys, and the client refuses it.
+	scramIterationsMin = 4096
+	// scramIterationsMax bounds the PBKDF2 work a broker can ask of the client: ten million is
+	// seconds of one core, far above any sane setting (4096 to a few hundred thousand).
+	scramIterationsMax = 10_000_000
+
+	// scramNonceBytes is the client nonce's randomness (base64 on the wire): 144 bits, far past guessing.
+	scramNonceBytes = 18
+
+	// tokenRefreshAhead is how long before its expiry a token from TokenFunc is replaced: room for
+	// a request in flight and for the clocks of client and broker to differ by a few seconds.
+	tokenRefreshAhead = 5 * time.Second
 )
 
 // Defaults, each a named constant with its reason.
@@ -100,4 +114,5 @@ func init() {
 	check(DefaultFetchMaxBytes <= fetchMaxBytesMax, "the default fetch size must be allowed")
 	check(DefaultMaxWait <= fetchWaitMax, "the default wait must be one the broker honours")
 	check(producerQueuedBytesMax >= frameBytesMax, "the producer must hold at least one full request")
+	check(scramIterationsMin <= scramIterationsMax, "some SCRAM iteration count must be accepted")
 }

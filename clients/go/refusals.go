@@ -9,6 +9,7 @@ import "fmt"
 //	OFFSET_MISMATCH (8)   => logEndOffset:int64
 //	INVALID_ARGUMENT (11) => index:int32 message:string
 //	NOT_PRIMARY (9)       => route:Route   (to PRODUCE v3 and FETCH v3; see NotPrimaryError)
+//	AUTHENTICATION_FAILED (20) => reason:string
 //
 // Each error below embeds the BrokerError it is, so errors.Is(err, ErrRevisionMismatch) and
 // errors.As(err, &brokerErr) keep working.
@@ -58,6 +59,23 @@ func (e *OffsetMismatchError) Error() string {
 
 func (e *OffsetMismatchError) Unwrap() error { return &e.BrokerError }
 
+// AuthenticationFailedError is an AUTHENTICATE the broker refused: a wrong user name or password
+// (the broker does not say which), a bad or expired token, or too many failed attempts. Reason is
+// the broker's, for people. Sending the same credentials again fails the same way.
+type AuthenticationFailedError struct {
+	BrokerError
+	Reason string
+}
+
+func (e *AuthenticationFailedError) Error() string {
+	if e.Reason == "" {
+		return "booblik: " + e.Request + " refused: AUTHENTICATION_FAILED"
+	}
+	return "booblik: " + e.Request + " refused: AUTHENTICATION_FAILED: " + e.Reason
+}
+
+func (e *AuthenticationFailedError) Unwrap() error { return &e.BrokerError }
+
 // refusal is the error for a refused request, with the details its body carries for the codes
 // that have them; a *ProtocolError when those do not decode. Bytes after a code without details
 // are ignored, as the protocol asks.
@@ -65,6 +83,9 @@ func refusal(code ErrorCode, api apiKey, request string, body []byte) error {
 	base := BrokerError{Code: code, API: api.String(), Request: request}
 	if code == CodeOutcomeUnknown { // not a refusal: said as such
 		return &OutcomeUnknownError{Request: request, Why: "the broker took it but could not confirm it", Err: &base}
+	}
+	if code == CodeAuthenticationFailed && len(body) == 0 {
+		return &AuthenticationFailedError{BrokerError: base}
 	}
 	if len(body) == 0 {
 		return &base
@@ -89,6 +110,8 @@ func refusal(code ErrorCode, api apiKey, request string, body []byte) error {
 		err = e
 	case CodeNotPrimary:
 		err = &NotPrimaryError{BrokerError: base, Route: readRoute(&d, "refusal route")}
+	case CodeAuthenticationFailed:
+		err = &AuthenticationFailedError{BrokerError: base, Reason: d.string("refusal reason")}
 	case CodeOffsetMismatch:
 		err = &OffsetMismatchError{BrokerError: base, ExpectedOffset: noExpectedOffset, LogEndOffset: d.int64("refusal logEndOffset")}
 	default:

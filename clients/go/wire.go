@@ -20,6 +20,8 @@ const (
 	apiApply       apiKey = 4
 	apiList        apiKey = 5
 	apiAPIVersions apiKey = 6
+	// apiListFragments (7) is in fragments.go
+	apiAuthenticate apiKey = 10
 )
 
 func (k apiKey) String() string {
@@ -38,6 +40,8 @@ func (k apiKey) String() string {
 		return "API_VERSIONS"
 	case apiListFragments:
 		return "LIST_FRAGMENTS"
+	case apiAuthenticate:
+		return "AUTHENTICATE"
 	}
 	return fmt.Sprintf("API(%d)", int16(k))
 }

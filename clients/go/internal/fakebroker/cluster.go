@@ -189,7 +189,7 @@ func (b *Broker) supports(req Request) bool {
 		return req.Version == 1 || (cluster && req.Version <= 3 && req.Version >= 1) || (v4 && req.Version == 4)
 	case APIList:
 		return req.Version == 1 || (v4 && req.Version == 2)
-	case APIApply, APIListFragments:
+	case APIApply, APIListFragments, APIAuthenticate:
 		return req.Version == 1
 	case APIAPIVersions:
 		return cluster && req.Version == 1

@@ -138,6 +138,14 @@ func decodeRequest(frame []byte) Request {
 		if why := decodeTopicsRequest(r, &req); why != "" {
 			return fail(why)
 		}
+	case APIAuthenticate:
+		req.Mechanism = r.str()
+		n := r.i32()
+		data := r.take(int(n))
+		if r.err != nil || n < 0 {
+			return fail("authenticate: " + errShort.Error())
+		}
+		req.AuthData = append([]byte(nil), data...)
 	case APIListFragments:
 		req.Topic = r.str()
 		req.Partition = r.i32()

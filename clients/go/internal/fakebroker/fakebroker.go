@@ -4,7 +4,8 @@
 // can be told to misbehave: hold requests, split answers into pieces, or answer with raw bytes.
 // It keeps a spec store too, for APPLY and LIST (topics.go), and answers LIST_FRAGMENTS as a broker
 // without a store: every partition one local segment. Its connections are served in serve.go, its
-// requests decoded in decode.go and its answers built in answers.go.
+// requests decoded in decode.go and its answers built in answers.go. Secure gives it TLS and
+// AUTHENTICATE (security.go, scram.go, token.go); NewPKI makes certificates for it (pki.go).
 package fakebroker
 
 import (
@@ -67,12 +68,19 @@ type Request struct {
 	Topics      []string // METADATA
 	MinRevision int64    // METADATA v3; -1 before v3
 
+	Conn int // which accepted connection it came on, from 1
+
 	Node int // cluster mode: which of the fake's listeners the request came in on (0 otherwise)
 
 	DryRun        bool     // APPLY
 	Changes       []Change // APPLY
 	Selector      string   // LIST
 	WatchRevision int64    // LIST; MaxWaitMillis too
+
+	Mechanism string // AUTHENTICATE
+	AuthData  []byte // AUTHENTICATE
+	// Principal is who the connection had authenticated as when the request came ("" for nobody).
+	Principal string
 
 	DecodeErr string // why the fake answered CORRUPT_REQUEST; empty when the request decoded
 }
@@ -99,7 +107,12 @@ type Broker struct {
 	chunk     int
 	hold      chan struct{}    // while non-nil, connections wait for it to close before reading
 	conns     map[net.Conn]int // to the node it was accepted on
+	accepted  int              // connections accepted so far
 	closing   chan struct{}
+
+	security Security
+	users    map[string]scramUser
+	keys     map[string][]byte // token key id -> HS256 secret
 
 	cluster       *clusterState // nil: a single broker, as before (cluster.go)
 	nodes         []net.Listener

@@ -1,7 +1,6 @@
 package fakebroker
 
 import (
-	"bufio"
 	"encoding/binary"
 	"io"
 	"net"
@@ -23,13 +22,15 @@ func (b *Broker) accept(ln net.Listener, node int) {
 		default:
 		}
 		b.conns[nc] = node
+		b.accepted++
+		id := b.accepted
 		b.wg.Add(1)
 		b.mu.Unlock()
-		go b.serve(nc, node)
+		go b.serve(nc, node, id)
 	}
 }
 
-func (b *Broker) serve(nc net.Conn, node int) {
+func (b *Broker) serve(nc net.Conn, node, connID int) {
 	defer b.wg.Done()
 	defer func() {
 		b.mu.Lock()
@@ -37,7 +38,10 @@ func (b *Broker) serve(nc net.Conn, node int) {
 		b.mu.Unlock()
 		nc.Close()
 	}()
-	r := bufio.NewReader(nc)
+	w, r, sess, ok := b.open(nc)
+	if !ok {
+		return
+	}
 	for {
 		var lengthBytes [4]byte
 		if _, err := io.ReadFull(r, lengthBytes[:]); err != nil {
@@ -59,21 +63,29 @@ func (b *Broker) serve(nc net.Conn, node int) {
 			<-gate
 		}
 		if n < 8 {
-			if !b.write(nc, Answer(0, CodeCorruptRequest, nil)) {
+			if !b.write(w, Answer(0, CodeCorruptRequest, nil)) {
 				return
 			}
 			continue
 		}
 		req := decodeRequest(frame)
 		req.Node = node
+		req.Principal = sess.principal
+		req.Conn = connID
 		b.mu.Lock()
 		b.requests = append(b.requests, req)
 		b.notify()
 		intercept := b.intercept
 		b.mu.Unlock()
+		if answer := b.gate(sess, req); answer != nil { // empty: refused without an answer
+			if !b.write(w, answer) {
+				return
+			}
+			continue
+		}
 		if intercept != nil {
 			if act, ok := intercept(req); ok {
-				if act.Raw != nil && !b.write(nc, act.Raw) {
+				if act.Raw != nil && !b.write(w, act.Raw) {
 					return
 				}
 				if act.Close {
@@ -82,7 +94,7 @@ func (b *Broker) serve(nc net.Conn, node int) {
 				continue
 			}
 		}
-		if answer := b.handle(req); answer != nil && !b.write(nc, answer) {
+		if answer := b.handle(req); answer != nil && !b.write(w, answer) {
 			return
 		}
 	}
