@@ -19,6 +19,8 @@ export interface BrokerProcessOptions {
   nofile?: number;
   /** How long startup (recovery included) may take. */
   startTimeoutMs?: number;
+  /** Environment variables beside PATH (the broker sees no other: the test's own BOOBLIK_* stay out). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -72,7 +74,7 @@ export class BrokerProcess {
         : ['prlimit', [`--nofile=${options.nofile}:${options.nofile}`, process.execPath, ...args]];
     const proc = spawn(command, argv, {
       // Only PATH: BOOBLIK_* variables of the test run must not configure the broker.
-      env: { PATH: process.env.PATH ?? '' },
+      env: { PATH: process.env.PATH ?? '', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
