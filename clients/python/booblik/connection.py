@@ -33,7 +33,7 @@ from .partitioner import Key, TopicRouting
 from .refusals import refusal
 from .route_v2 import LIST_REPLICAS_VERSION, decode_list_response_v2
 from .security import PLAINTEXT, Security, security_from
-from .tls import handshake_failure
+from .tls import handshake_failure, lost_hint
 from .topics import (
     NO_WATCH,
     Delete,
@@ -383,7 +383,8 @@ class Connection:
         except BaseException as error:  # a partial write leaves the broker mid-frame
             self._break(error)
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
-                raise ConnectionClosedError(f"connection lost writing a request to {self.address}: {error}") from error
+                hint = lost_hint(error, self.security.tls)
+                raise ConnectionClosedError(f"connection lost writing a request to {self.address}: {error}{hint}") from error
             raise
         return correlation_id
 
@@ -412,7 +413,7 @@ class Connection:
                 raise lost_in_flight(what, self.address, unknown_effect, error) from error
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
                 raise ConnectionClosedError(
-                    f"connection lost reading a response from {self.address}: {error}"
+                    f"connection lost reading a response from {self.address}: {error}{lost_hint(error, self.security.tls)}"
                 ) from error
             raise
         if error_code == ErrorCode.TLS_REQUIRED:  # the broker hangs up after it: so does the client

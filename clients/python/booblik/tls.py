@@ -89,3 +89,12 @@ def handshake_failure(error: BaseException, address: str) -> TlsHandshakeError:
     if not_tls or any(r in reason for r in _NOT_TLS_REASONS):
         return TlsHandshakeError(f"TLS with {address}: the broker did not answer TLS: is booblik.tls on? ({error})")
     return TlsHandshakeError(f"TLS with {address}: the handshake failed: {error}")
+
+
+def lost_hint(error: BaseException, options: TlsOptions | None) -> str:
+    """What to add to a TLS connection's loss without a client certificate: under TLS 1.3 a broker
+    that requires one (mTLS) refuses it only after the handshake, so the first exchange fails."""
+    if options is None or options.cert_file is not None or not isinstance(error, (ssl.SSLError, ConnectionResetError)):
+        return ""
+    return " (a broker that requires client certificates refuses TLS without one: tls_cert_file, tls_key_file)"
+
