@@ -4,7 +4,7 @@ flight together when a token expires (one new exchange for all of them)."""
 import asyncio
 import unittest
 
-from booblik import aio
+from booblik import ProducerConfig, aio
 from booblik.errors import AuthenticationFailedError, AuthenticationRequiredError, CredentialsExpiredError
 from booblik.scram import BrokerNotProvenError
 from tests.fakebroker_auth import make_jwt
@@ -92,6 +92,54 @@ class AioTokenTest(AuthTestCase):
         forged = make_jwt(b"not the broker's key", KEY_ID, {"sub": "x", "exp": int(self.clock.now) + 60})
         with self.assertRaises(AuthenticationFailedError):
             run(aio.Connection.connect(broker.address, TIMEOUT, token=forged)._open())
+
+
+class AioProducerTokenTest(AuthTestCase):
+    def test_batches_refused_expired_are_sent_again_in_order_before_later_ones(self):
+        broker = self.broker({"orders": 3})
+        issued = []
+
+        def fresh_token():
+            issued.append(token_for(f"svc-{len(issued)}", self.clock))
+            return issued[-1]
+
+        async def main():
+            connection = await aio.Connection.connect(broker.address, TIMEOUT, token=fresh_token)
+            async with aio.Producer(connection, ProducerConfig(linger=60)) as producer:
+                self.clock.now += 120
+                first = [producer.send("orders", f"{p}-a".encode(), partition=p) for p in range(3)]
+                await producer.flush()  # three batches pipelined, each refused CREDENTIALS_EXPIRED first
+                later = producer.send("orders", b"0-b", partition=0)
+                await producer.flush()
+                return [await f for f in first], await later
+
+        offsets, later = run(main())
+        self.assertEqual((offsets, later), ([0, 0, 0], 1))
+        self.assertEqual(broker.payloads("orders", 0), [b"0-a", b"0-b"])
+        self.assertEqual(len(issued), 2)
+
+    def test_a_batch_written_while_authenticating_again_waits_its_turn(self):
+        broker = self.broker({"orders": 1})
+        issued = []
+
+        async def slow_token():  # the identity provider takes a while: sends keep coming meanwhile
+            issued.append(token_for(f"svc-{len(issued)}", self.clock))
+            for _ in range(5):
+                await asyncio.sleep(0)
+            return issued[-1]
+
+        async def main():
+            connection = await aio.Connection.connect(broker.address, TIMEOUT, token=slow_token)
+            async with aio.Producer(connection, ProducerConfig(linger=0)) as producer:
+                self.clock.now += 120
+                futures = []
+                for i in range(20):
+                    futures.append(producer.send("orders", bytes([i]), partition=0))
+                    await asyncio.sleep(0)
+                return [await f for f in futures]
+
+        self.assertEqual(run(main()), list(range(20)))
+        self.assertEqual(broker.payloads("orders", 0), [bytes([i]) for i in range(20)])
 
 
 class AioClientTest(AuthTestCase):

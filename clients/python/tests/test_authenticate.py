@@ -5,7 +5,7 @@ refreshed on CREDENTIALS_EXPIRED on the same connection."""
 import time
 import unittest
 
-from booblik import Client, Connection
+from booblik import Client, Connection, Producer, ProducerConfig
 from booblik.errors import (
     AuthenticationFailedError,
     AuthenticationRequiredError,
@@ -36,11 +36,11 @@ def token_for(sub: str, clock: FakeClock, lifetime: int = 60) -> str:
 
 
 class AuthTestCase(unittest.TestCase):
-    def broker(self, **auth) -> FakeBroker:
+    def broker(self, topics: dict | None = None, **auth) -> FakeBroker:
         self.clock = FakeClock()
         auth.setdefault("users", {"alice": "wonderland"})
         auth.setdefault("token_keys", {KEY_ID: KEY})
-        broker = FakeBroker({"default": 1}, auth=FakeAuth(clock=self.clock, **auth))
+        broker = FakeBroker(topics or {"default": 1}, auth=FakeAuth(clock=self.clock, **auth))
         self.addCleanup(broker.close)
         return broker
 
@@ -165,6 +165,29 @@ class TokenTest(AuthTestCase):
         broker = self.broker()
         with self.assertRaises(ValueError):
             self.connect(broker.address, token=lambda: "")
+
+
+class ProducerTokenTest(AuthTestCase):
+    def test_pipelined_batches_refused_expired_are_sent_again_in_order(self):
+        broker = self.broker({"orders": 3})
+        issued = []
+
+        def fresh_token():
+            issued.append(token_for(f"svc-{len(issued)}", self.clock))
+            return issued[-1]
+
+        connection = Connection.connect(broker.address, TIMEOUT, token=fresh_token)
+        with Producer(connection, ProducerConfig(linger=60)) as producer:
+            early = producer.send("orders", b"early", partition=0)
+            producer.flush(TIMEOUT)
+            self.assertEqual(early.result(TIMEOUT), 0)
+            self.clock.now += 120
+            futures = [producer.send("orders", f"{p}-{i}".encode(), partition=p) for i in range(2) for p in range(3)]
+            producer.flush(TIMEOUT)  # three batches, pipelined, each refused CREDENTIALS_EXPIRED first
+            self.assertEqual([f.result(TIMEOUT) for f in futures], [1, 0, 0, 2, 1, 1])
+        self.assertEqual(broker.payloads("orders", 0), [b"early", b"0-0", b"0-1"])
+        self.assertEqual(broker.payloads("orders", 1), [b"1-0", b"1-1"])
+        self.assertEqual(len(issued), 2)
 
 
 class ClientAuthenticatesEveryConnectionTest(AuthTestCase):
