@@ -143,6 +143,9 @@ class Connection:
         auth.check_credentials(self.security.credentials)
         if self._authenticating is None or self._authenticating.done():
             self._authenticating = asyncio.get_running_loop().create_task(authenticate(self))
+            # Its failure reaches every waiter; one nobody waits for any more (a connect that timed
+            # out) is retrieved here, not reported as lost.
+            self._authenticating.add_done_callback(lambda task: task.cancelled() or task.exception())
         return await asyncio.shield(self._authenticating)
 
     async def metadata(self, *topics: str) -> list:
