@@ -89,6 +89,11 @@ class SyncTlsTest(CertificatesFixture):
         self.assertIn("the broker requires TLS: connect with TLS", str(caught.exception))
         self.assertTrue(connection.closed)
 
+    def test_tls_required_reaches_a_connect_that_authenticates_first(self):
+        broker = self.broker(tls_required=True)
+        with self.assertRaises(TlsRequiredError):
+            self.connect(broker.address, user="alice", password="wonderland")
+
     def test_a_client_dials_every_broker_with_tls(self):
         broker = self.broker()
         with Client.connect(broker.address, TIMEOUT, tls_ca_file=self.certs.ca) as client:
