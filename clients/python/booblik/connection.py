@@ -147,11 +147,12 @@ class Connection:
         with self._lock:
             token = auth.check_token(credentials.source()) if isinstance(credentials, auth.Token) else None
             exchange = auth.steps(credentials, token)
-            call = lambda payload: self._call_once(auth.API_AUTHENTICATE, auth.AUTHENTICATE_VERSION, payload, auth.WHAT)  # noqa: E731
             try:
                 request = next(exchange)
                 while True:
-                    request = exchange.send(auth.decode_authenticate_response(call(auth.encode_request(request))))
+                    payload = auth.encode_request(request)
+                    body = self._call_once(auth.API_AUTHENTICATE, auth.AUTHENTICATE_VERSION, payload, auth.WHAT)
+                    request = exchange.send(auth.decode_authenticate_response(body))
             except StopIteration as done:
                 self.principal, self.expires_at_ms = done.value.principal, done.value.expires_at_ms
                 return done.value.principal
@@ -384,7 +385,9 @@ class Connection:
             self._break(error)
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
                 hint = lost_hint(error, self.security.tls)
-                raise ConnectionClosedError(f"connection lost writing a request to {self.address}: {error}{hint}") from error
+                raise ConnectionClosedError(
+                    f"connection lost writing a request to {self.address}: {error}{hint}"
+                ) from error
             raise
         return correlation_id
 
@@ -412,8 +415,9 @@ class Connection:
             if unknown_effect is not None and isinstance(error, (OSError, ConnectionClosedError)):
                 raise lost_in_flight(what, self.address, unknown_effect, error) from error
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+                hint = lost_hint(error, self.security.tls)
                 raise ConnectionClosedError(
-                    f"connection lost reading a response from {self.address}: {error}{lost_hint(error, self.security.tls)}"
+                    f"connection lost reading a response from {self.address}: {error}{hint}"
                 ) from error
             raise
         if error_code == ErrorCode.TLS_REQUIRED:  # the broker hangs up after it: so does the client

@@ -276,7 +276,9 @@ class TlsRequiredError(BrokerError):
 
     def __init__(self, request: str = "") -> None:
         super().__init__(ErrorCode.TLS_REQUIRED, request)
-        self.args = (f"{request or 'request'} refused: TLS_REQUIRED: the broker requires TLS: connect with TLS (tls=True)",)
+        self.args = (
+            f"{request or 'request'} refused: TLS_REQUIRED: the broker requires TLS: connect with TLS (tls=True)",
+        )
 
     def __reduce__(self):
         return (type(self), (self.request,))

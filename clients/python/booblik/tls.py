@@ -50,16 +50,16 @@ class TlsOptions:
         try:
             context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=self.ca_file)
         except (OSError, ssl.SSLError) as error:
-            raise ValueError(f"tls_ca_file: cannot load CA certificates from {self.ca_file!r}: {_reason(error)}") from error
+            reason = _reason(error)
+            raise ValueError(f"tls_ca_file: cannot load CA certificates from {self.ca_file!r}: {reason}") from error
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         if self.cert_file is not None:
             try:
                 # A password callback that refuses: an encrypted key is an error, never a prompt on stdin.
                 context.load_cert_chain(self.cert_file, self.key_file, password=_no_password)
             except (OSError, ssl.SSLError, _EncryptedKey) as error:
-                raise ValueError(
-                    f"tls_cert_file / tls_key_file: cannot load {self.cert_file!r} with {self.key_file!r}: {_reason(error)}"
-                ) from error
+                files = f"{self.cert_file!r} with {self.key_file!r}"
+                raise ValueError(f"tls_cert_file / tls_key_file: cannot load {files}: {_reason(error)}") from error
         return context
 
     def server_hostname(self, host: str) -> str:
@@ -76,7 +76,9 @@ def _no_password() -> str:
 
 
 def _reason(error: BaseException) -> str:
-    return str(error) if isinstance(error, _EncryptedKey) else (getattr(error, "reason", None) or error.strerror or str(error))
+    if isinstance(error, _EncryptedKey):
+        return str(error)
+    return getattr(error, "reason", None) or getattr(error, "strerror", None) or str(error)
 
 
 def handshake_failure(error: BaseException, address: str) -> TlsHandshakeError:
@@ -94,7 +96,8 @@ def handshake_failure(error: BaseException, address: str) -> TlsHandshakeError:
 def lost_hint(error: BaseException, options: TlsOptions | None) -> str:
     """What to add to a TLS connection's loss without a client certificate: under TLS 1.3 a broker
     that requires one (mTLS) refuses it only after the handshake, so the first exchange fails."""
-    if options is None or options.cert_file is not None or not isinstance(error, (ssl.SSLError, ConnectionResetError)):
+    refused = isinstance(error, (ssl.SSLError, ConnectionResetError))
+    if options is None or options.cert_file is not None or not refused:
         return ""
     return " (a broker that requires client certificates refuses TLS without one: tls_cert_file, tls_key_file)"
 

@@ -10,7 +10,9 @@ from booblik.scram import BrokerNotProvenError, ScramClient, saslname
 # RFC 7677 section 3.
 USER, PASSWORD, CLIENT_NONCE = "user", "pencil", "rOprNGfwEbeRWgbNEkqO"
 SERVER_FIRST = b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
-CLIENT_FINAL = b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+CLIENT_FINAL = (
+    b"c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+)
 SERVER_FINAL = b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
 
@@ -87,7 +89,8 @@ class NamesAndSecretsTest(unittest.TestCase):
         self.assertEqual(len(nonces), 20)
 
     def test_the_password_and_token_are_never_shown(self):
-        for shown in (repr(Scram("alice", "s3cret-pw")), repr(ScramClient("alice", "s3cret-pw")), repr(Token("tok-123"))):
+        shown_all = (repr(Scram("alice", "s3cret-pw")), repr(ScramClient("alice", "s3cret-pw")), repr(Token("tok-123")))
+        for shown in shown_all:
             self.assertNotIn("s3cret-pw", shown)
             self.assertNotIn("tok-123", shown)
 

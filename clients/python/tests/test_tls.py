@@ -2,12 +2,14 @@
 and how each refusal reads, synchronous and asyncio."""
 
 import asyncio
+import os
+import subprocess
 import unittest
 
 from booblik import Client, Connection, ConnectionClosedError, aio
 from booblik.errors import TlsRequiredError
 from booblik.tls import TlsHandshakeError
-from tests.certs import CLIENT_CN, CertificatesFixture
+from tests.certs import CLIENT_CN, OPENSSL, CertificatesFixture
 from tests.fakebroker import FakeBroker
 
 TIMEOUT = 5.0
@@ -30,7 +32,8 @@ class SyncTlsTest(CertificatesFixture):
         for host in ("127.0.0.1", "localhost"):  # the certificate names both; the address's host is verified
             with self.subTest(host=host):
                 connection = self.connect(f"{host}:{broker.port}", tls_ca_file=self.certs.ca)
-                self.assertEqual(connection.produce("default", 0, [b"over tls"]).base_offset, 0 if host == "127.0.0.1" else 1)
+                expected = 0 if host == "127.0.0.1" else 1
+                self.assertEqual(connection.produce("default", 0, [b"over tls"]).base_offset, expected)
         self.assertEqual(broker.payloads("default", 0), [b"over tls", b"over tls"])
 
     def test_a_broker_signed_by_another_ca_is_refused_with_ssls_reason(self):
@@ -60,8 +63,9 @@ class SyncTlsTest(CertificatesFixture):
 
     def test_mtls_sends_the_client_certificate_and_its_cn_is_the_principal(self):
         broker = self.broker(client_certificates=True)
+        certs = self.certs
         connection = self.connect(
-            broker.address, tls_ca_file=self.certs.ca, tls_cert_file=self.certs.client_cert, tls_key_file=self.certs.client_key
+            broker.address, tls_ca_file=certs.ca, tls_cert_file=certs.client_cert, tls_key_file=certs.client_key
         )
         connection.metadata()
         self.assertEqual(broker.requests[-1].principal, CLIENT_CN)
@@ -112,6 +116,18 @@ class SyncTlsTest(CertificatesFixture):
                 Connection.connect("127.0.0.1:1", TIMEOUT, **options)
 
 
+    def test_an_encrypted_key_is_refused_rather_than_prompted_for(self):
+        encrypted = os.path.join(os.path.dirname(self.certs.client_key), "encrypted.key")
+        subprocess.run(
+            [OPENSSL, "pkey", "-in", self.certs.client_key, "-out", encrypted, "-aes256", "-passout", "pass:pw"],
+            check=True,
+            timeout=30,
+        )
+        with self.assertRaises(ValueError) as caught:
+            Connection.connect("127.0.0.1:1", TIMEOUT, tls_cert_file=self.certs.client_cert, tls_key_file=encrypted)
+        self.assertIn("the key file is encrypted", str(caught.exception))
+
+
 class AioTlsTest(CertificatesFixture):
     def run_async(self, coroutine):
         return asyncio.run(asyncio.wait_for(coroutine, 20))
@@ -140,7 +156,8 @@ class AioTlsTest(CertificatesFixture):
 
     def test_a_server_name_the_certificate_does_not_carry_is_refused(self):
         broker = self.broker()
-        connect = aio.Connection.connect(broker.address, TIMEOUT, tls_ca_file=self.certs.ca, tls_server_name="x.example")
+        options = dict(tls_ca_file=self.certs.ca, tls_server_name="x.example")
+        connect = aio.Connection.connect(broker.address, TIMEOUT, **options)
         with self.assertRaises(TlsHandshakeError) as caught:
             self.run_async(connect._open())
         self.assertIn("Hostname mismatch", str(caught.exception))

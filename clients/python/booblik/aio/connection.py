@@ -283,7 +283,8 @@ class Connection:
         """
         wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
         check_wait_fits_timeout(wait, self.timeout)
-        return TopicWatch(lambda: Connection.connect(self.address, self.timeout, security=self.security), selector, wait)
+        dial = lambda: Connection.connect(self.address, self.timeout, security=self.security)  # noqa: E731
+        return TopicWatch(dial, selector, wait)
 
     async def _list(self, selector: str, watch_revision: int, max_wait_millis: int) -> TopicListing:
         payload = encode_list_request(selector, watch_revision, max_wait_millis)
