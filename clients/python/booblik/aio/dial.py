@@ -5,6 +5,7 @@ only once all of that is done, within the connect's timeout."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import socket
 import ssl
 from typing import TYPE_CHECKING
@@ -76,11 +77,11 @@ class _Connecting:
 async def authenticate(connection) -> str:
     """One AUTHENTICATE exchange on ``connection`` (an aio Connection) with its credentials."""
     credentials = connection.security.credentials
+    token = None
+    if isinstance(credentials, auth.Token):  # a callable's failure is the caller's: the connection stays
+        token = credentials.source()
+        token = auth.check_token(await token if inspect.isawaitable(token) else token)
     try:
-        token = None
-        if isinstance(credentials, auth.Token):
-            token = credentials.source()
-            token = auth.check_token(await token if hasattr(token, "__await__") else token)
         exchange = auth.steps(credentials, token)
         request = next(exchange)
         try:
