@@ -152,6 +152,24 @@ class TokenTest(AuthTestCase):
         self.assertEqual(broker.payloads("default", 0), [b"before", b"after"])
         self.assertEqual(len(broker._connections), 1)
 
+    def test_a_token_callable_that_fails_on_refresh_fails_the_request_only(self):
+        broker = self.broker()
+        provider = {"up": True}
+
+        def fresh_token():
+            if not provider["up"]:
+                raise RuntimeError("the identity provider is down")
+            return token_for("svc", self.clock)
+
+        connection = self.connect(broker.address, token=fresh_token)
+        self.clock.now += 120
+        provider["up"] = False
+        with self.assertRaisesRegex(RuntimeError, "identity provider"):
+            connection.metadata()
+        self.assertFalse(connection.closed)
+        provider["up"] = True
+        self.assertEqual(connection.metadata()[0].name, "default")
+
     def test_an_expired_plain_string_token_reaches_the_caller(self):
         broker = self.broker()
         connection = self.connect(broker.address, token=token_for("svc", self.clock))
