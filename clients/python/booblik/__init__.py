@@ -9,12 +9,16 @@ from .connection import Connection, Topic
 from .consumer import Consumer
 from .crc32c import crc32c
 from .errors import (
+    AuthenticationFailedError,
+    AuthenticationRequiredError,
     BooblikError,
     BrokerError,
     ConnectionClosedError,
     CorruptRecordError,
+    CredentialsExpiredError,
     ErrorCode,
     InvalidArgumentRefusal,
+    NotAuthorizedError,
     NotPrimaryError,
     OffsetMismatchError,
     OutcomeUnknownError,
@@ -22,12 +26,15 @@ from .errors import (
     ProtocolError,
     RecordExceedsMaxBytesError,
     RevisionMismatchError,
+    TlsRequiredError,
     is_outcome_unknown,
 )
 from .fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
 from .partitioner import fnv1a, partition_index
 from .producer import Producer
 from .route_v2 import ReplicaFlag, ReplicaState, RouteV2
+from .scram import BrokerNotProvenError
+from .tls import TlsHandshakeError
 from .topics import (
     FLAG_READ_ONLY,
     REVISION_ANY,
@@ -58,13 +65,17 @@ __all__ = [
     "REVISION_ANY",
     "REVISION_MUST_NOT_EXIST",
     "AckPolicy",
+    "AuthenticationFailedError",
+    "AuthenticationRequiredError",
     "BooblikError",
     "BrokerError",
+    "BrokerNotProvenError",
     "Client",
     "Connection",
     "ConnectionClosedError",
     "Consumer",
     "CorruptRecordError",
+    "CredentialsExpiredError",
     "Delete",
     "ErrorCode",
     "FetchResult",
@@ -72,6 +83,7 @@ __all__ = [
     "FragmentLocation",
     "InvalidArgumentRefusal",
     "ListedTopic",
+    "NotAuthorizedError",
     "NotPrimaryError",
     "OffsetMismatchError",
     "OutcomeUnknownError",
@@ -89,6 +101,8 @@ __all__ = [
     "RevisionMismatchError",
     "Route",
     "RouteV2",
+    "TlsHandshakeError",
+    "TlsRequiredError",
     "Topic",
     "TopicListing",
     "TopicMetadata",

@@ -32,6 +32,7 @@ from .consumer import Consumer
 from .errors import ConnectionClosedError, NotPrimaryError, is_outcome_unknown
 from .fragments import list_fragments_call
 from .replica_reads import ReplicaReads, check_zone
+from .security import security_from
 from .routing import (
     AT_ONCE,
     GIVE_UP,
@@ -74,7 +75,10 @@ class Client:
         route_retry_delay_max: float = limits.DEFAULT_ROUTE_RETRY_DELAY_MAX,
         prefer_zone: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        **security,
     ) -> None:
+        """``security``: TLS and credentials (booblik.security), for every broker it connects to."""
+        self.security = security_from(**security)
         self.routes = RouteTable(bootstrap, route_attempts_max, route_retry_delay, route_retry_delay_max)
         self.prefer_zone = check_zone(prefer_zone)
         self._replica_reads = ReplicaReads(self.prefer_zone) if self.prefer_zone is not None else None
@@ -227,7 +231,7 @@ class Client:
             broker = self._brokers.get(address)
         if broker is not None and not broker.connection.closed:
             return broker
-        connection = Connection.connect(address, self.timeout)
+        connection = Connection.connect(address, self.timeout, security=self.security)
         try:
             broker = _Broker(address, connection, connection.versions())
         except BaseException:

@@ -8,10 +8,11 @@ a refusal from the broker (BrokerError) does not.
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Iterable
 
-from . import limits, routing, wire
+from . import auth, limits, routing, wire
 from .address import parse_address
 from .capabilities import speaks
 from .consumer import Consumer
@@ -21,6 +22,7 @@ from .errors import (
     BooblikError,
     BrokerError,
     ConnectionClosedError,
+    CredentialsExpiredError,
     ErrorCode,
     ProtocolError,
     lost_in_flight,
@@ -30,6 +32,8 @@ from .fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_f
 from .partitioner import Key, TopicRouting
 from .refusals import refusal
 from .route_v2 import LIST_REPLICAS_VERSION, decode_list_response_v2
+from .security import PLAINTEXT, Security, security_from
+from .tls import handshake_failure, lost_hint
 from .topics import (
     NO_WATCH,
     Delete,
@@ -54,10 +58,16 @@ class Connection:
     connection; do not use it directly while the producer has it.
     """
 
-    def __init__(self, sock: socket.socket, address: str, timeout: float | None) -> None:
+    def __init__(
+        self, sock: socket.socket, address: str, timeout: float | None, security: Security = PLAINTEXT
+    ) -> None:
         self._sock = sock
         self.address = address
         self.timeout = timeout
+        self.security = security
+        # Who the broker says this connection is (AUTHENTICATE), and until when (Unix ms; -1: no end).
+        self.principal: str | None = None
+        self.expires_at_ms: int = auth.EXPIRES_NEVER
         self._lock = threading.RLock()
         self._next_correlation_id = limits.CORRELATION_ID_FIRST
         self._closed_because: BaseException | None = None
@@ -67,14 +77,41 @@ class Connection:
         self._versions: dict | None = None
 
     @classmethod
-    def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> Connection:
-        """Connect to ``host:port``. ``timeout`` (seconds, or None for none) bounds every socket call."""
+    def connect(
+        cls,
+        address: str,
+        timeout: float | None = limits.DEFAULT_TIMEOUT,
+        *,
+        security: Security | None = None,
+        **options,
+    ) -> Connection:
+        """Connect to ``host:port``. ``timeout`` (seconds, or None for none) bounds every socket call.
+        ``options``: TLS and credentials, as booblik.security lists them (it authenticates first)."""
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout: {timeout}, expected > 0 seconds or None")
+        if security is not None and options:
+            raise TypeError("connect: give security= or the security options, not both")
+        security = security if security is not None else security_from(**options)
         host, port = parse_address(address)
         sock = socket.create_connection((host, port), timeout=timeout)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return cls(sock, address, timeout)
+        if security.context is not None:
+            try:
+                sock = security.context.wrap_socket(sock, server_hostname=security.server_hostname(host))
+            except (ssl.SSLError, ConnectionError, EOFError) as error:
+                sock.close()
+                raise handshake_failure(error, address) from error
+            except BaseException:
+                sock.close()
+                raise
+        connection = cls(sock, address, timeout, security)
+        if security.credentials is not None:
+            try:
+                connection.authenticate()
+            except BaseException:
+                connection.close()
+                raise
+        return connection
 
     def __enter__(self) -> Connection:
         return self
@@ -102,6 +139,28 @@ class Connection:
         self._sock.close()
 
     # -- the API --
+
+    def authenticate(self) -> str:
+        """AUTHENTICATE with the connection's credentials (again, if called again: the broker allows
+        it at any time); returns the principal. ``connect`` calls it first."""
+        credentials = auth.check_credentials(self.security.credentials)
+        with self._lock:
+            token = auth.check_token(credentials.source()) if isinstance(credentials, auth.Token) else None
+            exchange = auth.steps(credentials, token)
+            try:
+                request = next(exchange)
+                while True:
+                    payload = auth.encode_request(request)
+                    body = self._call_once(auth.API_AUTHENTICATE, auth.AUTHENTICATE_VERSION, payload, auth.WHAT)
+                    request = exchange.send(auth.decode_authenticate_response(body))
+            except StopIteration as done:
+                self.principal, self.expires_at_ms = done.value.principal, done.value.expires_at_ms
+                return done.value.principal
+            except BrokerError as error:
+                raise auth.refused(error, self.address) from error
+            except BaseException as error:  # the broker did not prove itself, or broke the protocol
+                self._break(error)
+                raise
 
     def metadata(self, *topics: str) -> list:
         """Partitions and offsets of the named topics, or of every topic when none is named
@@ -254,7 +313,7 @@ class Connection:
         """
         wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
         check_wait_fits_timeout(wait, self.timeout)
-        return TopicWatch(Connection.connect(self.address, self.timeout), selector, wait)
+        return TopicWatch(Connection.connect(self.address, self.timeout, security=self.security), selector, wait)
 
     def _list(self, selector: str, watch_revision: int, max_wait_millis: int) -> TopicListing:
         payload = encode_list_request(selector, watch_revision, max_wait_millis)
@@ -293,6 +352,21 @@ class Connection:
     def _call(
         self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
     ) -> bytes:
+        """One exchange. CREDENTIALS_EXPIRED with a token callable: a new token, AUTHENTICATE on
+        this connection, and the request once more (it was refused, so nothing of it took effect)."""
+        with self._lock:
+            try:
+                return self._call_once(api_key, api_version, payload, what, expected_offset)
+            except CredentialsExpiredError:
+                credentials = self.security.credentials
+                if credentials is None or not credentials.refreshable:
+                    raise
+            self.authenticate()
+            return self._call_once(api_key, api_version, payload, what, expected_offset)
+
+    def _call_once(
+        self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
+    ) -> bytes:
         with self._lock:
             correlation_id = self._send(api_key, api_version, payload)
             return self._receive(correlation_id, what, expected_offset, UNKNOWN_EFFECT.get(api_key))
@@ -310,7 +384,10 @@ class Connection:
         except BaseException as error:  # a partial write leaves the broker mid-frame
             self._break(error)
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
-                raise ConnectionClosedError(f"connection lost writing a request to {self.address}: {error}") from error
+                hint = lost_hint(error, self.security.tls)
+                raise ConnectionClosedError(
+                    f"connection lost writing a request to {self.address}: {error}{hint}"
+                ) from error
             raise
         return correlation_id
 
@@ -338,10 +415,15 @@ class Connection:
             if unknown_effect is not None and isinstance(error, (OSError, ConnectionClosedError)):
                 raise lost_in_flight(what, self.address, unknown_effect, error) from error
             if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+                hint = lost_hint(error, self.security.tls)
                 raise ConnectionClosedError(
-                    f"connection lost reading a response from {self.address}: {error}"
+                    f"connection lost reading a response from {self.address}: {error}{hint}"
                 ) from error
             raise
+        if error_code == ErrorCode.TLS_REQUIRED:  # the broker hangs up after it: so does the client
+            error = refusal(error_code, what, body, expected_offset)
+            self._break(error)
+            raise error
         if error_code != 0:
             raise refusal(error_code, what, body, expected_offset)
         return body

@@ -32,6 +32,12 @@ class ErrorCode(enum.IntEnum):
     STALE_EPOCH = 15  # broker to broker: a write from a replaced primary
     OUTCOME_UNKNOWN = 16  # taken, outcome not known: it may have been stored; a resend may store it twice
     RECORDS_LOST = 17  # FETCH v5 (not sent by this client): records before the position were lost
+    # Security (docs/protocol.md): TLS and AUTHENTICATE. Only 20 carries a body (its reason).
+    TLS_REQUIRED = 18  # plaintext to a broker with booblik.tls=required; it closes the connection
+    AUTHENTICATION_REQUIRED = 19  # only API_VERSIONS and AUTHENTICATE are served before authenticating
+    AUTHENTICATION_FAILED = 20
+    CREDENTIALS_EXPIRED = 21  # the token expired: authenticate again on the same connection
+    NOT_AUTHORIZED = 22  # authenticated, but this principal may not do that
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,21 @@ ERROR_TABLE = (
         "FETCH v5: records before the consumer's position, from the offset the answer names, were lost"
         " (the partition was restored from its store); those offsets hold other records now",
     ),
+    ErrorInfo(18, "TLS_REQUIRED", False, "the broker requires TLS and this connection is plaintext"),
+    ErrorInfo(
+        19,
+        "AUTHENTICATION_REQUIRED",
+        False,
+        "the broker requires authentication and this connection has not authenticated",
+    ),
+    ErrorInfo(20, "AUTHENTICATION_FAILED", False, "the broker refused the credentials; the answer says why"),
+    ErrorInfo(
+        21,
+        "CREDENTIALS_EXPIRED",
+        False,
+        "the token this connection authenticated with has expired; authenticate again to go on",
+    ),
+    ErrorInfo(22, "NOT_AUTHORIZED", False, "the connection's principal may not do this"),
 )
 
 _BY_CODE = {info.code: info for info in ERROR_TABLE}
@@ -248,6 +269,72 @@ class NotPrimaryError(BrokerError):
 
     def __reduce__(self):
         return (type(self), (self.request, self.route))
+
+
+class TlsRequiredError(BrokerError):
+    """TLS_REQUIRED: the broker takes TLS only; it closes this plaintext connection."""
+
+    def __init__(self, request: str = "") -> None:
+        super().__init__(ErrorCode.TLS_REQUIRED, request)
+        self.args = (
+            f"{request or 'request'} refused: TLS_REQUIRED: the broker requires TLS: connect with TLS (tls=True)",
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.request,))
+
+
+class AuthenticationRequiredError(BrokerError):
+    """AUTHENTICATION_REQUIRED: the broker serves only connections that authenticated."""
+
+    def __init__(self, request: str = "") -> None:
+        super().__init__(ErrorCode.AUTHENTICATION_REQUIRED, request)
+        self.args = (
+            f"{request or 'request'} refused: AUTHENTICATION_REQUIRED: the broker requires authentication: "
+            "connect with user= and password=, or token=",
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.request,))
+
+
+class AuthenticationFailedError(BrokerError):
+    """AUTHENTICATION_FAILED: the broker refused the credentials; ``reason`` is its word on why (a
+    wrong password and an unknown user read the same, on purpose)."""
+
+    def __init__(self, request: str = "", reason: str = "") -> None:
+        super().__init__(ErrorCode.AUTHENTICATION_FAILED, request)
+        self.reason = reason
+        self.args = (f"{request or 'request'} refused: AUTHENTICATION_FAILED: {reason or '(no reason given)'}",)
+
+    def __reduce__(self):
+        return (type(self), (self.request, self.reason))
+
+
+class CredentialsExpiredError(BrokerError):
+    """CREDENTIALS_EXPIRED: the token this connection authenticated with expired. A connection given
+    a callable token asks it for a new one, authenticates again and sends the request once more."""
+
+    def __init__(self, request: str = "") -> None:
+        super().__init__(ErrorCode.CREDENTIALS_EXPIRED, request)
+        self.args = (
+            f"{request or 'request'} refused: CREDENTIALS_EXPIRED: the token has expired "
+            "(give token= a callable that returns a fresh one)",
+        )
+
+    def __reduce__(self):
+        return (type(self), (self.request,))
+
+
+class NotAuthorizedError(BrokerError):
+    """NOT_AUTHORIZED: authenticated, but this principal may not do that."""
+
+    def __init__(self, request: str = "") -> None:
+        super().__init__(ErrorCode.NOT_AUTHORIZED, request)
+        self.args = (f"{request or 'request'} refused: NOT_AUTHORIZED: this principal may not do that",)
+
+    def __reduce__(self):
+        return (type(self), (self.request,))
 
 
 class ProtocolError(BooblikError):

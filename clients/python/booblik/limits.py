@@ -69,6 +69,14 @@ LIST_WAIT_MILLIS_MAX = 60_000
 # and it stays below the default timeout so a quiet watch never reads as a dead broker.
 DEFAULT_WATCH_WAIT_MILLIS = 20_000
 
+# SCRAM-SHA-256: the wire's least iteration count; a broker asking fewer is refused (a downgrade).
+SCRAM_ITERATIONS_MIN = 4096
+# ... and the most this client pays: PBKDF2 runs here, so a broker asking more would burn seconds of
+# CPU per connect. Above OWASP's 600 000 for PBKDF2-HMAC-SHA256 (2023), with room.
+SCRAM_ITERATIONS_MAX = 1_000_000
+# The client nonce's random bytes (24 characters of base64): 144 bits, never guessed or repeated.
+SCRAM_NONCE_BYTES = 18
+
 # Correlation ids count up from 1 and wrap before leaving int32.
 CORRELATION_ID_FIRST = 1
 
@@ -85,4 +93,5 @@ _check(FETCH_MAX_BYTES_MAX > RECORD_HEADER_BYTES, "a fetch must be able to carry
 _check(DEFAULT_WATCH_WAIT_MILLIS / 1000 < DEFAULT_TIMEOUT, "a quiet watch must not time out by default")
 _check(DEFAULT_WATCH_WAIT_MILLIS <= LIST_WAIT_MILLIS_MAX, "the broker cuts a longer watch wait short")
 _check(1 <= DEFAULT_MAX_BATCH_SIZE <= INT32_MAX, "a batch holds at least one record")
+_check(SCRAM_ITERATIONS_MIN <= SCRAM_ITERATIONS_MAX, "a SCRAM iteration count must be allowed")
 _check(DEFAULT_ROUTE_RETRY_DELAY <= DEFAULT_ROUTE_RETRY_DELAY_MAX, "route pauses must start below their cap")

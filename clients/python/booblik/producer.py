@@ -7,6 +7,10 @@ batch at a time (the Client follows routes and retries; a batch it gives up on f
 
 States: OPEN -> CLOSING (close() called: flush, then stop) -> CLOSED; or FAILED when the connection
 broke, which fails every outstanding future with the cause.
+
+A connection whose token comes from a callable: the batches of a run refused CREDENTIALS_EXPIRED
+(every one from the first, as the broker answers in order) are sent once more, in order, after the
+connection authenticates again.
 """
 
 from __future__ import annotations
@@ -20,7 +24,14 @@ from . import wire
 from .batching import Accumulator, ProducerConfig, check_send
 from .client import Client
 from .connection import Connection
-from .errors import UNKNOWN_RECORDS, BooblikError, ProducerClosedError, is_outcome_unknown, lost_in_flight
+from .errors import (
+    UNKNOWN_RECORDS,
+    BooblikError,
+    CredentialsExpiredError,
+    ProducerClosedError,
+    is_outcome_unknown,
+    lost_in_flight,
+)
 from .partitioner import Key, TopicRouting
 from .wire import AckPolicy
 
@@ -175,8 +186,9 @@ class Producer:
                         for future in futures:
                             future.set_result(wire.OFFSET_UNKNOWN)
                     else:
-                        sent.append((correlation_id, batch, futures))
-                for correlation_id, batch, futures in sent:
+                        sent.append((correlation_id, batch, futures, payloads))
+                expired = []
+                for correlation_id, batch, futures, payloads in sent:
                     what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
                     try:
                         body = connection._receive(correlation_id, what, unknown_effect=UNKNOWN_RECORDS)
@@ -184,14 +196,19 @@ class Producer:
                     except BooblikError as error:
                         if connection.closed:
                             raise
+                        if isinstance(error, CredentialsExpiredError) and self._refreshable():
+                            expired.append((batch, futures, payloads))
+                            continue
                         for future in futures:  # a refusal reaches every record of its batch
                             future.set_exception(error)
                         continue
                     for index, future in enumerate(futures):
                         future.set_result(result.base_offset + index)
+                if expired:
+                    self._send_again(expired)
         except BaseException as error:
             # The batches sent behind the one whose answer was lost may have been stored too.
-            unanswered = {id(futures): batch for _, batch, futures in sent}
+            unanswered = {id(futures): batch for _, batch, futures, _ in sent}
             for batch, _, futures in live:
                 failure = error
                 if is_outcome_unknown(error) and id(futures) in unanswered:
@@ -201,6 +218,31 @@ class Producer:
                     if not future.done():
                         future.set_exception(failure)
             raise
+
+    def _refreshable(self) -> bool:
+        credentials = self.connection.security.credentials
+        return credentials is not None and credentials.refreshable
+
+    def _send_again(self, expired: list) -> None:
+        """Authenticate again, then each batch refused CREDENTIALS_EXPIRED once more, in order."""
+        connection = self.connection
+        connection.authenticate()
+        for batch, futures, payloads in expired:
+            try:
+                result = connection._call_once(
+                    wire.API_PRODUCE,
+                    wire.PRODUCE_VERSION,
+                    wire.encode_produce_request(batch.topic, batch.partition, self.config.ack, payloads),
+                    wire.describe(wire.API_PRODUCE, batch.topic, batch.partition),
+                )
+            except BooblikError as error:
+                if connection.closed:
+                    raise
+                for future in futures:
+                    future.set_exception(error)
+                continue
+            for index, future in enumerate(futures):
+                future.set_result(wire.decode_produce_response(result).base_offset + index)
 
     def _send_routed(self, batches: list) -> None:
         """Over a Client: each batch to its partition's primary, in turn; a failure fails its batch only."""

@@ -7,19 +7,27 @@ carries one for three codes, read here; for every other code the bytes, if any, 
     OFFSET_MISMATCH (8)   => logEndOffset:int64
     INVALID_ARGUMENT (11) => index:int32 message:string
     NOT_PRIMARY (9)       => route:Route   (to PRODUCE v3 and FETCH v3)
+    AUTHENTICATION_FAILED (20) => reason:string
+
+The security codes (18 to 22) get their own classes, whatever the body.
 """
 
 from __future__ import annotations
 
 from .errors import (
+    AuthenticationFailedError,
+    AuthenticationRequiredError,
     BrokerError,
+    CredentialsExpiredError,
     ErrorCode,
     InvalidArgumentRefusal,
     NotPrimaryError,
     OffsetMismatchError,
+    NotAuthorizedError,
     OutcomeUnknownError,
     ProtocolError,
     RevisionMismatchError,
+    TlsRequiredError,
 )
 from .topics import _decode_route
 from .wire import BodyReader
@@ -27,12 +35,29 @@ from .wire import BodyReader
 # The expected offset a refusal reports when the caller did not say (a v1 PRODUCE never gets code 8).
 EXPECTED_OFFSET_UNKNOWN = -1
 
+_BODILESS = {
+    ErrorCode.TLS_REQUIRED: TlsRequiredError,
+    ErrorCode.AUTHENTICATION_REQUIRED: AuthenticationRequiredError,
+    ErrorCode.CREDENTIALS_EXPIRED: CredentialsExpiredError,
+    ErrorCode.NOT_AUTHORIZED: NotAuthorizedError,
+}
+
 
 def refusal(code: int, request: str, body: bytes, expected_offset: int | None = None) -> BrokerError:
     """The error for ``code``; a ProtocolError when a body the code promises does not decode.
     ``expected_offset``: the one a PRODUCE v2 named, for an OffsetMismatchError to report."""
     if code == ErrorCode.OUTCOME_UNKNOWN:  # not a refusal: said as such
         return OutcomeUnknownError(request)
+    bodiless = _BODILESS.get(code)
+    if bodiless is not None:  # any bytes are ignored, as for the other codes without a body
+        return bodiless(request)
+    if code == ErrorCode.AUTHENTICATION_FAILED:
+        if not body:
+            return AuthenticationFailedError(request)
+        reader = BodyReader(f"{request} refusal {code}", body)
+        failed = AuthenticationFailedError(request, reader.string("reason"))
+        reader.end()
+        return failed
     if not body:
         return BrokerError(code, request)
     reader = BodyReader(f"{request} refusal {code}", body)

@@ -20,6 +20,13 @@ serves from "its copy": the shared log up to its ``commit`` offset (per broker; 
 end), that offset as the high watermark. Every FETCH served, by any broker of the cluster, is
 recorded in ``served`` (shared), in order.
 
+Security (the wire of docs/protocol.md's security part): ``tls`` (a server ``ssl.SSLContext``) takes
+TLS on the same port, told from plaintext by the first byte, and with ``tls_required`` answers a
+plaintext connection's first request TLS_REQUIRED and hangs up; an mTLS client certificate's CN is
+the connection's principal. ``auth`` (a ``FakeAuth``) serves AUTHENTICATE and gates the rest
+(``fakebroker_auth``); without it AUTHENTICATE is UNSUPPORTED_VERSION, as from an older broker.
+Each request records the principal it was served as.
+
 Its own wire (codes, frames, stored records, the request decoder) is in ``fakebroker_wire``, its
 spec store (APPLY, LIST) in ``fakebroker_specs``.
 """
@@ -27,10 +34,12 @@ spec store (APPLY, LIST) in ``fakebroker_specs``.
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import threading
 from collections.abc import Callable
 
+from tests.fakebroker_auth import AUTHENTICATE, FakeAuth, Session
 from tests.fakebroker_specs import SpecStore, stored_spec
 from tests.fakebroker_wire import (
     CORRUPT_REQUEST,
@@ -39,6 +48,7 @@ from tests.fakebroker_wire import (
     NOT_PRIMARY,
     OFFSET_MISMATCH,
     OFFSET_OUT_OF_RANGE,
+    TLS_REQUIRED,
     UNKNOWN_TOPIC_OR_PARTITION,
     UNSUPPORTED_VERSION,
     Decoder,
@@ -63,8 +73,12 @@ class FakeBroker(SpecStore):
         routes: dict | None = None,
         share: FakeBroker | None = None,
         replica_reads: bool = True,
+        tls: ssl.SSLContext | None = None,
+        tls_required: bool = False,
+        auth: FakeAuth | None = None,
     ) -> None:
         self.respond = respond
+        self.tls, self.tls_required, self.auth = tls, tls_required, auth
         self.replica_reads = replica_reads
         self.commit: dict = {}  # (topic, partition) -> the commit offset this broker knows (default: the log's end)
         if share is not None:
@@ -164,8 +178,38 @@ class FakeBroker(SpecStore):
             data += chunk
         return bytes(data)
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _secure(self, conn: socket.socket, session: Session) -> socket.socket | None:
+        """TLS when the first byte is a ClientHello's (0x16); else plaintext, or TLS_REQUIRED and a
+        hang-up. None: the connection is over."""
+        first = conn.recv(1, socket.MSG_PEEK)
+        if not first:
+            return None
+        if first[0] != 0x16:
+            if not self.tls_required:
+                return conn
+            frame = self._read_exactly(conn, 12)
+            if frame is not None:
+                conn.sendall(response_frame(struct.unpack_from(">i", frame, 8)[0], TLS_REQUIRED))
+            return None
         try:
+            secured = self.tls.wrap_socket(conn, server_side=True)
+        except (ssl.SSLError, OSError):
+            return None  # the client refused our certificate, or we refused its
+        with self._cond:
+            self._connections.append(secured)
+        peer = secured.getpeercert()
+        if peer:  # mTLS: the certificate's subject CN is the principal
+            session.principal = dict(pair[0] for pair in peer["subject"]).get("commonName")
+        return secured
+
+    def _serve(self, conn: socket.socket) -> None:
+        session = Session()
+        try:
+            if self.tls is not None:
+                secured = self._secure(conn, session)
+                if secured is None:
+                    return
+                conn = secured
             while True:
                 prefix = self._read_exactly(conn, 4)
                 if prefix is None:
@@ -181,8 +225,8 @@ class FakeBroker(SpecStore):
                     continue
                 api_key, api_version, correlation_id = struct.unpack_from(">hhi", frame)
                 request = Request(api_key, api_version, correlation_id, prefix + frame)
-                answer = self._handle(request, frame[8:])
-                request.answer = answer
+                answer = self._handle(request, frame[8:], session)
+                request.answer, request.principal = answer, session.principal
                 with self._cond:
                     self.requests.append(request)
                     self._cond.notify_all()
@@ -206,7 +250,16 @@ class FakeBroker(SpecStore):
         finally:
             conn.close()
 
-    def _handle(self, request: Request, payload: bytes) -> bytes | None:
+    def _handle(self, request: Request, payload: bytes, session: Session) -> bytes | None:
+        if self.auth is not None:
+            try:
+                if request.api_key == AUTHENTICATE and request.api_version == 1:
+                    return self.auth.authenticate(session, request.correlation_id, Decoder(payload))
+            except (ValueError, KeyError, struct.error, UnicodeDecodeError):
+                return response_frame(request.correlation_id, CORRUPT_REQUEST)
+            refused = self.auth.gate(session, request.api_key)
+            if refused is not None:
+                return response_frame(request.correlation_id, refused)
         cluster = self.routes is not None
         v4 = {4} if cluster and self.replica_reads else set()
         handlers = {

@@ -18,6 +18,7 @@ OFFSET_MISMATCH = 8
 NOT_PRIMARY = 9
 NO_PRIMARY = 10
 INVALID_ARGUMENT = 11
+TLS_REQUIRED = 18
 
 
 def crc32c_bitwise(data: bytes) -> int:
@@ -46,6 +47,7 @@ class Request:
     raw: bytes  # the whole frame as received, length prefix included
     fields: dict = field(default_factory=dict)
     answer: bytes | None = None  # what the broker would send (None: nothing), for respond to reuse
+    principal: str | None = None  # who the connection was when this was served (None: nobody yet)
 
 
 @dataclass

@@ -24,8 +24,12 @@ class ErrorTableTest(unittest.TestCase):
             rows = re.findall(r"code:\s*(\d+),\s*name:\s*'(\w+)',\s*retriable:\s*(true|false)", file.read())
         self.assertGreaterEqual(len(rows), 7)
         theirs = [(int(code), name, retriable == "true") for code, name, retriable in rows]
-        self.assertEqual([(e.code, e.name, e.retriable) for e in ERROR_TABLE], theirs)
-        self.assertEqual([(c.value, c.name) for c in ErrorCode], [(code, name) for code, name, _ in theirs])
+        ours = [(e.code, e.name, e.retriable) for e in ERROR_TABLE]
+        # This client may know codes the TypeScript table has not landed yet (the security codes, 18
+        # to 22, come to both at once): never fewer, never a row that differs.
+        self.assertEqual(ours[: len(theirs)], theirs)
+        self.assertEqual([(c.value, c.name) for c in ErrorCode], [(code, name) for code, name, _ in ours])
+        self.assertEqual([code for code, _, _ in ours], list(range(len(ours))), "codes are 0, 1, 2, ... in order")
 
     def test_storage_error_is_named_and_retriable(self):
         refused = BrokerError(6, "PRODUCE orders/0")

@@ -6,12 +6,16 @@ async with Connection.connect("localhost:9092") as connection:
 
 from ..batching import ProducerConfig
 from ..errors import (
+    AuthenticationFailedError,
+    AuthenticationRequiredError,
     BooblikError,
     BrokerError,
     ConnectionClosedError,
     CorruptRecordError,
+    CredentialsExpiredError,
     ErrorCode,
     InvalidArgumentRefusal,
+    NotAuthorizedError,
     NotPrimaryError,
     OffsetMismatchError,
     OutcomeUnknownError,
@@ -19,10 +23,13 @@ from ..errors import (
     ProtocolError,
     RecordExceedsMaxBytesError,
     RevisionMismatchError,
+    TlsRequiredError,
     is_outcome_unknown,
 )
 from ..fragments import ALL_PARTITIONS, Fragment, FragmentLocation, PartitionFragments
 from ..route_v2 import ReplicaFlag, ReplicaState, RouteV2
+from ..scram import BrokerNotProvenError
+from ..tls import TlsHandshakeError
 from ..topics import (
     FLAG_READ_ONLY,
     REVISION_ANY,
@@ -47,13 +54,17 @@ __all__ = [
     "REVISION_ANY",
     "REVISION_MUST_NOT_EXIST",
     "AckPolicy",
+    "AuthenticationFailedError",
+    "AuthenticationRequiredError",
     "BooblikError",
     "BrokerError",
+    "BrokerNotProvenError",
     "Client",
     "Connection",
     "ConnectionClosedError",
     "Consumer",
     "CorruptRecordError",
+    "CredentialsExpiredError",
     "Delete",
     "ErrorCode",
     "FetchResult",
@@ -61,6 +72,7 @@ __all__ = [
     "FragmentLocation",
     "InvalidArgumentRefusal",
     "ListedTopic",
+    "NotAuthorizedError",
     "NotPrimaryError",
     "OffsetMismatchError",
     "OutcomeUnknownError",
@@ -78,6 +90,8 @@ __all__ = [
     "RevisionMismatchError",
     "Route",
     "RouteV2",
+    "TlsHandshakeError",
+    "TlsRequiredError",
     "Topic",
     "TopicListing",
     "TopicMetadata",

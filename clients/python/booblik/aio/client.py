@@ -17,6 +17,7 @@ from ..client import _Broker, as_routed, fetch_call
 from ..errors import ConnectionClosedError, NotPrimaryError, is_outcome_unknown
 from ..fragments import list_fragments_call
 from ..replica_reads import ReplicaReads, check_zone
+from ..security import security_from
 from ..routing import (
     AT_ONCE,
     GIVE_UP,
@@ -44,7 +45,10 @@ class Client:
         route_retry_delay: float = limits.DEFAULT_ROUTE_RETRY_DELAY,
         route_retry_delay_max: float = limits.DEFAULT_ROUTE_RETRY_DELAY_MAX,
         prefer_zone: str | None = None,
+        **security,
     ) -> None:
+        """``security``: TLS and credentials (booblik.security), for every broker it connects to."""
+        self.security = security_from(**security)
         self.routes = RouteTable(bootstrap, route_attempts_max, route_retry_delay, route_retry_delay_max)
         self.prefer_zone = check_zone(prefer_zone)
         self._replica_reads = ReplicaReads(self.prefer_zone) if self.prefer_zone is not None else None
@@ -193,7 +197,7 @@ class Client:
             raise
 
     async def _dial(self, address: str) -> _Broker:
-        connection = await Connection.connect(address, self.timeout)
+        connection = await Connection.connect(address, self.timeout, security=self.security)
         try:
             return _Broker(address, connection, await connection.versions())
         except BaseException:

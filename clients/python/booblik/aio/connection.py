@@ -11,18 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import socket
 from collections.abc import Iterable
 
-from .. import limits, routing, wire
+from .. import auth, limits, routing, wire
 from ..address import parse_address
 from ..capabilities import speaks
 from ..connection import UNKNOWN_EFFECT
-from ..errors import BrokerError, ConnectionClosedError, ErrorCode, ProtocolError, lost_in_flight, timed_out_in_flight
+from ..errors import (
+    BrokerError,
+    ConnectionClosedError,
+    CredentialsExpiredError,
+    ErrorCode,
+    ProtocolError,
+    lost_in_flight,
+    timed_out_in_flight,
+)
 from ..fragments import API_LIST_FRAGMENTS, LIST_FRAGMENTS_VERSION, decode_list_fragments_response, list_fragments_call
 from ..partitioner import Key, TopicRouting
 from ..refusals import refusal
 from ..route_v2 import LIST_REPLICAS_VERSION, decode_list_response_v2
+from ..security import PLAINTEXT, Security, security_from
 from ..topics import (
     NO_WATCH,
     Delete,
@@ -39,6 +47,7 @@ from ..waits import check_wait_fits_timeout
 from ..watch import default_watch_wait_millis
 from ..wire import AckPolicy, FetchResult, ProduceResult
 from .consumer import Consumer
+from .dial import _Connecting, authenticate
 from .watch import TopicWatch
 
 
@@ -48,12 +57,25 @@ class Connection:
     """
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, address: str, timeout: float | None
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        address: str,
+        timeout: float | None,
+        security: Security = PLAINTEXT,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self.address = address
         self.timeout = timeout
+        self.security = security
+        # Who the broker says this connection is (AUTHENTICATE), and until when (Unix ms; -1: no end).
+        self.principal: str | None = None
+        self.expires_at_ms: int = auth.EXPIRES_NEVER
+        # Counts finished AUTHENTICATE exchanges: a request refused CREDENTIALS_EXPIRED that was sent
+        # before the latest one is simply sent again; one sent after it asks for a new exchange.
+        self._authentications = 0
+        self._authenticating: asyncio.Task | None = None
         self._pending: collections.deque = collections.deque()  # (correlation id, future), in request order
         self._next_correlation_id = limits.CORRELATION_ID_FIRST
         self._closed = False
@@ -65,15 +87,27 @@ class Connection:
         self._asking_versions: asyncio.Task | None = None
 
     @classmethod
-    def connect(cls, address: str, timeout: float | None = limits.DEFAULT_TIMEOUT) -> _Connecting:
+    def connect(
+        cls,
+        address: str,
+        timeout: float | None = limits.DEFAULT_TIMEOUT,
+        *,
+        security: Security | None = None,
+        **options,
+    ) -> _Connecting:
         """Connect to ``host:port``: ``await`` it, or use it in ``async with`` (closing at the end).
 
-        ``timeout`` (seconds, or None for none) bounds the connect and each request.
+        ``timeout`` (seconds, or None for none) bounds the connect (TLS and AUTHENTICATE included)
+        and each request. ``options``: TLS and credentials, as booblik.security lists them; a token
+        callable may return the token or an awaitable of it.
         """
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout: {timeout}, expected > 0 seconds or None")
+        if security is not None and options:
+            raise TypeError("connect: give security= or the security options, not both")
+        security = security if security is not None else security_from(**options)
         host, port = parse_address(address)
-        return _Connecting(cls, address, host, port, timeout)
+        return _Connecting(cls, address, host, port, timeout, security)
 
     async def __aenter__(self) -> Connection:
         return self
@@ -102,6 +136,17 @@ class Connection:
             pass
 
     # -- the API --
+
+    async def authenticate(self) -> str:
+        """AUTHENTICATE with the connection's credentials (again, if called again); returns the
+        principal. ``connect`` does it first; concurrent callers share one exchange."""
+        auth.check_credentials(self.security.credentials)
+        if self._authenticating is None or self._authenticating.done():
+            self._authenticating = asyncio.get_running_loop().create_task(authenticate(self))
+            # Its failure reaches every waiter; one nobody waits for any more (a connect that timed
+            # out) is retrieved here, not reported as lost.
+            self._authenticating.add_done_callback(lambda task: task.cancelled() or task.exception())
+        return await asyncio.shield(self._authenticating)
 
     async def metadata(self, *topics: str) -> list:
         """Partitions and offsets of the named topics, or of every topic when none is named
@@ -238,7 +283,8 @@ class Connection:
         """
         wait = default_watch_wait_millis(self.timeout) if max_wait_millis is None else max_wait_millis
         check_wait_fits_timeout(wait, self.timeout)
-        return TopicWatch(lambda: Connection.connect(self.address, self.timeout), selector, wait)
+        dial = lambda: Connection.connect(self.address, self.timeout, security=self.security)  # noqa: E731
+        return TopicWatch(dial, selector, wait)
 
     async def _list(self, selector: str, watch_revision: int, max_wait_millis: int) -> TopicListing:
         payload = encode_list_request(selector, watch_revision, max_wait_millis)
@@ -295,8 +341,28 @@ class Connection:
     async def _call(
         self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
     ) -> bytes:
+        """One exchange. CREDENTIALS_EXPIRED with a token callable: a new token, AUTHENTICATE on this
+        connection (once for every request that was refused), and the request once more."""
+        authentications = self._authentications
+        try:
+            return await self._call_once(api_key, api_version, payload, what, expected_offset)
+        except CredentialsExpiredError:
+            credentials = self.security.credentials
+            if credentials is None or not credentials.refreshable:
+                raise
+        if authentications == self._authentications:  # not authenticated since it was sent
+            await self.authenticate()
+        return await self._call_once(api_key, api_version, payload, what, expected_offset)
+
+    async def _call_once(
+        self, api_key: int, api_version: int, payload: bytes, what: str, expected_offset: int | None = None
+    ) -> bytes:
         answer = self._submit(api_key, api_version, payload, what=what)
         error_code, body = await self._bounded(self._exchange(answer), what, UNKNOWN_EFFECT.get(api_key))
+        if error_code == ErrorCode.TLS_REQUIRED:  # the broker hangs up after it: so does the client
+            error = refusal(error_code, what, body, expected_offset)
+            self._shutdown(error)
+            raise error
         if error_code != 0:
             raise refusal(error_code, what, body, expected_offset)
         return body
@@ -367,39 +433,6 @@ class Connection:
                 lost = effect is not None and not isinstance(cause, ProtocolError)
                 future.set_exception(lost_in_flight(what, self.address, effect, cause) if lost else cause)
         self._writer.close()
-
-
-class _Connecting:
-    """What ``Connection.connect`` returns: awaitable, and an async context manager."""
-
-    def __init__(self, cls, address: str, host: str, port: int, timeout: float | None) -> None:
-        self._cls = cls
-        self._address = address
-        self._host = host
-        self._port = port
-        self._timeout = timeout
-        self._connection: Connection | None = None
-
-    def __await__(self):
-        return self._open().__await__()
-
-    async def __aenter__(self) -> Connection:
-        self._connection = await self._open()
-        return self._connection
-
-    async def __aexit__(self, *exc_info) -> None:
-        if self._connection is not None:
-            await self._connection.close()
-
-    async def _open(self) -> Connection:
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(self._host, self._port), self._timeout)
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"connecting to {self._address}: no connection within {self._timeout} s") from None
-        sock = writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return self._cls(reader, writer, self._address, self._timeout)
 
 
 class Topic(TopicRouting):

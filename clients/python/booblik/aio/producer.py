@@ -6,6 +6,10 @@ arrive, in order.
 
 States: OPEN -> CLOSING (close() called: flush, then stop) -> CLOSED; or FAILED when the connection
 broke, which fails every outstanding future with the cause.
+
+A connection whose token comes from a callable: batches refused CREDENTIALS_EXPIRED (every one
+from the first, since the broker answers in order) are kept; the connection authenticates again and
+they are sent once more, in order, before any later batch is written.
 """
 
 from __future__ import annotations
@@ -16,7 +20,14 @@ from collections.abc import Callable
 
 from .. import wire
 from ..batching import Accumulator, ProducerConfig, check_send
-from ..errors import UNKNOWN_RECORDS, ConnectionClosedError, ProducerClosedError, ProtocolError, timed_out_in_flight
+from ..errors import (
+    UNKNOWN_RECORDS,
+    ConnectionClosedError,
+    CredentialsExpiredError,
+    ProducerClosedError,
+    ProtocolError,
+    timed_out_in_flight,
+)
 from ..refusals import refusal
 from ..partitioner import Key
 from ..wire import AckPolicy
@@ -54,6 +65,8 @@ class Producer:
         # Sends in call order not yet in a batch: the head may wait for its topic's partitions.
         self._waiting: collections.deque = collections.deque()
         self._routes: dict = {}  # topic -> Topic, or the task reading its partitions
+        self._expired: list = []  # batches refused CREDENTIALS_EXPIRED, in order, to send again
+        self._refreshing: asyncio.Task | None = None  # authenticating again; nothing new is written meanwhile
         self._task = self._loop.create_task(self._run())
 
     async def __aenter__(self) -> Producer:
@@ -166,6 +179,8 @@ class Producer:
                 if everything:
                     self._flush_requested = False
                 if batches:
+                    if self._refreshing is not None:  # order: the expired batches go first
+                        await asyncio.wait([self._refreshing])
                     await self._send(batches)
                     continue
                 if self._state != _OPEN:
@@ -191,31 +206,35 @@ class Producer:
 
     async def _write(self, batches: list) -> None:
         """Write every batch now; answers settle their futures as they arrive."""
-        ack = self.config.ack
         unanswered = []
         for batch in batches:
             kept = [(p, f) for p, f in zip(batch.payloads, batch.waiters) if not f.cancelled()]
-            if not kept:
-                continue
-            payloads, futures = [p for p, _ in kept], [f for _, f in kept]
-            request = wire.encode_produce_request(batch.topic, batch.partition, ack, payloads)
-            what = wire.describe(wire.API_PRODUCE, batch.topic, batch.partition)
-            answer = self.connection._submit(
-                wire.API_PRODUCE, wire.PRODUCE_VERSION, request, answered=ack != AckPolicy.NONE, what=what
-            )
-            if answer is None:
-                unanswered += futures
-                continue
-            expiry = None
-            if self.connection.timeout is not None:
-                expiry = self._loop.call_later(self.connection.timeout, answer.cancel)
-            answer.add_done_callback(lambda a, fs=futures, w=what, e=expiry: self._settle(a, fs, w, e))
+            if kept:
+                unanswered += self._submit(batch.topic, batch.partition, [p for p, _ in kept], [f for _, f in kept])
         await self.connection._drain()
         for future in unanswered:
             if not future.done():
                 future.set_result(wire.OFFSET_UNKNOWN)
 
-    def _settle(self, answer: asyncio.Future, futures: list, what: str, expiry) -> None:
+    def _submit(self, topic: str, partition: int, payloads: list, futures: list, again: bool = True) -> list:
+        """Write one batch; the futures nothing will answer (AckPolicy.NONE). ``again``: one refused
+        CREDENTIALS_EXPIRED may be sent once more."""
+        ack = self.config.ack
+        request = wire.encode_produce_request(topic, partition, ack, payloads)
+        what = wire.describe(wire.API_PRODUCE, topic, partition)
+        answer = self.connection._submit(
+            wire.API_PRODUCE, wire.PRODUCE_VERSION, request, answered=ack != AckPolicy.NONE, what=what
+        )
+        if answer is None:
+            return futures
+        expiry = None
+        if self.connection.timeout is not None:
+            expiry = self._loop.call_later(self.connection.timeout, answer.cancel)
+        resend = (topic, partition, payloads) if again else None
+        answer.add_done_callback(lambda a, fs=futures, w=what, e=expiry, r=resend: self._settle(a, fs, w, e, r))
+        return []
+
+    def _settle(self, answer: asyncio.Future, futures: list, what: str, expiry, resend=None) -> None:
         if expiry is not None:
             expiry.cancel()
         result = error = None
@@ -227,6 +246,11 @@ class Producer:
             error_code, body = answer.result()
             if error_code != 0:
                 error = refusal(error_code, what, body)  # it reaches every record of its batch
+                if isinstance(error, CredentialsExpiredError) and resend is not None and self._refreshable():
+                    self._expired.append((resend, futures))
+                    if self._refreshing is None:
+                        self._refreshing = self._loop.create_task(self._refresh())
+                    return
             else:
                 try:
                     result = wire.decode_produce_response(body)
@@ -239,6 +263,28 @@ class Producer:
                 future.set_exception(error)
             else:
                 future.set_result(result.base_offset + index)
+
+    def _refreshable(self) -> bool:
+        credentials = self.connection.security.credentials
+        return credentials is not None and credentials.refreshable
+
+    async def _refresh(self) -> None:
+        """Authenticate again, then send the expired batches once more, in order. The AUTHENTICATE
+        is answered after every batch written before it, so all of those are settled by then."""
+        try:
+            await self.connection.authenticate()
+            expired, self._expired = self._expired, []
+            for (topic, partition, payloads), futures in expired:
+                self._submit(topic, partition, payloads, futures, again=False)
+            await self.connection._drain()
+        except Exception as error:
+            expired, self._expired = self._expired, []
+            for _, futures in expired:
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(error)
+        finally:
+            self._refreshing = None
 
     def _fail(self, error: BaseException) -> None:
         self._failure = error
