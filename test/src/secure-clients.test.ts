@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { BrokerProcess } from '@booblik/testkit';
-import { buildGoProgram, runProgram } from './kit/client-programs.js';
+import { buildGoProgram, PYTHON_CLIENT_DIR, runProgram } from './kit/client-programs.js';
 
 const GO_PROGRAM = `package main
 
@@ -39,6 +39,32 @@ func main() {
 }
 `;
 
+const PYTHON_PROGRAM = `
+import sys
+sys.path.insert(0, sys.argv[1])
+from booblik import AckPolicy, AuthenticationFailedError, Connection
+from booblik.aio import Connection as AsyncConnection
+import asyncio
+address, user, password = sys.argv[2], sys.argv[3], sys.argv[4]
+try:
+    with Connection.connect(address, user=user, password=password) as c:
+        r = c.produce("secure", 0, [b"from-python"], AckPolicy.WRITTEN)
+        print("stored at", r.base_offset, "as", c.principal)
+except AuthenticationFailedError as e:
+    print("refused:", type(e).__name__, e)
+async def main():
+    c = await AsyncConnection.connect(address, user=user, password=password)
+    try:
+        r = await c.produce("secure", 0, [b"from-python-aio"], AckPolicy.WRITTEN)
+        print("aio stored at", r.base_offset)
+    finally:
+        await c.close()
+try:
+    asyncio.run(main())
+except AuthenticationFailedError as e:
+    print("aio refused:", type(e).__name__)
+`;
+
 let broker: BrokerProcess;
 const stops: (() => unknown)[] = [];
 
@@ -64,4 +90,22 @@ test('the Go client logs in with SCRAM, is served, and names a wrong password AU
   const bad = await runProgram(program.binary, [address, 'app', 'wrong']);
   assert.match(bad.text, /^refused: true .*AUTHENTICATION_FAILED/m, bad.text);
   assert.ok(!/\bwrong\b/.test(bad.text), 'the password is not shown');
+});
+
+test('the Python client, sync and asyncio, logs in with SCRAM, is served, and names a wrong password', async () => {
+  const address = `${broker.host}:${broker.port}`;
+  const good = await runProgram('python3', [
+    '-c',
+    PYTHON_PROGRAM,
+    PYTHON_CLIENT_DIR,
+    address,
+    'app',
+    'app-password',
+  ]);
+  assert.equal(good.code, 0, good.text);
+  assert.match(good.text, /^stored at \d+ as app$/m, good.text);
+  assert.match(good.text, /^aio stored at \d+$/m, good.text);
+  const bad = await runProgram('python3', ['-c', PYTHON_PROGRAM, PYTHON_CLIENT_DIR, address, 'app', 'wrong']);
+  assert.match(bad.text, /^refused: AuthenticationFailedError .*invalid user name or password/m, bad.text);
+  assert.match(bad.text, /^aio refused: AuthenticationFailedError$/m, bad.text);
 });
