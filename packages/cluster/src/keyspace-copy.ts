@@ -67,6 +67,8 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
   private readonly assignmentMap = new Map<string, Map<string, AssignmentEntry>>();
   /** `<topic>/<partition>` -> the owning member's id and the owner key's create revision. */
   private readonly ownerMap = new Map<string, OwnerEntry>();
+  /** User name -> its value as stored (the broker parses and checks it: credentials are its business). */
+  private readonly userMap = new Map<string, string>();
   /** Topic -> the mod revision of its purge marker. */
   private readonly purgeMap = new Map<string, number>();
   /** Topic -> the revision its spec was deleted at, as the watch saw it (not known after a resync). */
@@ -111,6 +113,11 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
 
   get specs(): ReadonlyMap<string, TopicSpec> {
     return this.specMap;
+  }
+
+  /** SCRAM users, by name: each value as stored. */
+  get users(): ReadonlyMap<string, string> {
+    return this.userMap;
   }
 
   /** The assignments of one partition, by member. */
@@ -196,6 +203,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     this.assignmentMap.clear();
     this.ownerMap.clear();
     this.purgeMap.clear();
+    this.userMap.clear();
     this.specDeletedAt.clear();
     for (const kv of response.kvs) this.put(kv);
     this.advance(Number(response.header.revision));
@@ -296,6 +304,10 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
       this.specDeletedAt.delete(parsed.topic);
       return null;
     }
+    if (parsed.kind === 'user') {
+      this.userMap.set(parsed.name, kv.value.toString('utf8'));
+      return null;
+    }
     if (parsed.kind === 'purge') {
       // The value carries nothing yet; the key's mod revision is what ties it to a deletion.
       this.purgeMap.set(parsed.topic, Number(kv.mod_revision));
@@ -333,6 +345,7 @@ export class KeyspaceCopy extends EventEmitter<CopyEvents> {
     else if (parsed.kind === 'spec') this.specMap.delete(parsed.topic);
     else if (parsed.kind === 'owner') this.ownerMap.delete(`${parsed.topic}/${parsed.partition}`);
     else if (parsed.kind === 'purge') this.purgeMap.delete(parsed.topic);
+    else if (parsed.kind === 'user') this.userMap.delete(parsed.name);
     else {
       const partitionKey = `${parsed.topic}/${parsed.partition}`;
       const byMember = this.assignmentMap.get(partitionKey);

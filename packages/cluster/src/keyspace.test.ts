@@ -4,6 +4,17 @@ import { Keyspace } from './keyspace.js';
 import { specOf } from './test-support/fixture.js';
 import { decodeAssignment, decodeMember, decodeSpec, encodeSpec } from './values.js';
 
+test('keyspace: a user name of any characters is one key, parsed back to it; a key spelled another way is not ours', () => {
+  const ks = new Keyspace('prod');
+  for (const name of ['alice', 'a/b', 'ünïcødé user', '../x']) {
+    const key = ks.userKey(name);
+    assert.ok(key.startsWith('/prod/users/') && !key.slice('/prod/users/'.length).includes('/'), key);
+    assert.deepEqual(ks.parse(key), { kind: 'user', name });
+  }
+  assert.equal(ks.parse('/prod/users/YWxpY2U='), null, 'padding is not the one spelling');
+  assert.equal(ks.parse('/prod/users/a/b'), null);
+});
+
 test('keyspace: the documented layout, and every key parses back to what built it', () => {
   const ks = new Keyspace('prod');
   assert.equal(ks.memberKey('b1'), '/prod/members/b1');

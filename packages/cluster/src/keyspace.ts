@@ -7,6 +7,7 @@
  *   /<cluster>/owners/<topic>/<partition>                  owner value: the member whose data it is (no lease)
  *   /<cluster>/purges/<topic>                              `{}`, put by the APPLY that deletes the topic purging
  *                                                          its store (its mod revision is the delete's)
+ *   /<cluster>/users/<base64url of the name>               a SCRAM user's salted keys (the broker reads them)
  *
  * Names are checked before they become keys, so none holds a `/` and every key parses back into
  * exactly one (kind, names) triple.
@@ -41,7 +42,8 @@ export type ParsedKey =
   | { kind: 'spec'; topic: string }
   | { kind: 'assignment'; topic: string; partition: number; member: string }
   | { kind: 'owner'; topic: string; partition: number }
-  | { kind: 'purge'; topic: string };
+  | { kind: 'purge'; topic: string }
+  | { kind: 'user'; name: string };
 
 /** Every key of one cluster: building them, and reading one back. */
 export class Keyspace {
@@ -52,6 +54,7 @@ export class Keyspace {
   readonly assignmentsPrefix: string;
   readonly ownersPrefix: string;
   readonly purgesPrefix: string;
+  readonly usersPrefix: string;
 
   constructor(readonly cluster: string) {
     const problem = clusterNameProblem(cluster);
@@ -62,6 +65,13 @@ export class Keyspace {
     this.assignmentsPrefix = `${this.prefix}assignments/`;
     this.ownersPrefix = `${this.prefix}owners/`;
     this.purgesPrefix = `${this.prefix}purges/`;
+    this.usersPrefix = `${this.prefix}users/`;
+  }
+
+  /** A user's key: the name encoded, since a user name may hold any character but a control one. */
+  userKey(name: string): string {
+    if (name.length === 0) throw new RangeError('user name: empty');
+    return this.usersPrefix + Buffer.from(name, 'utf8').toString('base64url');
   }
 
   memberKey(member: string): string {
@@ -128,6 +138,13 @@ export class Keyspace {
       const partition = parsePartition(partitionText);
       if (topicNameProblem(topic) !== null || partition < 0) return null;
       return { kind: 'owner', topic, partition };
+    }
+    if (key.startsWith(this.usersPrefix)) {
+      const encoded = key.slice(this.usersPrefix.length);
+      if (!/^[A-Za-z0-9_-]+$/.test(encoded)) return null;
+      const name = Buffer.from(encoded, 'base64url').toString('utf8');
+      // Only the one spelling of each name: a key that does not encode back is not ours.
+      return Buffer.from(name, 'utf8').toString('base64url') === encoded ? { kind: 'user', name } : null;
     }
     if (key.startsWith(this.purgesPrefix)) {
       const topic = key.slice(this.purgesPrefix.length);
