@@ -21,6 +21,13 @@ import { PersisterService } from './persister/persister-service.js';
 import { RateLimitedLog } from './rate-limited-log.js';
 import { minInSyncOf } from './replication/min-in-sync.js';
 import { RequestRouter } from './routing/request-router.js';
+import {
+  createSecurity,
+  openTokenVerifier,
+  type SecurityTime,
+  systemSecurityTime,
+} from './security/open-security.js';
+import type { TokenVerifier } from './security/token-verifier.js';
 import { Session } from './session.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
@@ -73,6 +80,8 @@ export class Broker {
   private constructor(
     readonly config: BrokerConfig,
     private readonly logger: Logger,
+    private readonly tokens: TokenVerifier | null,
+    securityTime: SecurityTime,
   ) {
     this.persister = new PersisterService(
       // The topic table in use: the spec file's on one node, etcd's copy in a cluster.
@@ -108,15 +117,18 @@ export class Broker {
       metrics: this.metrics,
       logger,
       noisyLog: new RateLimitedLog(logger),
+      security: createSecurity(config, logger, this.metrics, tokens, securityTime),
     };
   }
 
   /** Recovers every partition, then listens. Resolves once `booblik listening on` has been logged. */
   static async start(
     config: BrokerConfig,
-    options: { logger?: Logger; origins?: Record<string, string> } = {},
+    options: { logger?: Logger; origins?: Record<string, string>; securityTime?: SecurityTime } = {},
   ) {
-    const broker = new Broker(config, options.logger ?? createLogger());
+    const logger = options.logger ?? createLogger();
+    const time = options.securityTime ?? systemSecurityTime;
+    const broker = new Broker(config, logger, await openTokenVerifier(config, logger, time), time);
     await broker.run(options.origins ?? {});
     return broker;
   }
@@ -160,9 +172,14 @@ export class Broker {
         `retention ${c.retentionBytes} B / ${c.retentionMs} ms (checked every ${c.retentionCheckMs} ms), ` +
         `max connections ${c.maxConnections}, max in-flight ${c.maxInflightRequests}, http port ${c.httpPort}`,
     );
-    if (!LOOPBACK.has(c.bindAddress)) {
+    if (!LOOPBACK.has(c.bindAddress) && c.auth === 'off') {
       this.logger.warn(
-        `binding ${c.bindAddress}: booblik has no authentication yet; anyone who can reach this port can read and write`,
+        `binding ${c.bindAddress} with booblik.auth=off: anyone who can reach this port can read and write`,
+      );
+    }
+    if (c.auth === 'required') {
+      this.logger.info(
+        `auth required: ${this.ctx.security.users.size} user(s), token keys ${this.tokens?.keyIds.join(', ') || 'none'}, superusers ${c.authSuperusers.join(', ') || 'none'}`,
       );
     }
     // Order matters: refuse a directory in use and a port in use before anything in the directory is
@@ -349,6 +366,7 @@ export class Broker {
   private async shutdown(): Promise<void> {
     this.ready = false;
     for (const t of this.timers) clearInterval(t);
+    this.tokens?.close();
     // Writes move to the other replicas before anything here stops; what waits here is refused, retriably.
     const handed = await this.clusterNode?.handOff(HAND_OFF_WAIT_MS).catch((error: unknown) => {
       this.logger.warn(`handing partitions over before stopping: ${String(error)}`);

@@ -47,3 +47,10 @@ function assert(condition: boolean, message: string): void {
 }
 
 assert(connectionPendingWriteBytesMax >= frameBytesMax, 'one whole response must fit the write budget');
+
+/**
+ * How long a connection to a broker with `booblik.auth=required` may stay open without having
+ * authenticated: long enough for a SCRAM exchange over a slow link, short enough that strangers
+ * cannot hold the connection table.
+ */
+export const authenticationTimeoutMs = 10_000;

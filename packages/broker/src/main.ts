@@ -9,6 +9,7 @@ import { Broker } from './broker.js';
 import { configHelp, loadConfig } from './config/load.js';
 import { ConfigError, DataDirForeignError, DataDirInUseError, ListenError } from './errors.js';
 import { createLogger } from './logger.js';
+import { UserStoreCorruptError } from './security/errors.js';
 
 /**
  * A repeat of the same signal this soon after the first is the same request delivered twice: under
@@ -82,6 +83,7 @@ try {
     error instanceof DataDirInUseError ||
     error instanceof ListenError ||
     error instanceof DataDirForeignError ||
-    error instanceof ConfigError;
+    error instanceof ConfigError ||
+    error instanceof UserStoreCorruptError;
   process.exit(refused ? 2 : 1);
 }

@@ -27,6 +27,13 @@ export class BrokerMetrics {
   /** FETCH v4 answered here as an in-sync replica (not the primary). */
   replicaReads = 0;
   storageErrors = 0;
+  authSucceeded = 0;
+  /** AUTHENTICATE refused: a wrong password, an unknown user, a bad token. */
+  authFailed = 0;
+  /** AUTHENTICATE refused unseen: its address failed too often lately. */
+  authRateLimited = 0;
+  /** Connections closed because they had not authenticated within the time allowed. */
+  connectionsClosedUnauthenticated = 0;
 
   /** One request of `apiKey`, a key of the API table (decodeRequest returns no other). */
   countRequest(apiKey: number): void {

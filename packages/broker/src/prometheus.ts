@@ -67,6 +67,21 @@ export function createPrometheusRegistry(
     'Connections closed because a frame length was outside 1..8 MiB',
     () => metrics.connectionsClosedInvalidLength,
   );
+  labelled(
+    'booblik_authentications_total',
+    'AUTHENTICATE outcomes (rate_limited: refused unseen)',
+    'result',
+    () => [
+      ['success', metrics.authSucceeded],
+      ['failure', metrics.authFailed],
+      ['rate_limited', metrics.authRateLimited],
+    ],
+  );
+  counter(
+    'booblik_connections_unauthenticated_closed_total',
+    'Connections closed for not authenticating in time (booblik.auth=required)',
+    () => metrics.connectionsClosedUnauthenticated,
+  );
   counter('booblik_storage_errors_total', 'Reads and writes the disk refused', () => metrics.storageErrors);
   gauge('booblik_connections', 'Open client connections', () => metrics.connectionsOpen);
   counter(

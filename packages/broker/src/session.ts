@@ -1,5 +1,8 @@
 import type { Socket } from 'node:net';
 import {
+  AckPolicy,
+  ApiKey,
+  apiRowOf,
   decodeRequest,
   ErrorCode,
   type FrameSink,
@@ -7,14 +10,16 @@ import {
   type Request,
   RequestRefusal,
   requestFrameLimits,
+  unrefTimer,
 } from '@booblik/protocol';
 import type { ApiContext } from './api/context.js';
 import type { HoldEnd } from './api/fetch.js';
 import { apiHandlers, type RequestSource } from './api/handlers.js';
 import type { UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
-import { connectionPendingWriteBytesMax, shutdownGraceMs } from './limits.js';
+import { authenticationTimeoutMs, connectionPendingWriteBytesMax, shutdownGraceMs } from './limits.js';
 import { type AnswerSink, discardReply, type Reply } from './reply.js';
+import { ConnectionAuth } from './security/connection-auth.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
 class Slot implements AnswerSink {
@@ -78,6 +83,9 @@ export class Session implements FrameSink, RequestSource {
    */
   private inflightBytes = 0;
   private cachedEndpoint: string | undefined;
+  /** Who this connection is: anonymous until AUTHENTICATE (or its TLS client certificate) says. */
+  readonly auth: ConnectionAuth;
+  private readonly untrack: () => void;
 
   constructor(
     readonly socket: Socket,
@@ -85,6 +93,9 @@ export class Session implements FrameSink, RequestSource {
     private readonly maxInflight: number,
     private readonly onClosed: (session: Session) => void,
   ) {
+    this.auth = new ConnectionAuth(socket.remoteAddress ?? '');
+    this.untrack = ctx.security.track({ auth: this.auth, close: () => socket.destroy() });
+    if (ctx.security.required) this.closeUnlessAuthenticatedIn(authenticationTimeoutMs);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     socket.on('drain', () => this.updateFlow());
@@ -126,6 +137,15 @@ export class Session implements FrameSink, RequestSource {
       return;
     }
     this.ctx.metrics.countRequest(request.apiKey);
+    if (this.ctx.security.required && !apiRowOf(request.apiKey)!.beforeAuthentication) {
+      const code = this.ctx.security.gate(this.auth);
+      if (code !== null) {
+        if (request.apiKey === ApiKey.PRODUCE && (request.body as { ack: number }).ack === AckPolicy.NONE)
+          refuseSilently(this.ctx, code, `from ${this.auth.remoteAddress}, not authenticated`);
+        else this.answer(refuse(this.ctx, request.correlationId, code));
+        return;
+      }
+    }
     // Every key the table has has a handler: the map's type requires it.
     const handler = apiHandlers[request.apiKey]!;
     if (handler.kind === 'reply') {
@@ -162,6 +182,21 @@ export class Session implements FrameSink, RequestSource {
     timer.unref();
     this.socket.once('close', () => clearTimeout(timer));
     void this.drain();
+  }
+
+  /** A connection that has not said who it is within `ms` is closed: a stranger cannot hold one open. */
+  private closeUnlessAuthenticatedIn(ms: number): void {
+    const clock = this.ctx.security.clock;
+    const timer = clock.setTimeout(() => {
+      if (this.auth.principal !== null || this.state === SessionState.Closed) return;
+      this.ctx.metrics.connectionsClosedUnauthenticated++;
+      this.ctx.noisyLog.warn(
+        `closing connection from ${this.auth.remoteAddress}: not authenticated within ${ms} ms`,
+      );
+      this.socket.destroy();
+    }, ms);
+    unrefTimer(timer);
+    this.socket.once('close', () => clock.clearTimeout(timer));
   }
 
   // HoldScope: held fetches learn when the connection or the broker goes away.
@@ -359,6 +394,7 @@ export class Session implements FrameSink, RequestSource {
     this.state = SessionState.Closed;
     for (const callback of [...this.endCallbacks]) callback('disconnect');
     this.endCallbacks.clear();
+    this.untrack();
     this.drained?.();
     this.onClosed(this);
   }

@@ -30,6 +30,7 @@ export const Code = {
   OFFSET_MISMATCH: 8,
   INVALID_ARGUMENT: 11,
   CLUSTER_UNAVAILABLE: 13,
+  AUTHENTICATION_FAILED: 20,
 } as const;
 
 /** Codes whose error responses carry a body (only ever in answer to an addition's request). */
@@ -37,6 +38,7 @@ export const codesWithBody: ReadonlySet<number> = new Set([
   Code.REVISION_MISMATCH,
   Code.OFFSET_MISMATCH,
   Code.INVALID_ARGUMENT,
+  Code.AUTHENTICATION_FAILED,
 ]);
 
 const FRAME_BYTES_MAX = 8 * 1024 * 1024;
@@ -215,6 +217,7 @@ function judgeFrame(frame: Buffer, model: BrokerModel, v: StreamVerdict): void {
       judged = judgeTopicApi(frame, id, apiKey, v);
     else if (apiKey === 7 && version === 1) judged = judgeListFragments(id);
     else if (apiKey === 9 && version === 1) judged = judgeReplicate(id);
+    else if ((apiKey === 10 || apiKey === 11) && version === 1) judged = judgeSecurityApi(id, apiKey);
     else {
       judged = {
         correlationId: id,
@@ -424,6 +427,18 @@ function judgeReplicate(id: number): Judged {
     api: 'other',
     why: 'apiKey 9 (REPLICATE)',
   };
+}
+
+/**
+ * AUTHENTICATE (10) and USERS (11) on a broker with auth off: a step of an exchange, a refusal of
+ * the credentials or of a value, or a request that does not decode. Nothing is written to a partition.
+ */
+function judgeSecurityApi(id: number, apiKey: number): Judged {
+  const codes =
+    apiKey === 10
+      ? [Code.NONE, Code.AUTHENTICATION_FAILED, Code.INVALID_ARGUMENT, Code.CORRUPT_REQUEST]
+      : [Code.NONE, Code.INVALID_ARGUMENT, Code.CORRUPT_REQUEST];
+  return { correlationId: id, codes, api: 'other', why: `apiKey ${apiKey} (security)` };
 }
 
 function judgeTopicApi(frame: Buffer, id: number, apiKey: number, v: StreamVerdict): Judged {

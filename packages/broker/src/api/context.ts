@@ -5,6 +5,7 @@ import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
 import type { RateLimitedLog } from '../rate-limited-log.js';
 import type { RequestRouter } from '../routing/request-router.js';
+import type { SecurityService } from '../security/security-service.js';
 import type { TopicTable } from '../topics/topic-table.js';
 
 /** What REPLICATE uses of replication (replication/replication-service.ts implements it). */
@@ -32,4 +33,6 @@ export interface ApiContext {
   logger: Logger;
   /** For lines a misbehaving client could otherwise repeat thousands of times a second. */
   noisyLog: RateLimitedLog;
+  /** Who may connect: users, tokens, the gate before authentication. */
+  security: SecurityService;
 }

@@ -13,8 +13,10 @@ import {
 } from '@booblik/protocol';
 import { fetchPayloadBytesMax } from '../limits.js';
 import type { AnswerSink, Reply } from '../reply.js';
+import type { ConnectionAuth } from '../security/connection-auth.js';
 import { handleApiVersions } from './api-versions.js';
 import { handleApply } from './apply.js';
+import { handleAuthenticate } from './authenticate.js';
 import type { ApiContext } from './context.js';
 import { type HoldScope, handleFetch } from './fetch.js';
 import { handleList } from './list.js';
@@ -23,11 +25,14 @@ import { handleMetadata } from './metadata.js';
 import { handleMove } from './move.js';
 import { handleProduce, handleUnansweredProduce, type UnansweredSink } from './produce.js';
 import { handleReplicate } from './replicate.js';
+import { handleUsers } from './users.js';
 
 /** The connection a request came on, as its handler sees it. */
 export interface RequestSource extends HoldScope {
   /** This broker as the client reached it (`host:port`): the route LIST and METADATA answer. */
   readonly endpoint: string;
+  /** Who the connection is (AUTHENTICATE, USERS). */
+  readonly auth: ConnectionAuth;
 }
 
 /** Answered with what `run` returns: the reply now, or a promise of it (its slot waits in order). */
@@ -88,6 +93,14 @@ const byKey: { readonly [K in ApiKeyValue]: ApiHandler<RequestOf<K>> } = {
   },
   [ApiKey.MOVE]: { kind: 'reply', run: (r, ctx) => handleMove(r.body, r.correlationId, ctx) },
   [ApiKey.REPLICATE]: { kind: 'reply', run: (r, ctx) => handleReplicate(r.body, r.correlationId, ctx) },
+  [ApiKey.AUTHENTICATE]: {
+    kind: 'reply',
+    run: (r, ctx, source) => handleAuthenticate(r.body, r.correlationId, ctx, source.auth),
+  },
+  [ApiKey.USERS]: {
+    kind: 'reply',
+    run: (r, ctx, source) => handleUsers(r.body, r.correlationId, ctx, source.auth),
+  },
 };
 
 /** Indexed by apiKey (one array read per request); undefined for a key the table lacks. */

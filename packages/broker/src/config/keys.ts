@@ -20,6 +20,12 @@ export interface BrokerConfig {
   dataDir: string;
   port: number;
   bindAddress: string;
+  /** `required`: a connection must authenticate before anything but API_VERSIONS and AUTHENTICATE. */
+  auth: 'off' | 'required';
+  /** User names (or token subjects) that may do everything, USERS included. */
+  authSuperusers: string[];
+  /** Empty: tokens are refused. */
+  authTokenKeysFile: string;
   topics: TopicSpec[];
   segmentBytesMax: number;
   indexIntervalBytes: number;
@@ -152,9 +158,42 @@ export const configKeys = [
     field: 'bindAddress',
     default: '127.0.0.1',
     allowed: 'an IP address or host name',
-    description: 'loopback by default: there is no authentication yet',
+    description: 'loopback by default: with booblik.auth off, anyone who reaches the port may do anything',
     parse: nonEmpty,
   } satisfies KeySpec<'bindAddress'>,
+  {
+    key: 'booblik.auth',
+    field: 'auth',
+    default: 'off',
+    allowed: 'off or required',
+    description:
+      'required: a connection authenticates (SCRAM-SHA-256 or a token) before anything but API_VERSIONS and AUTHENTICATE',
+    parse: (raw) =>
+      raw.trim() === 'off' || raw.trim() === 'required' ? (raw.trim() as 'off' | 'required') : undefined,
+  } satisfies KeySpec<'auth'>,
+  {
+    key: 'booblik.auth.superusers',
+    field: 'authSuperusers',
+    default: '',
+    allowed: 'user names separated by commas, or empty',
+    description: 'principals that may do everything, managing users included',
+    parse: (raw) => {
+      const names = raw
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== '');
+      return new Set(names).size === names.length ? names : undefined;
+    },
+  } satisfies KeySpec<'authSuperusers'>,
+  {
+    key: 'booblik.auth.token.keys.file',
+    field: 'authTokenKeysFile',
+    default: '',
+    allowed: 'a file path, or empty (no tokens)',
+    description:
+      'HS256 keys, one "ID SECRET" per line: the first signs, any verifies; read again when it changes',
+    parse: (raw) => raw.trim(),
+  } satisfies KeySpec<'authTokenKeysFile'>,
   {
     key: 'booblik.topics',
     field: 'topics',

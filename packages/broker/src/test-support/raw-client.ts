@@ -7,11 +7,13 @@ import {
   decodeProduceResponse,
   encodeApplyRequest,
   encodeApplyRequestV2,
+  encodeAuthenticateRequest,
   encodeFetchRequestV2,
   encodeFetchRequestV5,
   encodeListRequest,
   encodeMetadataRequest,
   encodeProduceRequest,
+  encodeUsersRequest,
   type FetchRequest,
   FrameSplitter,
   type ProduceRequestInput,
@@ -19,6 +21,7 @@ import {
   readResponseFrame,
   responseFrameLimits,
   type TopicChange,
+  type UsersRequest,
 } from '@booblik/protocol';
 
 /**
@@ -118,6 +121,18 @@ export class RawClient {
   async list(selector = '', watchRevision = -1, maxWaitMs = 0): Promise<ResponseFrame> {
     const id = this.id();
     this.send(encodeListRequest(id, { selector, watchRevision, maxWaitMs }));
+    return this.expect(id);
+  }
+
+  async authenticate(mechanism: string, data: string | Buffer): Promise<ResponseFrame> {
+    const id = this.id();
+    this.send(encodeAuthenticateRequest(id, { mechanism, data: Buffer.from(data) }));
+    return this.expect(id);
+  }
+
+  async users(req: UsersRequest): Promise<ResponseFrame> {
+    const id = this.id();
+    this.send(encodeUsersRequest(id, req));
     return this.expect(id);
   }
 

@@ -60,7 +60,7 @@ export function scramNonce(): string {
 
 /** What verifies a password, derived from it: kept by the broker instead of the password. */
 export function scramCredential(password: string, salt: Buffer, iterations: number): ScramCredential {
-  const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256');
+  const salted = pbkdf2Sync(password, salt, iterations, 32, 'sha256');
   const clientKey = hmac(salted, 'Client Key');
   return {
     salt,
@@ -100,7 +100,7 @@ export function clientFinal(first: ClientFirst, serverFirst: string, password: s
   const iterations = Number(required(attrs, 'i', 'the server-first message'));
   if (!Number.isSafeInteger(iterations) || iterations < 1)
     throw new ScramError(`the broker asked for ${attrs.get('i')} iterations`);
-  const salted = pbkdf2Sync(password.normalize('NFKC'), salt, iterations, 32, 'sha256');
+  const salted = pbkdf2Sync(password, salt, iterations, 32, 'sha256');
   const clientKey = hmac(salted, 'Client Key');
   const storedKey = createHash('sha256').update(clientKey).digest();
   const withoutProof = `c=${CHANNEL_BINDING},r=${nonce}`;

@@ -1,0 +1,137 @@
+/**
+ * The SCRAM users of one node: `<dataDir>/users.json`, readable by the broker's user alone, replaced
+ * atomically (a temporary file written and fsynced, renamed, the directory fsynced) so a crash leaves
+ * the old set or the new one. It holds what verifies a proof (salt, iterations, StoredKey,
+ * ServerKey), never a password.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fsyncDir, mkdirDurable } from '@booblik/log';
+import { AuthMechanism, type ScramCredential, type UserListing } from '@booblik/protocol';
+import { UserStoreCorruptError } from './errors.js';
+import { credentialProblem } from './user-rules.js';
+
+export const USERS_FILE_NAME = 'users.json';
+const FORMAT = 1;
+
+interface StoredUser {
+  name: string;
+  mechanism: string;
+  salt: string;
+  iterations: number;
+  storedKey: string;
+  serverKey: string;
+}
+
+/** Where users live: this file on one node (etcd in a cluster, later); changes are rare and small. */
+export interface UserStore {
+  get(name: string): ScramCredential | undefined;
+  list(): UserListing[];
+  readonly size: number;
+  upsert(name: string, credential: ScramCredential): void;
+  /** False when there was no such user. */
+  remove(name: string): boolean;
+}
+
+export class FileUserStore implements UserStore {
+  readonly file: string;
+  private readonly users = new Map<string, ScramCredential>();
+
+  constructor(private readonly dataDir: string) {
+    this.file = path.join(dataDir, USERS_FILE_NAME);
+  }
+
+  /** Reads the file; none is no user. A file that does not parse stops the start: auth must not open by accident. */
+  load(): void {
+    fs.rmSync(`${this.file}.tmp`, { force: true });
+    let text: string;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const user of parseUsersFile(text, this.file)) this.users.set(user.name, user.credential);
+  }
+
+  get(name: string): ScramCredential | undefined {
+    return this.users.get(name);
+  }
+
+  get size(): number {
+    return this.users.size;
+  }
+
+  list(): UserListing[] {
+    return [...this.users.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, c]) => ({ name, mechanism: AuthMechanism.SCRAM_SHA_256, iterations: c.iterations }));
+  }
+
+  upsert(name: string, credential: ScramCredential): void {
+    const next = new Map(this.users).set(name, credential);
+    this.write(next);
+    this.users.set(name, credential);
+  }
+
+  remove(name: string): boolean {
+    if (!this.users.has(name)) return false;
+    const next = new Map(this.users);
+    next.delete(name);
+    this.write(next);
+    this.users.delete(name);
+    return true;
+  }
+
+  private write(users: Map<string, ScramCredential>): void {
+    const stored: StoredUser[] = [...users.entries()].map(([name, c]) => ({
+      name,
+      mechanism: AuthMechanism.SCRAM_SHA_256,
+      salt: c.salt.toString('base64'),
+      iterations: c.iterations,
+      storedKey: c.storedKey.toString('base64'),
+      serverKey: c.serverKey.toString('base64'),
+    }));
+    mkdirDurable(this.dataDir);
+    const temp = `${this.file}.tmp`;
+    const fd = fs.openSync(temp, 'w', 0o600);
+    try {
+      fs.writeFileSync(fd, `${JSON.stringify({ format: FORMAT, users: stored })}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temp, this.file);
+    fsyncDir(this.dataDir);
+  }
+}
+
+export function parseUsersFile(text: string, where: string): { name: string; credential: ScramCredential }[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UserStoreCorruptError(`${where}: not JSON (${(error as Error).message})`);
+  }
+  const f = parsed as { format?: unknown; users?: unknown };
+  if (typeof f !== 'object' || f === null || f.format !== FORMAT || !Array.isArray(f.users))
+    throw new UserStoreCorruptError(`${where}: expected format ${FORMAT} and a list of users`);
+  const out: { name: string; credential: ScramCredential }[] = [];
+  for (const [i, raw] of (f.users as StoredUser[]).entries()) {
+    const credential = {
+      salt: Buffer.from(String(raw?.salt), 'base64'),
+      iterations: Number(raw?.iterations),
+      storedKey: Buffer.from(String(raw?.storedKey), 'base64'),
+      serverKey: Buffer.from(String(raw?.serverKey), 'base64'),
+    };
+    const problem =
+      typeof raw?.name !== 'string' || raw.mechanism !== AuthMechanism.SCRAM_SHA_256
+        ? 'expected a name and mechanism SCRAM-SHA-256'
+        : credentialProblem(raw.name, credential);
+    if (problem !== null) throw new UserStoreCorruptError(`${where}: users[${i}]: ${problem}`);
+    if (out.some((u) => u.name === raw.name))
+      throw new UserStoreCorruptError(`${where}: user ${raw.name} twice`);
+    out.push({ name: raw.name, credential });
+  }
+  return out;
+}
