@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { inspect } from 'node:util';
 import {
   ApiKey,
   ErrorCode,
@@ -165,6 +166,30 @@ describe('auth: SCRAM-SHA-256', () => {
         return true;
       },
     );
+  });
+
+  it("a connection's and a client's options, logged, show no password or fixed token", async () => {
+    const { broker } = await serve({
+      users: { alice: 'alices-pw' },
+      tokens: () => ({ principal: 's', expiresAtMs: -1 }),
+    });
+    const conn = await Connection.connect(broker.address, { auth: { user: 'alice', password: 'alices-pw' } });
+    const client = await Client.connect(broker.address, { auth: { token: 'fixed-token-value' } });
+    assert.equal((await client.metadata('t')).length, 1, 'the concealed token still authenticates');
+    const redialed = await conn.redial();
+    assert.equal(redialed.principal, 'alice', 'the concealed password still authenticates');
+    for (const shown of [
+      inspect(conn),
+      inspect(conn.options),
+      JSON.stringify(conn.options),
+      inspect(client),
+      JSON.stringify(client.options),
+    ])
+      assert.doesNotMatch(shown, /alices-pw|fixed-token-value/);
+    assert.match(inspect(conn.options), /alice/, 'the user name is no secret');
+    await redialed.close();
+    await client.close();
+    await conn.close();
   });
 
   it('auth options missing a field are refused before dialing, naming the field and not the value', async () => {

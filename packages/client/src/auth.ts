@@ -52,6 +52,24 @@ export function checkAuthOptions(auth: AuthOptions): void {
   }
 }
 
+/**
+ * `options` with its password or fixed token kept out of sight: a non-enumerable property, so that
+ * logging a connection's options (util.inspect, JSON.stringify) does not print it. Used as given.
+ */
+export function concealSecrets<T extends { auth?: AuthOptions }>(options: T): T {
+  const auth = options.auth;
+  if (auth === undefined) return options;
+  const hidden = (name: string, value: unknown) =>
+    Object.defineProperty({}, name, { value, enumerable: false, writable: false });
+  const concealed =
+    'token' in auth
+      ? typeof auth.token === 'function'
+        ? auth
+        : hidden('token', auth.token)
+      : Object.assign(hidden('password', auth.password), { user: auth.user });
+  return { ...options, auth: concealed as AuthOptions };
+}
+
 export function checkUserName(field: string, name: unknown): asserts name is string {
   if (typeof name !== 'string' || name === '')
     throw new InvalidArgumentError(`${field}: expected a non-empty string`);

@@ -54,7 +54,7 @@ import {
   speaks,
   type TopicMetadata,
 } from '@booblik/protocol';
-import { checkAuthOptions } from './auth.js';
+import { checkAuthOptions, concealSecrets } from './auth.js';
 import { AuthenticatedChannel } from './authenticated-channel.js';
 import { checkInt32, checkOffset } from './checks.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
@@ -90,9 +90,10 @@ export class Connection extends AuthenticatedChannel {
    * before it is handed out: a refusal (AuthenticationFailedError) or a broker that cannot prove
    * itself (BrokerUnverifiedError) fails the connect.
    */
-  static async connect(address: string, options: ConnectOptions = {}): Promise<Connection> {
+  static async connect(address: string, given: ConnectOptions = {}): Promise<Connection> {
+    if (given.auth !== undefined) checkAuthOptions(given.auth);
+    const options = concealSecrets(given);
     const auth = options.auth;
-    if (auth !== undefined) checkAuthOptions(auth);
     const connection = await dial(
       address,
       options,
