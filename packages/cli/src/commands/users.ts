@@ -2,7 +2,12 @@
  * booblik users add|list|remove: the SCRAM users of a broker (USERS). A new password is read from
  * stdin, never from argv; it is salted and hashed by the client, and only the keys are sent.
  */
-import type { Connection, UserListing } from '@booblik/client';
+import {
+  type Connection,
+  DEFAULT_SCRAM_ITERATIONS,
+  SCRAM_ITERATIONS_MAX,
+  type UserListing,
+} from '@booblik/client';
 import { type Args, brokerAddresses, integer, oneOf, parse, positionals } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
@@ -41,7 +46,10 @@ export async function usersCommand(args: string[], io: Io): Promise<number> {
         'users add: give the password on stdin with --password-stdin (never on the command line)',
       );
     const text = parsed.string('iterations');
-    const iterations = text === undefined ? undefined : integer('--iterations', text, 4096, 1_000_000);
+    const iterations =
+      text === undefined
+        ? undefined
+        : integer('--iterations', text, DEFAULT_SCRAM_ITERATIONS, SCRAM_ITERATIONS_MAX);
     const password = await readPasswordLine(io.stdin);
     const users = await withConnection(parsed, io, (c) =>
       c.upsertUser(name, password, iterations === undefined ? {} : { iterations }),
