@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { inspect } from 'node:util';
 import {
+  AckPolicy,
   ApiKey,
   ErrorCode,
   encodeAuthenticateResponse,
@@ -259,6 +260,30 @@ describe('auth: tokens', () => {
     const metadataSent = broker.received.filter((r) => r.apiKey === ApiKey.METADATA).length;
     assert.equal(metadataSent, 4, 'each request sent twice: refused, then answered');
     assert.equal(broker.peers.length, 1, 'on the same connection');
+    await conn.close();
+  });
+
+  it('a PRODUCE with ack NONE (never answered, so never refused as expired) refreshes an ending token first', async () => {
+    let issued = 0;
+    const { auth, broker } = await serve({
+      // The first token is at its end already (the fake takes it all the same); the next lasts.
+      tokens: (token) => ({
+        principal: token,
+        expiresAtMs: token === 'tok-1' ? Date.now() : Date.now() + 3_600_000,
+      }),
+    });
+    const conn = await Connection.connect(broker.address, { auth: { token: () => `tok-${++issued}` } });
+    assert.equal(await conn.produce('t', 0, [Buffer.from('x')], { ack: AckPolicy.NONE }), null);
+    assert.equal(await conn.produce('t', 0, [Buffer.from('y')], { ack: AckPolicy.NONE }), null);
+    await broker.nextArrival(); // AUTHENTICATE tok-1
+    await broker.nextArrival(); // AUTHENTICATE tok-2
+    const produced = await broker.nextArrival();
+    assert.equal(produced.apiKey, ApiKey.PRODUCE, 'the fresh token went before the records');
+    assert.equal(issued, 2, 'refreshed once: the fresh token is far from its end');
+    assert.deepEqual(
+      auth.attempts.map((a) => a.principal),
+      ['tok-1', 'tok-2'],
+    );
     await conn.close();
   });
 

@@ -10,6 +10,7 @@ import {
   type FrameReader,
 } from '@booblik/protocol';
 import { type Authenticated, type AuthOptions, authenticate, checkAuthOptions } from './auth.js';
+import { TOKEN_REFRESH_MARGIN_MS } from './limits.js';
 import { RequestChannel } from './request-channel.js';
 import type { ConnectOptions } from './request-options.js';
 import { refusalOf } from './topic-errors.js';
@@ -37,6 +38,19 @@ export abstract class AuthenticatedChannel extends RequestChannel {
         return this.refreshing;
       };
     }
+  }
+
+  /**
+   * Before a request the broker never answers (PRODUCE with ack NONE): its refusal as expired would
+   * never be seen, so a provided token at or near its end is refreshed first. Undefined: send now.
+   */
+  protected refreshIfExpiring(): Promise<void> | undefined {
+    const expiresAtMs = this.authenticated?.expiresAtMs;
+    if (this.refreshCredentials === undefined || expiresAtMs === undefined || expiresAtMs < 0)
+      return undefined;
+    // The broker judges by its wall clock, so this does too (the connection's clock is monotonic).
+    if (Date.now() < expiresAtMs - TOKEN_REFRESH_MARGIN_MS) return undefined;
+    return this.refreshCredentials();
   }
 
   /** The principal the broker authenticated this connection as (undefined before, or without `auth`). */

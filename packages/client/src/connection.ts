@@ -197,7 +197,10 @@ export class Connection extends AuthenticatedChannel {
         : expectedOffset === undefined
           ? encodeProduceRequest(id, { topic, partition, ack, records })
           : encodeProduceRequestV2(id, { topic, partition, ack, records, expectedOffset });
-    if (ack === AckPolicy.NONE) return this.sendUnanswered(what, build).then(() => null);
+    if (ack === AckPolicy.NONE) {
+      const send = () => this.sendUnanswered(what, build).then(() => null);
+      return this.refreshIfExpiring()?.then(send) ?? send();
+    }
     return this.request(
       what,
       { topics: [topic], partition },

@@ -87,6 +87,12 @@ export const SCRAM_SALT_BYTES = scramSaltBytesMin;
  */
 export const SCRAM_ITERATIONS_MAX = 1_000_000;
 
+/**
+ * A provided token this close to its end is refreshed before a PRODUCE with ack NONE, whose refusal
+ * as expired would never be seen: covers a few seconds of clock skew between client and broker.
+ */
+export const TOKEN_REFRESH_MARGIN_MS = 5_000;
+
 /** Correlation ids count up from 1 and wrap before leaving the positive int32 range. */
 export { CORRELATION_ID_MAX } from '@booblik/protocol';
 /** int32 fields on the wire (partition, maxBytes, waits): a number outside cannot be encoded. */
