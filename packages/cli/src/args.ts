@@ -3,15 +3,17 @@ import { parseArgs } from 'node:util';
 import { AckPolicy, type AckPolicyValue, InvalidArgumentError, parseAddress } from '@booblik/client';
 import { topicNameProblem } from '@booblik/protocol';
 import { BROKER_ENV, DEFAULT_BROKER } from './constants.js';
+import { authFlags } from './credentials.js';
 import { UsageError } from './errors.js';
 
 /** A verb's flags: each takes a value (`string`) or stands alone (`boolean`). */
-export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 /** Flags every verb takes. */
 export const globalFlags: Flags = {
   broker: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...authFlags,
 };
 
 /** Parsed arguments, read by name: `string('partition')`, `flag('follow')`. */
@@ -28,6 +30,12 @@ export class Args {
 
   flag(name: string): boolean {
     return this.values[name] === true;
+  }
+
+  /** Every value of a flag given more than once (`multiple`), in order. */
+  strings(name: string): string[] {
+    const value = this.values[name];
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
   }
 }
 
@@ -92,11 +100,11 @@ function normalize(args: string[], options: Flags): string[] {
   return out;
 }
 
-/** The verb: the first argument that is not a flag or the value of --broker. */
+/** The verb: the first argument that is not a flag or the value of a global one (--broker, --user, ...). */
 export function splitVerb(argv: string[]): { verb: string | undefined; rest: string[] } {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--broker') {
+    if (arg.startsWith('--') && globalFlags[arg.slice(2)]?.type === 'string') {
       i++;
       continue;
     }

@@ -3,6 +3,10 @@ import { DEFAULT_BROKER, DEFAULT_HEALTH_TIMEOUT_MS } from './constants.js';
 
 const common = `Broker: --broker host:port[,host:port...] (tried in turn), else the BOOBLIK_BROKER variable,
 else ${DEFAULT_BROKER}.
+Credentials (a broker with booblik.auth=required): --user NAME with the password in BOOBLIK_PASSWORD
+or --password-file FILE, or --token-file FILE (read again when the token expires); else the
+BOOBLIK_USER (with BOOBLIK_PASSWORD) or BOOBLIK_TOKEN variables. Flags win over the environment.
+Passwords and tokens are never taken on the command line.
 Exit status: 0 done, 1 failed (refused, unreachable, unhealthy, records lost), 2 usage error.`;
 
 export const verbHelp: Record<string, string> = {
@@ -73,6 +77,22 @@ booblik topics watch [-l SELECTOR] [--format table|json]
   In a cluster, moves every replicated partition off the broker ID, one at a time: a live broker
   outside its replicas is copied the partition, then ID leaves it (its primary moves if ID led).
   Run it before taking a broker away for good.`,
+  users: `booblik users add NAME --password-stdin [--iterations N]
+booblik users list [--format table|json]
+booblik users remove NAME
+  The SCRAM-SHA-256 users the broker knows (with booblik.auth=required, only a superuser may change
+  them). The password is salted and hashed here; only the derived keys are sent.
+  add       adds NAME, or replaces its password: the first line of stdin is the password
+            (printf '%s\\n' "$PW" | booblik users add alice --password-stdin)
+  --iterations N  PBKDF2 iterations (default 4096, the least allowed): each login pays them
+  list      the users, with their mechanism and iterations; --format json prints one array
+  remove    removes NAME (a user the broker does not know is an error)`,
+  tokens: `booblik tokens issue --subject NAME --ttl DURATION --keys-file FILE [--claim NAME=VALUE...]
+  Prints a token for NAME on stdout (alone: TOKEN=$(booblik tokens issue ...)): an HS256 JWT signed
+  with the first key of FILE (the broker's booblik.auth.token.keys.file, lines "ID SECRET"), its
+  id as the kid, claims sub, iat and exp. Nothing is sent to a broker.
+  --ttl D          how long it is valid: 90s, 15m, 1h, 7d (at most 366d)
+  --claim N=V      another claim; groups=a,b is the array ["a","b"]; may be given again`,
   conformance: `booblik conformance <verb> [args...]
   The conformance kit's client contract (capabilities, metadata, produce, produce-keyed, fetch,
   topics-apply, topics-delete, topics-list), printing key=value lines; the broker comes from
@@ -92,6 +112,8 @@ Commands:
   fragments <topic>        where each segment lives: local disk, store, or both
   partitions move ...      give a partition of a cluster to another broker
   brokers drain ID         move every replicated partition off a broker
+  users add|list|remove    the SCRAM users of a broker
+  tokens issue             sign a token for a subject with a token keys file
   conformance <verb> ...   the conformance kit's client contract
 
 Run 'booblik <command> --help' for a command's options; 'booblik --version' prints the version.

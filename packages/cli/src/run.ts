@@ -9,7 +9,9 @@ import { healthCommand } from './commands/health.js';
 import { metadataCommand } from './commands/metadata.js';
 import { partitionsCommand } from './commands/partitions.js';
 import { produceCommand } from './commands/produce.js';
+import { tokensCommand } from './commands/tokens.js';
 import { topicsCommand } from './commands/topics.js';
+import { usersCommand } from './commands/users.js';
 import { ExitCode } from './constants.js';
 import { UsageError } from './errors.js';
 import { mainHelp } from './help.js';
@@ -26,6 +28,8 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   fragments: fragmentsCommand,
   partitions: partitionsCommand,
   brokers: brokersCommand,
+  users: usersCommand,
+  tokens: tokensCommand,
 };
 
 export async function run(argv: string[], io: Io): Promise<number> {

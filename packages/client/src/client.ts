@@ -13,6 +13,7 @@
  * after a lost answer (giving up after such a loss reports OutcomeUnknownError). OUTCOME_UNKNOWN is
  * never sent again.
  */
+
 import {
   ApiKey,
   type ApiVersionRange,
@@ -26,6 +27,7 @@ import {
   type RouteV2,
   type TopicMetadata,
 } from '@booblik/protocol';
+import { checkAuthOptions, concealSecrets } from './auth.js';
 import { BrokerPool, type PooledBroker } from './broker-pool.js';
 import { checkCount } from './checks.js';
 import { type Clock, systemClock } from './clock.js';
@@ -129,7 +131,8 @@ export class Client {
   static async connect(bootstrap: string | readonly string[], options: ClientOptions = {}): Promise<Client> {
     const list = typeof bootstrap === 'string' ? [bootstrap] : [...bootstrap];
     if (list.length === 0) throw new InvalidArgumentError('bootstrap: [], expected at least one host:port');
-    const client = new Client(list.map(BrokerPool.normalise), options);
+    if (options.auth !== undefined) checkAuthOptions(options.auth);
+    const client = new Client(list.map(BrokerPool.normalise), concealSecrets(options));
     try {
       await client.anyBroker();
     } catch (error) {

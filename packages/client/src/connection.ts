@@ -19,6 +19,7 @@ import {
   decodeMetadataResponseV5,
   decodeMoveResponse,
   decodeProduceResponse,
+  decodeUsersResponse,
   ErrorCode,
   encodeApiVersionsRequest,
   encodeApplyRequest,
@@ -38,6 +39,7 @@ import {
   encodeProduceRequest,
   encodeProduceRequestV2,
   encodeProduceRequestV3,
+  encodeUsersRequest,
   type FrameReader,
   fetchWaitMsMax,
   listWaitMsMax,
@@ -52,12 +54,13 @@ import {
   speaks,
   type TopicMetadata,
 } from '@booblik/protocol';
+import { checkAuthOptions, concealSecrets } from './auth.js';
+import { AuthenticatedChannel } from './authenticated-channel.js';
 import { checkInt32, checkOffset } from './checks.js';
 import { Consumer, type ConsumerOptions } from './consumer.js';
 import { dial } from './dial.js';
 import { AbortError, BrokerError, InvalidArgumentError, unknownEffect } from './errors.js';
 import { decodeFetchAnswer, type FetchResult } from './fetch-result.js';
-import { RequestChannel } from './request-channel.js';
 import type { ConnectOptions, FetchOptions, ProduceOptions, RequestOptions } from './request-options.js';
 import { Topic, type TopicOptions } from './topic.js';
 import { refusalOf } from './topic-errors.js';
@@ -69,6 +72,7 @@ import {
   toWireChange,
   type WatchOptions,
 } from './topics.js';
+import { type UpsertUserOptions, type UserListing, usersRequest } from './users.js';
 
 /** A watch's held LIST asks again after this long without a change (the broker caps it at 60 s). */
 const DEFAULT_WATCH_WAIT_MS = 30_000;
@@ -77,17 +81,73 @@ export type { FetchedRecord, FetchResult } from './fetch-result.js';
 export type { ConnectionState } from './request-channel.js';
 export type { ConnectOptions, FetchOptions, ProduceOptions, RequestOptions } from './request-options.js';
 
-export class Connection extends RequestChannel {
+export class Connection extends AuthenticatedChannel {
   /** Whether the broker has FETCH v5, once asked (see speaksFetchEpochs). */
   private fetchEpochs: Promise<boolean> | undefined;
 
-  /** Opens a connection to `host:port` (a bare host means port 9092). */
-  static async connect(address: string, options: ConnectOptions = {}): Promise<Connection> {
-    return dial(address, options, (socket, frames, name) => new Connection(socket, frames, name, options));
+  /**
+   * Opens a connection to `host:port` (a bare host means port 9092). With `auth`, it authenticates
+   * before it is handed out: a refusal (AuthenticationFailedError) or a broker that cannot prove
+   * itself (BrokerUnverifiedError) fails the connect.
+   */
+  static async connect(address: string, given: ConnectOptions = {}): Promise<Connection> {
+    if (given.auth !== undefined) checkAuthOptions(given.auth);
+    const options = concealSecrets(given);
+    const auth = options.auth;
+    const connection = await dial(
+      address,
+      options,
+      (socket, frames, name) => new Connection(socket, frames, name, options),
+    );
+    if (auth === undefined) return connection;
+    try {
+      await connection.authenticate(auth, options.signal);
+    } catch (error) {
+      connection.destroy();
+      throw error;
+    }
+    return connection;
   }
 
   private constructor(socket: net.Socket, frames: FrameReader, address: string, options: ConnectOptions) {
     super(socket, frames, address, options);
+  }
+
+  /** The SCRAM users the broker knows (USERS LIST), by name. */
+  listUsers(): Promise<UserListing[]> {
+    return this.usersRequest('list');
+  }
+
+  /**
+   * Adds the user, or replaces its password (USERS UPSERT); resolves with the users after it. The
+   * password is salted and hashed here and never sent.
+   */
+  upsertUser(name: string, password: string, options: UpsertUserOptions = {}): Promise<UserListing[]> {
+    return this.usersRequest('upsert', name, password, options);
+  }
+
+  /** Removes the user (USERS REMOVE; one the broker does not know is refused); resolves with the users left. */
+  removeUser(name: string): Promise<UserListing[]> {
+    return this.usersRequest('remove', name);
+  }
+
+  private usersRequest(...args: Parameters<typeof usersRequest>): Promise<UserListing[]> {
+    let built: ReturnType<typeof usersRequest>;
+    try {
+      built = usersRequest(...args);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.request(
+      built.what,
+      {},
+      (id) => encodeUsersRequest(id, built.request),
+      (body) => decodeUsersResponse(body),
+      this.requestTimeoutMs,
+      undefined,
+      undefined,
+      args[0] === 'list' ? undefined : unknownEffect.changes,
+    );
   }
 
   /** Partitions and offsets of the named topics, or of every topic when none is named. */
@@ -137,7 +197,10 @@ export class Connection extends RequestChannel {
         : expectedOffset === undefined
           ? encodeProduceRequest(id, { topic, partition, ack, records })
           : encodeProduceRequestV2(id, { topic, partition, ack, records, expectedOffset });
-    if (ack === AckPolicy.NONE) return this.sendUnanswered(what, build).then(() => null);
+    if (ack === AckPolicy.NONE) {
+      const send = () => this.sendUnanswered(what, build).then(() => null);
+      return this.refreshIfExpiring()?.then(send) ?? send();
+    }
     return this.request(
       what,
       { topics: [topic], partition },

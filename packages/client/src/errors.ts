@@ -86,6 +86,71 @@ function unknownTopicDetail({ topics = [], partition }: RequestSubject): string 
 }
 
 /**
+ * AUTHENTICATION_REQUIRED: the broker has `booblik.auth=required` and this connection has not
+ * authenticated. Connect with `auth` (a user and password, or a token).
+ */
+export class AuthenticationRequiredError extends BrokerError {
+  override name = 'AuthenticationRequiredError';
+  constructor(request: string, subject: RequestSubject = {}) {
+    super(ErrorCode.AUTHENTICATION_REQUIRED, request, subject);
+    this.message = `${request} refused: the broker requires authentication: connect with a user and password, or a token`;
+  }
+}
+
+/**
+ * AUTHENTICATION_FAILED: the broker refused the credentials. `reason` is the broker's, for people;
+ * it never says whether the user exists. Trying again with the same credentials fails the same way.
+ */
+export class AuthenticationFailedError extends BrokerError {
+  override name = 'AuthenticationFailedError';
+  constructor(
+    request: string,
+    readonly reason: string,
+  ) {
+    super(ErrorCode.AUTHENTICATION_FAILED, request);
+    this.message = `${request} refused: authentication failed: ${reason || '(the broker gave no reason)'}`;
+  }
+}
+
+/**
+ * CREDENTIALS_EXPIRED: the token this connection authenticated with has expired. A connection given a
+ * token provider (a function) fetches a fresh token and sends the request once more on its own; with
+ * a fixed token this reaches the caller.
+ */
+export class CredentialsExpiredError extends BrokerError {
+  override name = 'CredentialsExpiredError';
+  constructor(request: string, subject: RequestSubject = {}) {
+    super(ErrorCode.CREDENTIALS_EXPIRED, request, subject);
+    this.message = `${request} refused: the connection's token has expired: authenticate again with a fresh one`;
+  }
+}
+
+/** NOT_AUTHORIZED: the connection is authenticated, but its principal may not do this. */
+export class NotAuthorizedError extends BrokerError {
+  override name = 'NotAuthorizedError';
+  constructor(request: string, subject: RequestSubject = {}) {
+    super(ErrorCode.NOT_AUTHORIZED, request, subject);
+    this.message = `${request} refused: NOT_AUTHORIZED (the authenticated user may not do this)`;
+  }
+}
+
+/**
+ * The broker did not prove that it holds the user's credentials (a SCRAM server signature that is
+ * wrong or missing, a nonce that is not ours, an exchange cut short): it may be an impostor, so the
+ * connection is not used.
+ */
+export class BrokerUnverifiedError extends Error {
+  override name = 'BrokerUnverifiedError';
+  constructor(
+    readonly address: string,
+    why: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${address}: the broker did not prove itself: ${why}`, options);
+  }
+}
+
+/**
  * The connection is gone (closed by either side, reset, or torn down after a failure); `cause` says
  * why. `outcomeUnknown` is true for a PRODUCE or APPLY that was sent and lost before its answer: it
  * may or may not have taken effect (the message says so).

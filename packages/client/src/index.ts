@@ -12,6 +12,7 @@ export {
   type TopicMetadata,
 } from '@booblik/protocol';
 export { type BrokerAddress, formatAddress, parseAddress } from './address.js';
+export type { Authenticated, AuthOptions, TokenSource } from './auth.js';
 export { Client, type ClientOptions } from './client.js';
 export { type Clock, systemClock, type TimerHandle } from './clock.js';
 export {
@@ -43,3 +44,4 @@ export {
   RevisionMismatchError,
 } from './topic-errors.js';
 export * from './topics.js';
+export type { UpsertUserOptions, UserListing } from './users.js';

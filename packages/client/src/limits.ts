@@ -2,7 +2,7 @@
  * Every default and limit of the client, in one place, each with its reason. Relations between them
  * are asserted at load, so a change that breaks one fails at startup rather than in production.
  */
-import { fetchWaitMsMax, frameBytesMax } from '@booblik/protocol';
+import { fetchWaitMsMax, frameBytesMax, scramIterationsMin, scramSaltBytesMin } from '@booblik/protocol';
 
 /** Port a bare host (no `:port`) connects to: the broker's default listener. */
 export const DEFAULT_PORT = 9092;
@@ -74,6 +74,25 @@ export const DEFAULT_ROUTE_RETRY_DELAY_MS_MAX = 2_000;
  */
 export const HTTP_AS_FRAME_LENGTH = Buffer.from('HTTP').readInt32BE(0);
 
+/** users: PBKDF2 iterations of a new user's credentials: RFC 7677's minimum, which the broker requires. */
+export const DEFAULT_SCRAM_ITERATIONS = scramIterationsMin;
+
+/** users: random salt of a new user's credentials: the broker's minimum (RFC 5802 asks for a random one). */
+export const SCRAM_SALT_BYTES = scramSaltBytesMin;
+
+/**
+ * SCRAM: most iterations a broker may ask the client to pay. The client computes PBKDF2 on its own
+ * thread: a broker (or an impostor) asking for billions would freeze it. A million takes about a
+ * second; deployments that hash harder than that are not known to us.
+ */
+export const SCRAM_ITERATIONS_MAX = 1_000_000;
+
+/**
+ * A provided token this close to its end is refreshed before a PRODUCE with ack NONE, whose refusal
+ * as expired would never be seen: covers a few seconds of clock skew between client and broker.
+ */
+export const TOKEN_REFRESH_MARGIN_MS = 5_000;
+
 /** Correlation ids count up from 1 and wrap before leaving the positive int32 range. */
 export { CORRELATION_ID_MAX } from '@booblik/protocol';
 /** int32 fields on the wire (partition, maxBytes, waits): a number outside cannot be encoded. */
@@ -92,3 +111,7 @@ assert(
 );
 assert(HTTP_AS_FRAME_LENGTH > frameBytesMax, 'an HTTP answer must never pass for a frame');
 assert(DEFAULT_MAX_BATCH_RECORDS <= DEFAULT_MAX_QUEUED_RECORDS, 'a full batch must fit in the queue');
+assert(
+  DEFAULT_SCRAM_ITERATIONS <= SCRAM_ITERATIONS_MAX,
+  'the client must be able to log in as the users it makes',
+);

@@ -25,6 +25,7 @@ import { type Clock, systemClock } from './clock.js';
 import {
   AbortError,
   ConnectionClosedError,
+  CredentialsExpiredError,
   type RequestSubject,
   RequestTooLargeError,
   TimeoutError,
@@ -153,7 +154,37 @@ export abstract class RequestChannel {
     this.fail(reason ?? new ConnectionClosedError(this.address, `connection to ${this.address} destroyed`));
   }
 
+  /**
+   * Set by a connection whose token comes from a provider: fetches a fresh token and authenticates
+   * again on this connection (one attempt shared by every request refused meanwhile).
+   */
+  protected refreshCredentials: (() => Promise<void>) | undefined;
+
+  /** Sends a request; one refused with CREDENTIALS_EXPIRED is sent once more after a refresh, if there is one. */
   protected request<T>(
+    what: string,
+    subject: RequestSubject,
+    build: (correlationId: number) => Buffer,
+    decode: (body: Buffer) => T,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    toRefusal?: (code: number, body: Buffer) => Error,
+    unknownEffect?: string,
+  ): Promise<T> {
+    const send = () =>
+      this.requestOnce(what, subject, build, decode, timeoutMs, signal, toRefusal, unknownEffect);
+    const refresh = this.refreshCredentials;
+    if (!refresh) return send();
+    return send().catch(async (error: unknown) => {
+      // A refusal: nothing of the request took effect, so sending it again cannot apply it twice.
+      if (!(error instanceof CredentialsExpiredError)) throw error;
+      await refresh();
+      return send();
+    });
+  }
+
+  /** Sends a request and waits for its answer (AUTHENTICATE itself goes this way: it is never refused as expired). */
+  protected requestOnce<T>(
     what: string,
     subject: RequestSubject,
     build: (correlationId: number) => Buffer,

@@ -1,5 +1,6 @@
 /** The options of a connection and of its requests (a Client takes them too). */
 import type { AckPolicyValue } from '@booblik/protocol';
+import type { AuthOptions } from './auth.js';
 import type { Clock } from './clock.js';
 
 export interface ConnectOptions {
@@ -11,6 +12,11 @@ export interface ConnectOptions {
   requestTimeoutMs?: number;
   /** Time source for deadlines (tests pass a manual clock). */
   clock?: Clock;
+  /**
+   * Authenticate every connection right after it is made: `{ user, password }` (SCRAM-SHA-256) or
+   * `{ token }`, a string or a function returning a fresh token (asked again on CREDENTIALS_EXPIRED).
+   */
+  auth?: AuthOptions;
 }
 
 export interface ProduceOptions {

@@ -3,6 +3,7 @@
  * a BrokerError, so code that handles BrokerError keeps working, with the details as fields.
  */
 import {
+  decodeAuthenticationFailed,
   decodeInvalidArgument,
   decodeNotPrimary,
   decodeOffsetMismatch,
@@ -12,7 +13,15 @@ import {
   ProtocolError,
   type Route,
 } from '@booblik/protocol';
-import { BrokerError, OutcomeUnknownError, type RequestSubject } from './errors.js';
+import {
+  AuthenticationFailedError,
+  AuthenticationRequiredError,
+  BrokerError,
+  CredentialsExpiredError,
+  NotAuthorizedError,
+  OutcomeUnknownError,
+  type RequestSubject,
+} from './errors.js';
 
 /** APPLY: a change expected another revision of its topic; nothing of the APPLY was applied. */
 export class RevisionMismatchError extends BrokerError {
@@ -112,6 +121,12 @@ export function refusalOf(
   requestOffset = -1,
 ): BrokerError {
   if (code === ErrorCode.OUTCOME_UNKNOWN) return new OutcomeUnknownError(request, subject);
+  // The security codes have no body (AUTHENTICATION_FAILED's reason aside), each its own class.
+  if (code === ErrorCode.AUTHENTICATION_REQUIRED) return new AuthenticationRequiredError(request, subject);
+  if (code === ErrorCode.CREDENTIALS_EXPIRED) return new CredentialsExpiredError(request, subject);
+  if (code === ErrorCode.NOT_AUTHORIZED) return new NotAuthorizedError(request, subject);
+  if (code === ErrorCode.AUTHENTICATION_FAILED && body.length === 0)
+    return new AuthenticationFailedError(request, '');
   if (body.length === 0) return new BrokerError(code, request, subject);
   try {
     switch (code) {
@@ -129,6 +144,8 @@ export function refusalOf(
         const m = decodeInvalidArgument(body);
         return new InvalidArgumentRefusal(request, m.index, m.message);
       }
+      case ErrorCode.AUTHENTICATION_FAILED:
+        return new AuthenticationFailedError(request, decodeAuthenticationFailed(body).reason);
       case ErrorCode.NOT_PRIMARY:
         return new NotPrimaryError(request, decodeNotPrimary(body), subject);
       case ErrorCode.OFFSET_MISMATCH:

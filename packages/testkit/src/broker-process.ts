@@ -19,7 +19,7 @@ export interface BrokerProcessOptions {
   nofile?: number;
   /** How long startup (recovery included) may take. */
   startTimeoutMs?: number;
-  /** Environment variables beside PATH (the broker sees no other: the test's own BOOBLIK_* stay out). */
+  /** Environment of the broker besides PATH (BOOBLIK_BOOTSTRAP_USER, say). */
   env?: Record<string, string>;
 }
 
@@ -73,7 +73,7 @@ export class BrokerProcess {
         ? [process.execPath, args]
         : ['prlimit', [`--nofile=${options.nofile}:${options.nofile}`, process.execPath, ...args]];
     const proc = spawn(command, argv, {
-      // Only PATH: BOOBLIK_* variables of the test run must not configure the broker.
+      // Only PATH and what the test asks: BOOBLIK_* variables of the test run must not configure the broker.
       env: { PATH: process.env.PATH ?? '', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

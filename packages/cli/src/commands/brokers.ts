@@ -3,6 +3,7 @@ import { BrokerError, ErrorCode, InvalidArgumentRefusal } from '@booblik/client'
 import { brokerAddresses, parse } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { inCliWords, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -24,6 +25,7 @@ export async function brokersCommand(args: string[], io: Io): Promise<number> {
     throw new UsageError('brokers drain: expected ID (a broker id)');
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...authOption(parsed, io.env),
   });
   try {
     const listing = await connection.listTopics('');

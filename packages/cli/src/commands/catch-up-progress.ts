@@ -4,7 +4,7 @@
  * the MOVE waits. A line when the state changes, at most one a second; nothing from a broker
  * without METADATA v4.
  */
-import { Connection } from '@booblik/client';
+import type { Connection } from '@booblik/client';
 import { ReplicaFlag } from '@booblik/protocol';
 import { metadataSpeaks } from '../versions.js';
 
@@ -16,7 +16,8 @@ export interface CatchUpWatch {
 }
 
 export function watchCatchUp(
-  address: string,
+  /** A connection of its own, with the command's settings (its credentials too). */
+  dial: () => Promise<Connection>,
   topic: string,
   partition: number,
   member: string,
@@ -28,7 +29,7 @@ export function watchCatchUp(
   const running = (async () => {
     let connection: Connection | undefined;
     try {
-      connection = await Connection.connect(address);
+      connection = await dial();
       if (!(await metadataSpeaks(connection))('replicaRoutes')) return;
       let last = '';
       let lastAt = Number.NEGATIVE_INFINITY;

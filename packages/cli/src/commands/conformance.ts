@@ -14,6 +14,7 @@ import {
 import { ackPolicy, brokerAddresses, integer, parse, positionals } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -45,6 +46,7 @@ export async function conformanceCommand(args: string[], io: Io): Promise<number
   const call = run(rest);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...authOption(parsed, io.env),
   });
   try {
     await print(...(await call(connection)));

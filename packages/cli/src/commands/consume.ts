@@ -19,6 +19,7 @@ import { ExitCode, FOLLOW_ROUTE_ATTEMPTS_MAX } from '../constants.js';
 import { type DescribedPartition, describePartitions } from '../consume/describe.js';
 import { watchPartitions } from '../consume/new-partitions.js';
 import { type ReadContext, readPartition } from '../consume/partition-reader.js';
+import { authOption } from '../credentials.js';
 import { OffsetOutOfRangeError, OffsetPastCopyError, PartitionNotFoundError, UsageError } from '../errors.js';
 import { type Format, formatRecord, formats } from '../format.js';
 import { helpFor } from '../help.js';
@@ -66,6 +67,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   // from its primary (with a zone, from the in-sync replica there: FETCH v4) and follows failovers.
   const clientOptions: ClientOptions = {
     signal: io.signal,
+    ...authOption(parsed, io.env),
     ...(follow ? { routeAttemptsMax: FOLLOW_ROUTE_ATTEMPTS_MAX } : {}),
     ...(preferZone === undefined ? {} : { preferZone }),
   };

@@ -8,6 +8,7 @@ import {
 import { brokerAddresses, integer, parse, topicName } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { PartitionNotFoundError, TopicNotFoundError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -64,6 +65,7 @@ export async function fragmentsCommand(args: string[], io: Io): Promise<number> 
     partitionText === undefined ? undefined : integer('--partition', partitionText, 0, 2 ** 31 - 1);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...authOption(parsed, io.env),
   });
   try {
     const partitions = await connection

@@ -2,6 +2,7 @@ import type { Connection } from '@booblik/client';
 import { brokerAddresses, integer, parse } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS, ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -18,11 +19,12 @@ export async function healthCommand(args: string[], io: Io): Promise<number> {
   if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
   const brokers = brokerAddresses(parsed.string('broker'), io.env);
   const timeoutMs = timeout === undefined ? DEFAULT_HEALTH_TIMEOUT_MS : integer('--timeout', timeout, 1);
+  const auth = authOption(parsed, io.env);
   const deadline = AbortSignal.any([AbortSignal.timeout(timeoutMs), io.signal]);
   const startedAt = performance.now();
   let connection: Connection | undefined;
   try {
-    connection = await connectFirst(brokers, { timeoutMs, signal: deadline });
+    connection = await connectFirst(brokers, { timeoutMs, signal: deadline, ...auth });
     const topics = await untilAborted(connection.metadata(), deadline, timeoutMs);
     const ms = Math.round(performance.now() - startedAt);
     const partitions = topics.reduce((n, t) => n + t.partitions.length, 0);

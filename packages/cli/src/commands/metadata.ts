@@ -2,6 +2,7 @@ import { MetadataOffsets, type MetadataResponseV4, ReplicaFlag, type RouteV2 } f
 import { brokerAddresses, parse, topicName } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
@@ -25,6 +26,7 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
   for (const topic of parsed.positionals) topicName(topic);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...authOption(parsed, io.env),
   });
   try {
     const has = await metadataSpeaks(connection);

@@ -6,6 +6,7 @@ import { InvalidArgumentRefusal } from '@booblik/client';
 import { brokerAddresses, integer, parse } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { MoveRefusedError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -34,11 +35,17 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
   const partition = integer('PARTITION', partitionText, 0);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...authOption(parsed, io.env),
   });
-  const address = connection.address;
   const progress =
     sub === 'move'
-      ? watchCatchUp(address, topic, partition, member, (line) => io.stderr.write(line))
+      ? watchCatchUp(
+          () => connection.redial(),
+          topic,
+          partition,
+          member,
+          (line) => io.stderr.write(line),
+        )
       : undefined;
   try {
     const { revision } = await connection

@@ -2,6 +2,7 @@ import { AckPolicy, INT32_MAX, OFFSET_UNKNOWN, Producer, ProducerClosedError } f
 import { ackPolicy, brokerAddresses, integer, parse, positionals, topicName } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { readLengthPrefixed, readLines, recordBytesMaxFor } from '../input/records.js';
@@ -38,7 +39,7 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   const ack = ackText === undefined ? undefined : ackPolicy('--ack', ackText);
   const brokers = brokerAddresses(parsed.string('broker'), io.env);
 
-  const connection = await connectFirst(brokers, { signal: io.signal });
+  const connection = await connectFirst(brokers, { signal: io.signal, ...authOption(parsed, io.env) });
   // The partition is picked here, as the producer would (FNV-1a of the key, else round robin), so
   // that the summary can say which offsets each partition got.
   let route: (() => number) | undefined;

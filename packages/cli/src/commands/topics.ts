@@ -17,6 +17,7 @@ import { ErrorCode } from '@booblik/protocol';
 import { type Args, brokerAddresses, parse } from '../args.js';
 import { connectFirst } from '../connect.js';
 import { ExitCode } from '../constants.js';
+import { authOption } from '../credentials.js';
 import { BrokerTooOldError, TopicNotFoundError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
@@ -65,7 +66,10 @@ function formatOf(parsed: Args, allowed: readonly Format[] = formats): Format {
 }
 
 async function connect(parsed: Args, io: Io): Promise<Connection> {
-  return connectFirst(brokerAddresses(parsed.string('broker'), io.env), { signal: io.signal });
+  return connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
+    signal: io.signal,
+    ...authOption(parsed, io.env),
+  });
 }
 
 async function withConnection<T>(parsed: Args, io: Io, work: (c: Connection) => Promise<T>): Promise<T> {
