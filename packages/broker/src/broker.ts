@@ -28,6 +28,7 @@ import {
   systemSecurityTime,
 } from './security/open-security.js';
 import type { TokenVerifier } from './security/token-verifier.js';
+import type { UserStore } from './security/user-store.js';
 import { Session } from './session.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
@@ -75,6 +76,8 @@ export class Broker {
   private readonly waitingForRecovery: net.Socket[] = [];
   private closing: Promise<void> | undefined;
   private clusterNode: ClusterNode | undefined;
+  /** In a cluster, the SCRAM users in etcd (set when the cluster is joined, before anyone is served). */
+  private clusterUsers: UserStore | undefined;
   private prometheus: Promise<Registry> | undefined;
 
   private constructor(
@@ -117,7 +120,7 @@ export class Broker {
       metrics: this.metrics,
       logger,
       noisyLog: new RateLimitedLog(logger),
-      security: createSecurity(config, logger, this.metrics, tokens, securityTime),
+      security: createSecurity(config, logger, this.metrics, tokens, securityTime, () => this.clusterUsers),
     };
   }
 
@@ -177,11 +180,6 @@ export class Broker {
         `binding ${c.bindAddress} with booblik.auth=off: anyone who can reach this port can read and write`,
       );
     }
-    if (c.auth === 'required') {
-      this.logger.info(
-        `auth required: ${this.ctx.security.users.size} user(s), token keys ${this.tokens?.keyIds.join(', ') || 'none'}, superusers ${c.authSuperusers.join(', ') || 'none'}`,
-      );
-    }
     // Order matters: refuse a directory in use and a port in use before anything in the directory is
     // created, read or cut (a second broker on a live directory used to recover it, cutting the live
     // broker's active segment, and only then fail on the port). Then bind both ports, then claim the
@@ -218,9 +216,20 @@ export class Broker {
         // The stored specs, plus those of booblik.topics that are missing (created, never deleted).
         for (const report of await this.topicService.start(c.topics)) this.logRecovery(report);
       }
+      await this.ctx.security.bootstrap(process.env.BOOBLIK_BOOTSTRAP_USER);
     } catch (error) {
       await this.abandonStart();
       throw error;
+    }
+    if (c.auth === 'required') {
+      this.logger.info(
+        `auth required: ${this.ctx.security.users.size} user(s), token keys ${this.tokens?.keyIds.join(', ') || 'none'}, superusers ${c.authSuperusers.join(', ') || 'none'}`,
+      );
+    }
+    if (c.auth === 'required' && this.ctx.security.users.size === 0 && this.tokens === null) {
+      this.logger.warn(
+        'booblik.auth=required with no user and no token keys: nobody can connect; add a user with BOOBLIK_BOOTSTRAP_USER=name:password, or set booblik.auth.token.keys.file',
+      );
     }
 
     this.persister.start();
@@ -291,6 +300,17 @@ export class Broker {
     this.ctx.topics = this.clusterNode.topics;
     this.ctx.proxy = this.clusterNode.proxy;
     this.ctx.cluster = this.clusterNode;
+    const { ClusterUserStore } = await import('./security/cluster-user-store.js');
+    this.clusterUsers = new ClusterUserStore(
+      this.clusterNode.copy,
+      this.clusterNode.userKeys,
+      this.logger,
+      (name) => {
+        const closed = this.ctx.security.closeConnectionsOf(name);
+        if (closed > 0)
+          this.logger.info(`user ${name} removed from the cluster: ${closed} live connection(s) closed here`);
+      },
+    );
     await this.clusterNode.openOwned();
     await this.clusterNode.ensureTopics(c.topics);
   }

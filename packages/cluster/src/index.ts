@@ -9,3 +9,4 @@ export * from './member.js';
 export * from './serial-runs.js';
 export * from './spec-store.js';
 export * from './values.js';
+export * from './user-keys.js';

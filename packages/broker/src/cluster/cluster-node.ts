@@ -6,6 +6,7 @@ import {
   KeyspaceCopy,
   Member,
   type MemberInfo,
+  UserKeys,
 } from '@booblik/cluster';
 import type { LogConfig, Logger } from '@booblik/log';
 import { type Clock, ErrorCode, systemClock, type TopicSpec, topicSpecWithDefaults } from '@booblik/protocol';
@@ -57,6 +58,8 @@ export class ClusterNode implements Membership {
   private member: Member | null;
   private stopped = false;
   private readonly rejoin: Rejoin<Member>;
+  /** Writes SCRAM users to etcd; every broker's copy follows them. */
+  readonly userKeys: UserKeys;
 
   private constructor(
     private readonly client: Etcd3,
@@ -71,6 +74,7 @@ export class ClusterNode implements Membership {
     private readonly options: ClusterNodeOptions,
   ) {
     this.member = member;
+    this.userKeys = new UserKeys(client, copy.keyspace);
     const o = options;
     this.rejoin = new Rejoin<Member>(
       {

@@ -9,3 +9,15 @@ export class UserStoreCorruptError extends Error {
 export class SecurityConfigError extends Error {
   override name = 'SecurityConfigError';
 }
+
+/** A change of users that was refused or whose outcome is not known: `code` is the wire code to answer. */
+export class UserChangeError extends Error {
+  override name = 'UserChangeError';
+  constructor(
+    readonly code: number,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

@@ -7,7 +7,7 @@ import type { BrokerMetrics } from '../metrics.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { SecurityService } from './security-service.js';
 import { TokenVerifier } from './token-verifier.js';
-import { FileUserStore } from './user-store.js';
+import { FileUserStore, type UserStore } from './user-store.js';
 
 /** Time as security reads it; tests drive both. */
 export interface SecurityTime {
@@ -43,20 +43,22 @@ export function createSecurity(
   metrics: BrokerMetrics,
   tokens: TokenVerifier | null,
   time: SecurityTime,
+  /** The cluster's store once this broker has joined one; the data directory's until then and on one node. */
+  clusterUsers: () => UserStore | undefined,
 ): SecurityService {
-  if (config.auth === 'required' && config.clusterEtcd.length > 0) {
-    // Brokers of a cluster proxy and replicate to each other; until they authenticate to each
-    // other, auth would refuse the cluster's own traffic, so it is refused here instead.
+  if (config.auth === 'required' && config.clusterEtcd.length > 0 && tokens === null) {
+    // Brokers of a cluster proxy and replicate to each other, each proving it is one of them with
+    // a token signed by the cluster's keys: without keys they could not, and auth would refuse them.
     throw new ConfigError(
-      'booblik.auth=required is not supported in a cluster yet (brokers do not authenticate to each other); use it on a single broker',
+      'booblik.auth=required in a cluster needs booblik.auth.token.keys.file (the same keys on every broker): brokers authenticate to each other with tokens',
     );
   }
-  const users = new FileUserStore(config.dataDir);
-  users.load();
+  const fileUsers = new FileUserStore(config.dataDir);
+  if (config.clusterEtcd.length === 0) fileUsers.load();
   const security = new SecurityService(
     {
       mode: config.auth,
-      users,
+      users: () => clusterUsers() ?? fileUsers,
       tokens,
       superusers: new Set(config.authSuperusers),
       logger,
@@ -66,11 +68,5 @@ export function createSecurity(
     },
     new FailureLimiter(time.clock),
   );
-  security.bootstrap(process.env.BOOBLIK_BOOTSTRAP_USER);
-  if (config.auth === 'required' && users.size === 0 && tokens === null) {
-    logger.warn(
-      'booblik.auth=required with no user and no token keys: nobody can connect; add a user with BOOBLIK_BOOTSTRAP_USER=name:password, or set booblik.auth.token.keys.file',
-    );
-  }
   return security;
 }

@@ -40,7 +40,8 @@ const INVALID_CREDENTIALS = 'invalid user name or password';
 
 export interface SecurityOptions {
   mode: AuthMode;
-  users: UserStore;
+  /** The store in use: the data directory's on one node, etcd's in a cluster (once joined). */
+  users: () => UserStore;
   tokens: TokenVerifier | null;
   superusers: ReadonlySet<string>;
   logger: Logger;
@@ -72,7 +73,7 @@ export class SecurityService {
   }
 
   get users(): UserStore {
-    return this.options.users;
+    return this.options.users();
   }
 
   isSuperuser(principal: string | null): boolean {
@@ -170,7 +171,7 @@ export class SecurityService {
         };
       }
       const first = parseClientFirst(message);
-      const user = this.options.users.get(first.user);
+      const user = this.users.get(first.user);
       const credential = user ?? this.decoy(first.user);
       const sent = serverFirst(credential, first.nonce);
       auth.move({ kind: 'scramStarted', first, serverFirst: sent, credential, known: user !== undefined });
@@ -224,9 +225,12 @@ export class SecurityService {
     return { salt, iterations: scramIterationsMin, storedKey: randomBytes(32), serverKey: randomBytes(32) };
   }
 
-  /** Adds the bootstrap user when no user exists yet: `name:password` (the password never logged). */
-  bootstrap(spec: string | undefined): void {
-    if (spec === undefined || spec === '' || this.options.users.size > 0) return;
+  /**
+   * Adds the bootstrap user when no user exists yet: `name:password` (the password never logged).
+   * In a cluster, brokers started together may race: one of them makes it.
+   */
+  async bootstrap(spec: string | undefined): Promise<void> {
+    if (spec === undefined || spec === '' || this.users.size > 0) return;
     const colon = spec.indexOf(':');
     if (colon <= 0 || colon === spec.length - 1) {
       this.options.logger.warn('BOOBLIK_BOOTSTRAP_USER is not "name:password"; no user was created');
@@ -238,10 +242,8 @@ export class SecurityService {
       this.options.logger.warn(`BOOBLIK_BOOTSTRAP_USER: ${problem}; no user was created`);
       return;
     }
-    this.options.users.upsert(
-      name,
-      scramCredential(spec.slice(colon + 1), randomBytes(16), scramIterationsMin),
-    );
-    this.options.logger.info(`created user ${name} from BOOBLIK_BOOTSTRAP_USER (no user existed)`);
+    const credential = scramCredential(spec.slice(colon + 1), randomBytes(16), scramIterationsMin);
+    if (await this.users.addFirst(name, credential))
+      this.options.logger.info(`created user ${name} from BOOBLIK_BOOTSTRAP_USER (no user existed)`);
   }
 }

@@ -20,10 +20,10 @@ describe('security at start', () => {
     await assert.rejects(startBroker(t, { auth: 'required', dataDir }), UserStoreCorruptError);
   });
 
-  it('auth required in a cluster is refused at start, saying why', async (t) => {
+  it('auth required in a cluster without token keys is refused at start, saying brokers need them', async (t) => {
     await assert.rejects(
       startBroker(t, { auth: 'required', clusterEtcd: ['http://127.0.0.1:1'] }),
-      (e: unknown) => e instanceof ConfigError && /not supported in a cluster yet/.test(e.message),
+      (e: unknown) => e instanceof ConfigError && /needs booblik.auth.token.keys.file/.test(e.message),
     );
   });
 

@@ -9,28 +9,22 @@ import path from 'node:path';
 import { fsyncDir, mkdirDurable } from '@booblik/log';
 import { AuthMechanism, type ScramCredential, type UserListing } from '@booblik/protocol';
 import { UserStoreCorruptError } from './errors.js';
-import { credentialProblem } from './user-rules.js';
+import { decodeUser, encodeUser } from './user-codec.js';
 
 export const USERS_FILE_NAME = 'users.json';
 const FORMAT = 1;
 
-interface StoredUser {
-  name: string;
-  mechanism: string;
-  salt: string;
-  iterations: number;
-  storedKey: string;
-  serverKey: string;
-}
-
-/** Where users live: this file on one node (etcd in a cluster, later); changes are rare and small. */
+/** Where users live: this file on one node, etcd in a cluster; changes are rare and small. */
 export interface UserStore {
   get(name: string): ScramCredential | undefined;
   list(): UserListing[];
   readonly size: number;
-  upsert(name: string, credential: ScramCredential): void;
+  /** Resolves once a login on this broker sees the change. */
+  upsert(name: string, credential: ScramCredential): Promise<void>;
   /** False when there was no such user. */
-  remove(name: string): boolean;
+  remove(name: string): Promise<boolean>;
+  /** Adds the user unless any user exists (the bootstrap user); false when one did. */
+  addFirst(name: string, credential: ScramCredential): Promise<boolean>;
 }
 
 export class FileUserStore implements UserStore {
@@ -63,18 +57,22 @@ export class FileUserStore implements UserStore {
   }
 
   list(): UserListing[] {
-    return [...this.users.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, c]) => ({ name, mechanism: AuthMechanism.SCRAM_SHA_256, iterations: c.iterations }));
+    return listingOf(this.users);
   }
 
-  upsert(name: string, credential: ScramCredential): void {
+  async upsert(name: string, credential: ScramCredential): Promise<void> {
     const next = new Map(this.users).set(name, credential);
     this.write(next);
     this.users.set(name, credential);
   }
 
-  remove(name: string): boolean {
+  async addFirst(name: string, credential: ScramCredential): Promise<boolean> {
+    if (this.users.size > 0) return false;
+    await this.upsert(name, credential);
+    return true;
+  }
+
+  async remove(name: string): Promise<boolean> {
     if (!this.users.has(name)) return false;
     const next = new Map(this.users);
     next.delete(name);
@@ -84,14 +82,7 @@ export class FileUserStore implements UserStore {
   }
 
   private write(users: Map<string, ScramCredential>): void {
-    const stored: StoredUser[] = [...users.entries()].map(([name, c]) => ({
-      name,
-      mechanism: AuthMechanism.SCRAM_SHA_256,
-      salt: c.salt.toString('base64'),
-      iterations: c.iterations,
-      storedKey: c.storedKey.toString('base64'),
-      serverKey: c.serverKey.toString('base64'),
-    }));
+    const stored = [...users.entries()].map(([name, c]) => encodeUser(name, c));
     mkdirDurable(this.dataDir);
     const temp = `${this.file}.tmp`;
     const fd = fs.openSync(temp, 'w', 0o600);
@@ -117,21 +108,19 @@ export function parseUsersFile(text: string, where: string): { name: string; cre
   if (typeof f !== 'object' || f === null || f.format !== FORMAT || !Array.isArray(f.users))
     throw new UserStoreCorruptError(`${where}: expected format ${FORMAT} and a list of users`);
   const out: { name: string; credential: ScramCredential }[] = [];
-  for (const [i, raw] of (f.users as StoredUser[]).entries()) {
-    const credential = {
-      salt: Buffer.from(String(raw?.salt), 'base64'),
-      iterations: Number(raw?.iterations),
-      storedKey: Buffer.from(String(raw?.storedKey), 'base64'),
-      serverKey: Buffer.from(String(raw?.serverKey), 'base64'),
-    };
-    const problem =
-      typeof raw?.name !== 'string' || raw.mechanism !== AuthMechanism.SCRAM_SHA_256
-        ? 'expected a name and mechanism SCRAM-SHA-256'
-        : credentialProblem(raw.name, credential);
-    if (problem !== null) throw new UserStoreCorruptError(`${where}: users[${i}]: ${problem}`);
-    if (out.some((u) => u.name === raw.name))
-      throw new UserStoreCorruptError(`${where}: user ${raw.name} twice`);
-    out.push({ name: raw.name, credential });
+  for (const [i, raw] of (f.users as unknown[]).entries()) {
+    const decoded = decodeUser(raw);
+    if ('problem' in decoded) throw new UserStoreCorruptError(`${where}: users[${i}]: ${decoded.problem}`);
+    if (out.some((u) => u.name === decoded.name))
+      throw new UserStoreCorruptError(`${where}: user ${decoded.name} twice`);
+    out.push(decoded);
   }
   return out;
+}
+
+/** Users by name, as USERS lists them. */
+export function listingOf(users: ReadonlyMap<string, { iterations: number }>): UserListing[] {
+  return [...users.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, c]) => ({ name, mechanism: AuthMechanism.SCRAM_SHA_256, iterations: c.iterations }));
 }
