@@ -1,7 +1,7 @@
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { defaultLogConfig, type LogConfig, type Logger, partitionDirName } from '@booblik/log';
-import { crc32cImplementation } from '@booblik/protocol';
+import { crc32cImplementation, systemClock } from '@booblik/protocol';
 import type { Registry } from 'prom-client';
 import type { ApiContext } from './api/context.js';
 import type { ClusterNode } from './cluster/cluster-node.js';
@@ -27,6 +27,7 @@ import {
   type SecurityTime,
   systemSecurityTime,
 } from './security/open-security.js';
+import { PeerIdentity } from './security/peer-identity.js';
 import type { TokenVerifier } from './security/token-verifier.js';
 import type { UserStore } from './security/user-store.js';
 import { Session } from './session.js';
@@ -78,6 +79,7 @@ export class Broker {
   private clusterNode: ClusterNode | undefined;
   /** In a cluster, the SCRAM users in etcd (set when the cluster is joined, before anyone is served). */
   private clusterUsers: UserStore | undefined;
+  private peerIdentity: PeerIdentity | null = null;
   private prometheus: Promise<Registry> | undefined;
 
   private constructor(
@@ -274,6 +276,8 @@ export class Broker {
     const id = establishIdentity(c.dataDir, c.clusterName, c.brokerId);
     // Loaded only here: the etcd client under it (gRPC, protobuf) is most of a single node's start.
     const { ClusterNode } = await import('./cluster/cluster-node.js');
+    // With a keys file, this broker proves itself to its peers (they may require it).
+    if (this.tokens !== null) this.peerIdentity = await PeerIdentity.create(this.tokens, id, systemClock);
     this.clusterNode = await ClusterNode.start({
       endpoints: c.clusterEtcd,
       cluster: c.clusterName,
@@ -287,6 +291,7 @@ export class Broker {
       replicaLagMaxMs: c.replicaLagMaxMs,
       minInSyncOf: (topic, replicas) => minInSyncOf(this.clusterNode?.copy.specs.get(topic), replicas),
       peerDial: c.clusterPeerDial,
+      peerIdentity: this.peerIdentity,
     });
     this.ctx.replication = this.clusterNode.replication;
     this.ctx.routing = this.clusterNode.routing;
@@ -387,6 +392,7 @@ export class Broker {
     this.ready = false;
     for (const t of this.timers) clearInterval(t);
     this.tokens?.close();
+    this.peerIdentity?.close();
     // Writes move to the other replicas before anything here stops; what waits here is refused, retriably.
     const handed = await this.clusterNode?.handOff(HAND_OFF_WAIT_MS).catch((error: unknown) => {
       this.logger.warn(`handing partitions over before stopping: ${String(error)}`);

@@ -142,8 +142,9 @@ export class Session implements FrameSink, RequestSource {
       return;
     }
     this.ctx.metrics.countRequest(request.apiKey);
-    if (this.ctx.security.required && !apiRowOf(request.apiKey)!.beforeAuthentication) {
-      const code = this.ctx.security.gate(this.auth);
+    const row = this.ctx.security.required ? apiRowOf(request.apiKey)! : null;
+    if (row !== null && !row.beforeAuthentication) {
+      const code = this.ctx.security.gate(this.auth, row.operation);
       if (code !== null) {
         if (request.apiKey === ApiKey.PRODUCE && (request.body as { ack: number }).ack === AckPolicy.NONE)
           refuseSilently(this.ctx, code, `from ${this.auth.remoteAddress}, not authenticated`);

@@ -8,5 +8,5 @@ export * from './keyspace-copy.js';
 export * from './member.js';
 export * from './serial-runs.js';
 export * from './spec-store.js';
-export * from './values.js';
 export * from './user-keys.js';
+export * from './values.js';

@@ -27,7 +27,10 @@ export class UserKeys {
   async putIfAbsent(name: string, value: string): Promise<boolean> {
     const key = this.keyspace.userKey(name);
     try {
-      const result = await this.client.if(key, 'Create', '==', 0).then(this.client.put(key).value(value)).commit();
+      const result = await this.client
+        .if(key, 'Create', '==', 0)
+        .then(this.client.put(key).value(value))
+        .commit();
       return result.succeeded;
     } catch (error) {
       throw clusterWriteError(error, `writing user ${name}`);

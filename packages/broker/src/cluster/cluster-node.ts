@@ -18,6 +18,7 @@ import { ReplicationService } from '../replication/replication-service.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
+import type { PeerCredentials } from './peer-connection.js';
 import { PeerPool } from './peer-pool.js';
 import { PeerProxy } from './proxy.js';
 import { Rejoin } from './rejoin.js';
@@ -45,6 +46,8 @@ export interface ClusterNodeOptions {
   minInSyncOf: (topic: string, replicas: number) => number;
   /** Peers' advertised addresses -> the addresses to dial instead (booblik.cluster.peer.dial). */
   peerDial?: ReadonlyMap<string, string>;
+  /** This broker's token for the other brokers, when the cluster authenticates. */
+  peerIdentity?: PeerCredentials | null;
   /** The timers of the rejoin, the topic table's waits and replication (tests drive a manual one). */
   clock?: Clock;
 }
@@ -145,6 +148,7 @@ export class ClusterNode implements Membership {
         membership: () => node?.membership() ?? null,
         lagMaxMs: options.replicaLagMaxMs,
         peerDial: options.peerDial,
+        peerIdentity: options.peerIdentity ?? null,
         minInSyncOf: options.minInSyncOf,
         logger: options.logger,
         clock: options.clock,
@@ -189,7 +193,7 @@ export class ClusterNode implements Membership {
         topics,
         owned,
         allocator,
-        new PeerProxy(new PeerPool(options.peerDial)),
+        new PeerProxy(new PeerPool(options.peerDial, options.peerIdentity ?? null)),
         replication,
         options,
       );

@@ -1,6 +1,11 @@
 import net from 'node:net';
 import {
+  AuthMechanism,
   type Clock,
+  decodeAuthenticationFailed,
+  ErrorCode,
+  encodeAuthenticateRequest,
+  errorName,
   type FrameSink,
   FrameSplitter,
   type InFlight,
@@ -22,6 +27,17 @@ interface Pending extends InFlight {
   timeoutMs: number;
 }
 
+/** What a peer connection authenticates with (security/peer-identity.ts). */
+export interface PeerCredentials {
+  current(): { token: string; expiresAtMs: number };
+  readonly wallNowMs: number;
+}
+
+/** A peer answers AUTHENTICATE at once; one that does not is not one to send writes to. */
+const AUTHENTICATE_TIMEOUT_MS = 5000;
+/** A token this close to its end is replaced before the next request. */
+const TOKEN_RENEW_BEFORE_MS = 5 * 60 * 1000;
+
 /**
  * One pipelined connection to another broker: requests written back to back, each under its own
  * correlation id, answers matched by id, one timer for every deadline (see Pipeline). A connection
@@ -35,6 +51,8 @@ export class PeerConnection implements FrameSink {
   private dead: string | null = null;
   /** Whether the socket ever connected: bytes written before then never reached the peer. */
   private connected = false;
+  /** When the token this connection authenticated with expires (Unix ms); a new one is sent before. */
+  private authenticatedUntilMs = 0;
 
   constructor(
     /** The peer's advertised address: its name in the pool and in failures. */
@@ -43,6 +61,8 @@ export class PeerConnection implements FrameSink {
     /** Where to connect when not `address` itself (booblik.cluster.peer.dial). */
     dialAddress = address,
     private readonly clock: Clock = systemClock,
+    /** This broker's token, when the cluster authenticates (a keys file): sent before anything else. */
+    private readonly identity: PeerCredentials | null = null,
   ) {
     this.pending = new Pipeline<Pending>(clock, (request) => {
       this.fail(`${this.address}: no answer within ${request.timeoutMs} ms`);
@@ -56,6 +76,28 @@ export class PeerConnection implements FrameSink {
     this.socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     this.socket.on('error', (error) => this.fail(`${address}: ${error.message}`));
     this.socket.on('close', () => this.fail(`${address}: connection closed`));
+    if (identity !== null) this.authenticate(identity);
+  }
+
+  /**
+   * Sends this broker's token ahead of what follows: the peer reads nothing behind an AUTHENTICATE
+   * until it is done, so every request after it is judged as this broker. A refusal ends the
+   * connection, naming why.
+   */
+  private authenticate(identity: PeerCredentials): void {
+    const { token, expiresAtMs } = identity.current();
+    this.authenticatedUntilMs = expiresAtMs;
+    const frame = encodeAuthenticateRequest(0, { mechanism: AuthMechanism.TOKEN, data: Buffer.from(token) });
+    this.sendNow([frame], AUTHENTICATE_TIMEOUT_MS, (answer) => {
+      if (answer === null) return; // the connection failed: every request on it learns so
+      const code = answer.readInt16BE(4);
+      if (code === ErrorCode.NONE) return;
+      const reason =
+        code === ErrorCode.AUTHENTICATION_FAILED
+          ? `: ${decodeAuthenticationFailed(answer.subarray(6)).reason}`
+          : '';
+      this.fail(`${this.address}: refused this broker's token (${errorName(code)}${reason})`);
+    });
   }
 
   get isDead(): boolean {
@@ -72,6 +114,16 @@ export class PeerConnection implements FrameSink {
    * correlation id) rewritten here. `answer` is called once.
    */
   send(pieces: readonly Buffer[], timeoutMs: number, answer: PeerAnswer): void {
+    // A live connection's token is replaced before it expires, in line, so nothing is refused for it.
+    if (
+      this.identity !== null &&
+      this.identity.wallNowMs >= this.authenticatedUntilMs - TOKEN_RENEW_BEFORE_MS
+    )
+      this.authenticate(this.identity);
+    this.sendNow(pieces, timeoutMs, answer);
+  }
+
+  private sendNow(pieces: readonly Buffer[], timeoutMs: number, answer: PeerAnswer): void {
     if (this.dead !== null) {
       answer(null, this.dead, false);
       return;
@@ -95,6 +147,11 @@ export class PeerConnection implements FrameSink {
 
   /** Sends a request nobody answers (a PRODUCE with ack NONE). */
   sendUnanswered(pieces: readonly Buffer[]): void {
+    if (
+      this.identity !== null &&
+      this.identity.wallNowMs >= this.authenticatedUntilMs - TOKEN_RENEW_BEFORE_MS
+    )
+      this.authenticate(this.identity);
     if (this.dead === null) this.write(pieces);
   }
 

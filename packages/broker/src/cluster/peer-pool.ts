@@ -1,4 +1,4 @@
-import { PeerConnection } from './peer-connection.js';
+import { PeerConnection, type PeerCredentials } from './peer-connection.js';
 
 /** Connections freed by long polls kept open per peer for the next ones; more are closed. */
 const IDLE_WAITING_CONNECTIONS_MAX = 16;
@@ -17,7 +17,11 @@ export class PeerPool {
   private readonly idleWaiting = new Map<string, PeerConnection[]>();
   private readonly all = new Set<PeerConnection>();
 
-  constructor(private readonly dialAddresses: ReadonlyMap<string, string> = new Map()) {}
+  constructor(
+    private readonly dialAddresses: ReadonlyMap<string, string> = new Map(),
+    /** This broker's token when the cluster authenticates: every connection presents it first. */
+    private readonly identity: PeerCredentials | null = null,
+  ) {}
 
   /** The connection for requests the peer answers at once. */
   quick(address: string): PeerConnection {
@@ -75,6 +79,8 @@ export class PeerPool {
         if (this.shared.get(address) === dead) this.shared.delete(address);
       },
       this.dialAddresses.get(address),
+      undefined,
+      this.identity,
     );
     this.all.add(connection);
     return connection;

@@ -22,6 +22,8 @@ export type AuthStep =
       readonly mechanism: string;
       /** Unix ms; -1: never. */
       readonly expiresAtMs: number;
+      /** Another broker of the cluster (its token carries the broker claim): it may replicate. */
+      readonly broker: boolean;
     };
 
 const anonymous: AuthStep = Object.freeze({ kind: 'anonymous' });

@@ -13,6 +13,8 @@ import {
   type Clock,
   ErrorCode,
   NEVER_EXPIRES,
+  Operation,
+  type OperationValue,
   parseClientFirst,
   type ScramCredential,
   ScramError,
@@ -84,12 +86,14 @@ export class SecurityService {
    * Whether a request other than API_VERSIONS and AUTHENTICATE may be served on this connection now:
    * null if so, else the code to answer.
    */
-  gate(auth: ConnectionAuth): number | null {
+  gate(auth: ConnectionAuth, operation: OperationValue): number | null {
     if (!this.required) return null;
     const step = auth.step;
     if (step.kind !== 'authenticated') return ErrorCode.AUTHENTICATION_REQUIRED;
     if (step.expiresAtMs !== NEVER_EXPIRES && this.options.wallNowMs() >= step.expiresAtMs)
       return ErrorCode.CREDENTIALS_EXPIRED;
+    // Writes into a replica come from brokers alone: a user's REPLICATE could rewrite a partition.
+    if (operation === Operation.REPLICATE && !step.broker) return ErrorCode.NOT_AUTHORIZED;
     return null;
   }
 
@@ -161,6 +165,7 @@ export class SecurityService {
           principal: step.first.user,
           mechanism: AuthMechanism.SCRAM_SHA_256,
           expiresAtMs: NEVER_EXPIRES,
+          broker: false,
         });
         return {
           ok: true,
@@ -205,6 +210,7 @@ export class SecurityService {
         principal: token.subject,
         mechanism: AuthMechanism.TOKEN,
         expiresAtMs: token.expiresAtMs,
+        broker: token.broker,
       });
       return {
         ok: true,

@@ -7,7 +7,7 @@
 import fs from 'node:fs/promises';
 import type { Logger } from '@booblik/log';
 import { type Clock, parseTokenKeys, type TokenKey, unrefTimer } from '@booblik/protocol';
-import { errors as joseErrors, jwtVerify } from 'jose';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 
 /** How often the keys file is looked at for a change. */
 export const tokenKeysReloadMs = 2000;
@@ -17,7 +17,12 @@ export interface VerifiedToken {
   /** Unix ms. */
   expiresAtMs: number;
   groups: string[];
+  /** Signed as a broker of the cluster (BROKER_CLAIM): it may replicate. */
+  broker: boolean;
 }
+
+/** The claim a broker's own token carries: what lets a connection send REPLICATE. */
+export const BROKER_CLAIM = 'booblik_broker';
 
 /** Why a token was refused, for the client: never a key, never the token. */
 export class TokenRefusal extends Error {
@@ -79,7 +84,34 @@ export class TokenVerifier {
     const groups = Array.isArray(payload.groups) ? payload.groups.filter((g) => typeof g === 'string') : [];
     if (typeof payload.sub !== 'string' || payload.sub === '')
       throw new TokenRefusal('the token has no subject');
-    return { subject: payload.sub, expiresAtMs: payload.exp! * 1000, groups };
+    return {
+      subject: payload.sub,
+      expiresAtMs: payload.exp! * 1000,
+      groups,
+      broker: payload[BROKER_CLAIM] === true,
+    };
+  }
+
+  /** A token signed with the first key of the file (the one that signs). */
+  async sign(
+    subject: string,
+    ttlMs: number,
+    claims: Record<string, unknown> = {},
+  ): Promise<{ token: string; expiresAtMs: number }> {
+    const key = this.keys[0]!;
+    const nowS = Math.floor(this.wallNowMs() / 1000);
+    const expS = nowS + Math.ceil(ttlMs / 1000);
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', kid: key.id })
+      .setSubject(subject)
+      .setIssuedAt(nowS)
+      .setExpirationTime(expS)
+      .sign(key.secret);
+    return { token, expiresAtMs: expS * 1000 };
+  }
+
+  get now(): number {
+    return this.wallNowMs();
   }
 
   close(): void {
