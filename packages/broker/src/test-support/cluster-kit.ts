@@ -52,6 +52,8 @@ export interface ClusterKitOptions {
   leaseMs?: number;
   /** Extra flags for every broker. */
   flags?: string[];
+  /** Environment of every broker besides PATH (BOOBLIK_BOOTSTRAP_USER, say). */
+  env?: Record<string, string>;
   /** false: the test starts each broker itself (to choose the order and flags). */
   start?: boolean;
   /**
@@ -100,6 +102,7 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
         ...(options.flags ?? []),
       ],
       [ports[2 * i]!, ports[2 * i + 1]!],
+      options.env ?? {},
     );
     brokers.push(broker);
   }
@@ -137,6 +140,7 @@ function kitBroker(
   dataDir: string,
   flags: string[],
   reserved: readonly [ReservedPort, ReservedPort],
+  env: Record<string, string>,
 ): KitBroker {
   const broker: KitBroker = {
     name,
@@ -148,15 +152,18 @@ function kitBroker(
     process: undefined,
     async start(extra = []) {
       await Promise.all(reserved.map((r) => r.release()));
-      const p = startProcess([
-        `--data.dir=${dataDir}`,
-        `--port=${broker.port}`,
-        `--http.port=${broker.httpPort}`,
-        `--broker.id=${name}`,
-        `--broker.zone=${zone}`,
-        ...flags,
-        ...extra,
-      ]);
+      const p = startProcess(
+        [
+          `--data.dir=${dataDir}`,
+          `--port=${broker.port}`,
+          `--http.port=${broker.httpPort}`,
+          `--broker.id=${name}`,
+          `--broker.zone=${zone}`,
+          ...flags,
+          ...extra,
+        ],
+        env,
+      );
       broker.process = p;
       broker.port = await p.listening;
       broker.httpPort = p.httpPort();
