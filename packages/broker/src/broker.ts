@@ -5,6 +5,7 @@ import { crc32cImplementation, systemClock } from '@booblik/protocol';
 import type { Registry } from 'prom-client';
 import type { ApiContext } from './api/context.js';
 import type { ClusterNode } from './cluster/cluster-node.js';
+import { etcdSecurityOf } from './cluster/etcd-security.js';
 import { checkSingleNode, establishIdentity } from './cluster/identity.js';
 import type { BrokerConfig } from './config/keys.js';
 import { DataDirLock } from './data-dir-lock.js';
@@ -273,6 +274,7 @@ export class Broker {
     const c = this.config;
     // The address first: a configuration error must leave the data directory untouched.
     const address = c.advertisedAddress || advertisedDefault(c.bindAddress, this.address.port);
+    const etcdSecurity = etcdSecurityOf(c);
     const id = establishIdentity(c.dataDir, c.clusterName, c.brokerId);
     // Loaded only here: the etcd client under it (gRPC, protobuf) is most of a single node's start.
     const { ClusterNode } = await import('./cluster/cluster-node.js');
@@ -280,6 +282,7 @@ export class Broker {
     if (this.tokens !== null) this.peerIdentity = await PeerIdentity.create(this.tokens, id, systemClock);
     this.clusterNode = await ClusterNode.start({
       endpoints: c.clusterEtcd,
+      etcdSecurity,
       cluster: c.clusterName,
       leaseMs: c.clusterLeaseMs,
       member: { id, zone: c.brokerZone, address },

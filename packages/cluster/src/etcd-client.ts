@@ -19,9 +19,13 @@ const KEEPALIVE_TIMEOUT_MS = 5000;
 const WATCH_BACKOFF_MAX_MS = 1000;
 
 export interface EtcdClientOptions {
-  /** `http://host:port`, one or more: every member of the etcd cluster a broker may reach. */
+  /** `http://host:port` (or `https://` with `tls`), one or more: every member of the etcd cluster a broker may reach. */
   endpoints: readonly string[];
   requestTimeoutMs?: number;
+  /** TLS to etcd: the CA its certificate must chain to, and this broker's certificate for etcd's client-cert auth. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** etcd's own authentication (a user with a role on the cluster's prefix). */
+  auth?: { username: string; password: string };
 }
 
 /**
@@ -32,8 +36,18 @@ export interface EtcdClientOptions {
 export function connectEtcd(options: EtcdClientOptions): Etcd3 {
   if (options.endpoints.length === 0) throw new RangeError('endpoints: none, expected at least one');
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const { tls, auth } = options;
   return new Etcd3({
     hosts: [...options.endpoints],
+    ...(tls
+      ? {
+          credentials: {
+            rootCertificate: tls.ca,
+            ...(tls.cert && tls.key ? { certChain: tls.cert, privateKey: tls.key } : {}),
+          },
+        }
+      : {}),
+    ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}),
     dialTimeout: requestTimeoutMs,
     grpcOptions: {
       'grpc.initial_reconnect_backoff_ms': 100,

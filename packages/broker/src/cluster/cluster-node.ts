@@ -1,6 +1,7 @@
 import {
   AllocatorLeader,
   connectEtcd,
+  type EtcdClientOptions,
   EtcdSpecStore,
   encodeOwner,
   KeyspaceCopy,
@@ -32,6 +33,8 @@ function invalid(message: string): MoveOutcome {
 
 export interface ClusterNodeOptions {
   endpoints: readonly string[];
+  /** TLS and etcd authentication, when etcd asks for them. */
+  etcdSecurity?: Pick<EtcdClientOptions, 'tls' | 'auth'>;
   cluster: string;
   leaseMs: number;
   member: MemberInfo;
@@ -111,7 +114,7 @@ export class ClusterNode implements Membership {
   /** Joins and reads the keyspace (then `openOwned`). Rejects if etcd cannot be reached. */
   static async start(options: ClusterNodeOptions): Promise<ClusterNode> {
     const { logger } = options;
-    const client = connectEtcd({ endpoints: options.endpoints });
+    const client = connectEtcd({ endpoints: options.endpoints, ...options.etcdSecurity });
     try {
       const member = await Member.join(client, {
         cluster: options.cluster,

@@ -42,6 +42,13 @@ export interface BrokerConfig {
   writerQueueBytes: number;
   /** etcd endpoints; empty: one node, no cluster. */
   clusterEtcd: string[];
+  /** PEM files for TLS to etcd (https:// endpoints); empty: none. */
+  clusterEtcdCaFile: string;
+  clusterEtcdCertFile: string;
+  clusterEtcdKeyFile: string;
+  /** etcd's own authentication: a user, and a file holding its password; empty: none. */
+  clusterEtcdUser: string;
+  clusterEtcdPasswordFile: string;
   clusterName: string;
   clusterLeaseMs: number;
   defaultReplication: number;
@@ -314,6 +321,48 @@ export const configKeys = [
     description: 'join the cluster coordinated by this etcd; empty runs one node with no etcd',
     parse: parseEndpoints,
   } satisfies KeySpec<'clusterEtcd'>,
+  {
+    key: 'booblik.cluster.etcd.ca.file',
+    field: 'clusterEtcdCaFile',
+    default: '',
+    allowed: 'a file path, or empty',
+    description: "TLS to etcd: the PEM CA etcd's certificate must chain to (endpoints then https://)",
+    parse: (raw) => raw.trim(),
+  } satisfies KeySpec<'clusterEtcdCaFile'>,
+  {
+    key: 'booblik.cluster.etcd.cert.file',
+    field: 'clusterEtcdCertFile',
+    default: '',
+    allowed: 'a file path, or empty',
+    description:
+      "TLS to etcd: this broker's PEM certificate, for etcd's --client-cert-auth (with the key file)",
+    parse: (raw) => raw.trim(),
+  } satisfies KeySpec<'clusterEtcdCertFile'>,
+  {
+    key: 'booblik.cluster.etcd.key.file',
+    field: 'clusterEtcdKeyFile',
+    default: '',
+    allowed: 'a file path, or empty',
+    description: 'TLS to etcd: the PEM key of that certificate',
+    parse: (raw) => raw.trim(),
+  } satisfies KeySpec<'clusterEtcdKeyFile'>,
+  {
+    key: 'booblik.cluster.etcd.user',
+    field: 'clusterEtcdUser',
+    default: '',
+    allowed: 'an etcd user name, or empty',
+    description:
+      "etcd's own authentication: the user the broker connects as (its password in the password file)",
+    parse: (raw) => raw.trim(),
+  } satisfies KeySpec<'clusterEtcdUser'>,
+  {
+    key: 'booblik.cluster.etcd.password.file',
+    field: 'clusterEtcdPasswordFile',
+    default: '',
+    allowed: 'a file path, or empty',
+    description: "the etcd user's password, alone in a file (never on the command line)",
+    parse: (raw) => raw.trim(),
+  } satisfies KeySpec<'clusterEtcdPasswordFile'>,
   {
     key: 'booblik.cluster.name',
     field: 'clusterName',

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type EtcdServer, startEtcd } from '@booblik/cluster/testing';
+import { type EtcdServer, enableEtcdAuth, startEtcd } from '@booblik/cluster/testing';
 import {
   type FaultProxy,
   type ReservedPort,
@@ -54,6 +54,8 @@ export interface ClusterKitOptions {
   flags?: string[];
   /** Environment of every broker besides PATH (BOOBLIK_BOOTSTRAP_USER, say). */
   env?: Record<string, string>;
+  /** etcd with its own authentication on: the brokers connect as this user (a role on the cluster's prefix). */
+  etcdUser?: { name: string; password: string };
   /** false: the test starts each broker itself (to choose the order and flags). */
   start?: boolean;
   /**
@@ -87,6 +89,16 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
   }
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-'));
   const cluster = `kit${process.pid}x${++clusters}`;
+  const etcdAuthFlags: string[] = [];
+  if (options.etcdUser !== undefined) {
+    await enableEtcdAuth(etcd.endpoint, { ...options.etcdUser, prefix: `/${cluster}/` });
+    const passwordFile = path.join(root, 'etcd-password');
+    fs.writeFileSync(passwordFile, `${options.etcdUser.password}\n`, { mode: 0o600 });
+    etcdAuthFlags.push(
+      `--cluster.etcd.user=${options.etcdUser.name}`,
+      `--cluster.etcd.password.file=${passwordFile}`,
+    );
+  }
   const brokers: KitBroker[] = [];
   const zones = ['a', 'b', 'c'];
   for (let i = 0; i < count; i++) {
@@ -99,6 +111,7 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
         `--cluster.name=${cluster}`,
         `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
         '--metrics.interval.millis=0',
+        ...etcdAuthFlags,
         ...(options.flags ?? []),
       ],
       [ports[2 * i]!, ports[2 * i + 1]!],

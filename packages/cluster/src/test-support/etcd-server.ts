@@ -12,6 +12,7 @@ import path from 'node:path';
 import { reservePorts } from '@booblik/testkit';
 import { ensureEtcdInstalled } from './etcd-install.js';
 
+export { enableEtcdAuth } from './etcd-auth.js';
 export { ensureEtcdInstalled, findEtcd } from './etcd-install.js';
 
 /** etcd 3.4 starts in about a second here; a loaded 2-core machine can take several. */
