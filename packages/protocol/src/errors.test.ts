@@ -25,6 +25,7 @@ describe('error codes', () => {
         [15, 'STALE_EPOCH'],
         [16, 'OUTCOME_UNKNOWN'],
         [17, 'RECORDS_LOST'],
+        [18, 'TLS_REQUIRED'],
       ],
     );
     for (const e of errorTable) assert.equal(ErrorCode[e.name], e.code);

@@ -43,6 +43,8 @@ export const ErrorCode = {
    * records now. Body: the consumer's epoch as the log knows it, and where it ends.
    */
   RECORDS_LOST: 17,
+  /** `booblik.tls=required` and this connection is plaintext: its first request is answered so, then closed. */
+  TLS_REQUIRED: 18,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
@@ -158,6 +160,12 @@ export const errorTable: readonly ErrorInfo[] = [
     retriable: false,
     description:
       "FETCH v5: records before the consumer's position, from the offset the answer names, were lost (the partition was restored from its store); those offsets hold other records now",
+  },
+  {
+    code: 18,
+    name: 'TLS_REQUIRED',
+    retriable: false,
+    description: 'the broker requires TLS: connect with TLS (--tls)',
   },
 ];
 
