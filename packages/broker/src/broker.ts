@@ -22,6 +22,7 @@ import { RateLimitedLog } from './rate-limited-log.js';
 import { minInSyncOf } from './replication/min-in-sync.js';
 import { RequestRouter } from './routing/request-router.js';
 import { Session } from './session.js';
+import { TlsService } from './tls/tls-service.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
 import type { TopicTable } from './topics/topic-table.js';
@@ -69,6 +70,8 @@ export class Broker {
   private closing: Promise<void> | undefined;
   private clusterNode: ClusterNode | undefined;
   private prometheus: Promise<Registry> | undefined;
+  /** Null when booblik.tls is off: the ports work as they did before TLS. */
+  private tls: TlsService | null = null;
 
   private constructor(
     readonly config: BrokerConfig,
@@ -142,6 +145,11 @@ export class Broker {
     return this.clusterNode;
   }
 
+  /** TLS on the ports (its certificates and their reloads); null when booblik.tls is off. */
+  get tlsService(): TlsService | null {
+    return this.tls;
+  }
+
   get isReady(): boolean {
     return this.ready;
   }
@@ -169,6 +177,13 @@ export class Broker {
     // created, read or cut (a second broker on a live directory used to recover it, cutting the live
     // broker's active segment, and only then fail on the port). Then bind both ports, then claim the
     // directory, then recover; connections that arrive meanwhile wait until recovery is done.
+    this.tls = TlsService.start(c, { logger: this.logger, warn: (line) => this.ctx.noisyLog.warn(line) });
+    if (this.tls) {
+      const expires = new Date(this.tls.watch.certExpiresAtMs).toISOString();
+      this.logger.info(
+        `tls ${c.tls}: certificate ${c.tlsCertFile} (expires ${expires}), client certificates ${c.tlsClientAuth}`,
+      );
+    }
     DataDirLock.check(c.dataDir);
     try {
       this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
@@ -178,8 +193,9 @@ export class Broker {
           c.httpPort,
           c.bindAddress,
           () => this.prometheusRegistry(),
-          () => this.ready && (this.clusterNode?.ready ?? true),
+          () => this.ready && (this.clusterNode?.ready ?? true) && (this.tls?.readiness().ready ?? true),
           () => [
+            ...(this.tls?.readiness().detail ?? []),
             ...this.registry
               .failed()
               .map(
@@ -188,6 +204,7 @@ export class Broker {
               ),
             ...this.persister.detail(),
           ],
+          this.tls ? (socket, serve) => this.tls!.httpConnection(socket, serve) : undefined,
         );
       }
       // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
@@ -230,13 +247,16 @@ export class Broker {
    * prom-client took about 40 ms, a sixth of an empty broker's start, and nothing needs it before.
    */
   private prometheusRegistry(): Promise<Registry> {
-    this.prometheus ??= Promise.all([import('./prometheus.js'), import('./persister/metrics.js')]).then(
-      ([{ createPrometheusRegistry }, { registerPersisterMetrics }]) => {
-        const registry = createPrometheusRegistry(this.metrics, this.registry, () => this.clusterNode);
-        registerPersisterMetrics(registry, this.persister);
-        return registry;
-      },
-    );
+    this.prometheus ??= Promise.all([
+      import('./prometheus.js'),
+      import('./persister/metrics.js'),
+      import('./tls/metrics.js'),
+    ]).then(([{ createPrometheusRegistry }, { registerPersisterMetrics }, { registerTlsMetrics }]) => {
+      const registry = createPrometheusRegistry(this.metrics, this.registry, () => this.clusterNode);
+      registerPersisterMetrics(registry, this.persister);
+      if (this.tls) registerTlsMetrics(registry, this.tls);
+      return registry;
+    });
     return this.prometheus;
   }
 
@@ -300,9 +320,10 @@ export class Broker {
 
   /** Undoes a start that failed part way: ports closed, files closed, the directory released. */
   private async abandonStart(): Promise<void> {
+    this.tls?.close();
     for (const socket of this.waitingForRecovery.splice(0)) socket.destroy();
     if (this.server?.listening) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    if (this.http) await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
+    if (this.http) await this.http.close();
     await this.persister.close();
     await this.clusterNode?.close().catch(() => {});
     await this.registry.closeAll();
@@ -328,6 +349,16 @@ export class Broker {
       socket.destroy();
       return;
     }
+    if (this.tls) {
+      this.tls.protocolConnection(
+        socket,
+        (served) => this.openSession(served),
+        () => this.metrics.refused('TLS_REQUIRED'),
+      );
+    } else this.openSession(socket);
+  }
+
+  private openSession(socket: net.Socket): void {
     this.metrics.connectionsAccepted++;
     this.metrics.connectionsOpen++;
     const session = new Session(socket, this.ctx, this.config.maxInflightRequests, (s) => {
@@ -371,10 +402,8 @@ export class Broker {
     // Leaving revokes the lease: the others show this broker's partitions without a primary at once.
     await this.clusterNode?.close();
     await this.registry.closeAll();
-    if (this.http) {
-      this.http.server.closeAllConnections();
-      await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
-    }
+    if (this.http) await this.http.close();
+    this.tls?.close();
     this.lock?.release();
     this.logger.info('booblik stopped');
   }

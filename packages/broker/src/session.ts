@@ -15,6 +15,7 @@ import type { UnansweredSink } from './api/produce.js';
 import { refuse, refuseSilently } from './api/refusal.js';
 import { connectionPendingWriteBytesMax, shutdownGraceMs } from './limits.js';
 import { type AnswerSink, discardReply, type Reply } from './reply.js';
+import { tlsPrincipalOf } from './tls/principal.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
 class Slot implements AnswerSink {
@@ -78,6 +79,8 @@ export class Session implements FrameSink, RequestSource {
    */
   private inflightBytes = 0;
   private cachedEndpoint: string | undefined;
+  /** The subject CN of the client certificate this connection was verified with; null without one. */
+  readonly tlsPrincipal: string | null;
 
   constructor(
     readonly socket: Socket,
@@ -85,6 +88,7 @@ export class Session implements FrameSink, RequestSource {
     private readonly maxInflight: number,
     private readonly onClosed: (session: Session) => void,
   ) {
+    this.tlsPrincipal = tlsPrincipalOf(socket);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     socket.on('drain', () => this.updateFlow());
