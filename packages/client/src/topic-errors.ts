@@ -12,7 +12,7 @@ import {
   ProtocolError,
   type Route,
 } from '@booblik/protocol';
-import { BrokerError, OutcomeUnknownError, type RequestSubject } from './errors.js';
+import { BrokerError, OutcomeUnknownError, type RequestSubject, TlsRequiredError } from './errors.js';
 
 /** APPLY: a change expected another revision of its topic; nothing of the APPLY was applied. */
 export class RevisionMismatchError extends BrokerError {
@@ -112,6 +112,7 @@ export function refusalOf(
   requestOffset = -1,
 ): BrokerError {
   if (code === ErrorCode.OUTCOME_UNKNOWN) return new OutcomeUnknownError(request, subject);
+  if (code === ErrorCode.TLS_REQUIRED) return new TlsRequiredError(request, subject);
   if (body.length === 0) return new BrokerError(code, request, subject);
   try {
     switch (code) {
