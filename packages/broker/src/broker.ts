@@ -22,6 +22,7 @@ import { RateLimitedLog } from './rate-limited-log.js';
 import { minInSyncOf } from './replication/min-in-sync.js';
 import { RequestRouter } from './routing/request-router.js';
 import { Session } from './session.js';
+import type { ConnectionGate } from './tls/connection-gate.js';
 import { TlsService } from './tls/tls-service.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
@@ -72,6 +73,7 @@ export class Broker {
   private prometheus: Promise<Registry> | undefined;
   /** Null when booblik.tls is off: the ports work as they did before TLS. */
   private tls: TlsService | null = null;
+  private tlsGate: ConnectionGate | null = null;
 
   private constructor(
     readonly config: BrokerConfig,
@@ -179,6 +181,10 @@ export class Broker {
     // directory, then recover; connections that arrive meanwhile wait until recovery is done.
     this.tls = TlsService.start(c, { logger: this.logger, warn: (line) => this.ctx.noisyLog.warn(line) });
     if (this.tls) {
+      this.tlsGate = this.tls.protocolGate(
+        (socket) => this.openSession(socket),
+        () => this.metrics.refused('TLS_REQUIRED'),
+      );
       const expires = new Date(this.tls.watch.certExpiresAtMs).toISOString();
       this.logger.info(
         `tls ${c.tls}: certificate ${c.tlsCertFile} (expires ${expires}), client certificates ${c.tlsClientAuth}`,
@@ -204,7 +210,7 @@ export class Broker {
               ),
             ...this.persister.detail(),
           ],
-          this.tls ? (socket, serve) => this.tls!.httpConnection(socket, serve) : undefined,
+          this.tls ? (serve) => this.tls!.httpGate(serve) : undefined,
         );
       }
       // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
@@ -349,13 +355,8 @@ export class Broker {
       socket.destroy();
       return;
     }
-    if (this.tls) {
-      this.tls.protocolConnection(
-        socket,
-        (served) => this.openSession(served),
-        () => this.metrics.refused('TLS_REQUIRED'),
-      );
-    } else this.openSession(socket);
+    if (this.tlsGate) this.tlsGate.accept(socket);
+    else this.openSession(socket);
   }
 
   private openSession(socket: net.Socket): void {

@@ -24,7 +24,7 @@ export async function startHttp(
   /** Lines /readyz adds (a failing store): the broker still serves, so they do not make it 503. */
   readyDetail: () => string[] = () => [],
   /** With TLS: each connection goes through it, and `serve` gets what speaks HTTP (plaintext or TLS). */
-  gateConnection?: (socket: net.Socket, serve: (socket: net.Socket) => void) => void,
+  makeGate?: (serve: (socket: net.Socket) => void) => { accept(socket: net.Socket): void },
 ): Promise<HttpEndpoints> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -59,13 +59,12 @@ export async function startHttp(
     server.closeAllConnections();
     if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
   };
-  if (gateConnection === undefined) {
+  if (makeGate === undefined) {
     await listen(server, port, host, 'booblik.http.port');
     return { server, address: server.address() as AddressInfo, close };
   }
-  const front = net.createServer((socket) =>
-    gateConnection(socket, (served) => server.emit('connection', served)),
-  );
+  const gate = makeGate((served) => server.emit('connection', served));
+  const front = net.createServer((socket) => gate.accept(socket));
   await listen(front, port, host, 'booblik.http.port');
   return {
     server: front,

@@ -60,6 +60,12 @@ export class CertificateWatch {
     return this.current.context;
   }
 
+  /** The same as the options tls.createSecureContext takes (a tls.Server's setSecureContext). */
+  get contextOptions(): tls.SecureContextOptions {
+    const { cert, key, ca } = this.current.contents;
+    return { cert, key, ...(ca === null ? {} : { ca }) };
+  }
+
   get certExpiresAtMs(): number {
     return this.current.certExpiresAtMs;
   }

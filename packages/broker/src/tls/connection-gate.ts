@@ -17,8 +17,8 @@ export interface GateOptions {
   /** What plaintext gets: served (`allowed`) or refused (`required`). */
   plaintext: 'serve' | 'refuse';
   clientAuth: TlsClientAuth;
-  /** The SecureContext of a new connection: the current one, read at its handshake. */
-  context: () => tls.SecureContext;
+  /** The certificate, key and CAs a new connection gets (setContext replaces them). */
+  context: tls.SecureContextOptions;
   /** One line for a failed handshake (rate-limited by the caller). */
   warn: (line: string) => void;
 }
@@ -30,54 +30,80 @@ export interface GateTargets {
   refuse(socket: net.Socket): void;
 }
 
-/** Looks at the first byte of `socket` and hands it on by what it is. */
-export function gate(socket: net.Socket, options: GateOptions, targets: GateTargets): void {
-  const peer = `${socket.remoteAddress}:${socket.remotePort}`;
-  socket.on('error', () => {}); // a reset before the first byte: 'close' follows, nothing to say
-  socket.once('data', (chunk: Buffer) => {
-    socket.pause();
-    socket.unshift(chunk);
-    if (chunk[0] !== TLS_HANDSHAKE_RECORD) {
-      if (options.plaintext === 'serve') {
-        targets.serve(socket);
+/**
+ * One port's gate. TLS connections go through a tls.Server that never listens (it is handed each
+ * socket), so Node's own server does the handshake, its timeout and the client-certificate checks.
+ */
+export class ConnectionGate {
+  private readonly server: tls.Server;
+
+  constructor(
+    private readonly options: GateOptions,
+    private readonly targets: GateTargets,
+  ) {
+    this.server = tls.createServer({
+      ...options.context,
+      requestCert: options.clientAuth !== 'none',
+      // `requested` verifies a certificate only when one is given: checked below, after the handshake.
+      rejectUnauthorized: options.clientAuth === 'required',
+      handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+    });
+    this.server.on('tlsClientError', (error, socket) => {
+      // A certificate that did not verify is closed by Node without an error of its own: say why.
+      const why = socket.authorizationError
+        ? `client certificate refused: ${String(socket.authorizationError)}`
+        : reasonOf(error);
+      options.warn(`tls: handshake from ${peerOf(socket)} failed: ${why}`);
+      socket.destroy();
+    });
+    this.server.on('secureConnection', (socket) => this.secured(socket));
+  }
+
+  /** New connections get these; live ones keep theirs. */
+  setContext(context: tls.SecureContextOptions): void {
+    this.server.setSecureContext(context);
+  }
+
+  /** Looks at the first byte of `socket` and hands it on by what it is. */
+  accept(socket: net.Socket): void {
+    socket.on('error', () => {}); // a reset before the first byte: 'close' follows, nothing to say
+    socket.once('data', (chunk: Buffer) => {
+      socket.pause();
+      socket.unshift(chunk);
+      if (chunk[0] === TLS_HANDSHAKE_RECORD) this.server.emit('connection', socket);
+      else if (this.options.plaintext === 'serve') {
+        this.targets.serve(socket);
         socket.resume();
-      } else targets.refuse(socket);
+      } else this.targets.refuse(socket);
+    });
+  }
+
+  private secured(socket: tls.TLSSocket): void {
+    if (this.options.clientAuth === 'requested' && !socket.authorized && hasPeerCertificate(socket)) {
+      // A certificate that was offered and does not verify is refused, never taken as none.
+      this.options.warn(
+        `tls: client certificate from ${peerOf(socket)} refused: ${String(socket.authorizationError)}`,
+      );
+      socket.destroy();
       return;
     }
-    wrap(socket, peer, options, targets);
-  });
+    this.targets.serve(socket);
+  }
 }
 
-function wrap(socket: net.Socket, peer: string, options: GateOptions, targets: GateTargets): void {
-  const secure = new tls.TLSSocket(socket, {
-    isServer: true,
-    secureContext: options.context(),
-    requestCert: options.clientAuth !== 'none',
-    // `requested` verifies a certificate only when one is given: checked below, after the handshake.
-    rejectUnauthorized: options.clientAuth === 'required',
-  });
-  const timer = setTimeout(() => {
-    options.warn(`tls: handshake from ${peer} not done within ${TLS_HANDSHAKE_TIMEOUT_MS} ms; closed`);
-    secure.destroy();
-  }, TLS_HANDSHAKE_TIMEOUT_MS);
-  timer.unref();
-  const failed = (error: Error) => {
-    clearTimeout(timer);
-    options.warn(`tls: handshake from ${peer} failed: ${error.message}`);
-    secure.destroy();
-  };
-  secure.once('error', failed);
-  secure.once('secure', () => {
-    clearTimeout(timer);
-    secure.off('error', failed);
-    if (options.clientAuth === 'requested' && !secure.authorized && hasPeerCertificate(secure)) {
-      // A certificate that was offered and does not verify is refused, never taken as none.
-      options.warn(`tls: client certificate from ${peer} refused: ${String(secure.authorizationError)}`);
-      secure.destroy();
-      return;
-    }
-    targets.serve(secure);
-  });
+/** The peer, when the socket still knows it (one closed during the handshake may not). */
+function peerOf(socket: net.Socket): string {
+  return socket.remoteAddress ? `${socket.remoteAddress}:${socket.remotePort}` : 'a client';
+}
+
+/** OpenSSL's reason alone ("peer did not return a certificate"), without its error-stack prefix. */
+function reasonOf(error: Error): string {
+  // A Node client that does not trust the certificate closes without an alert.
+  if ((error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+    return "the client closed the connection during the handshake (does it trust this broker's certificate?)";
+  }
+  const reason = (error as { reason?: unknown }).reason;
+  return typeof reason === 'string' && reason !== '' ? reason : error.message;
 }
 
 function hasPeerCertificate(socket: tls.TLSSocket): boolean {

@@ -7,10 +7,10 @@
 import type net from 'node:net';
 import type { Logger } from '@booblik/log';
 import { type Clock, systemClock } from '@booblik/protocol';
-import type { BrokerConfig } from '../config/keys.js';
+import type { BrokerConfig, TlsClientAuth } from '../config/keys.js';
 import { ConfigError } from '../errors.js';
 import { CertificateWatch } from './certificate-watch.js';
-import { gate } from './connection-gate.js';
+import { ConnectionGate, type GateTargets } from './connection-gate.js';
 import { TlsFileError } from './credentials.js';
 import { refusePlaintext } from './plaintext-refusal.js';
 
@@ -70,40 +70,39 @@ export class TlsService {
   }
 
   /** A protocol-port connection: served as plaintext or TLS, or answered TLS_REQUIRED. */
-  protocolConnection(socket: net.Socket, serve: (socket: net.Socket) => void, refused: () => void): void {
-    gate(
-      socket,
-      {
-        plaintext: this.config.tls === 'allowed' ? 'serve' : 'refuse',
-        clientAuth: this.config.tlsClientAuth,
-        context: () => this.watch.context,
-        warn: this.options.warn,
-      },
-      { serve, refuse: (s) => refusePlaintext(s, refused) },
-    );
+  protocolGate(serve: (socket: net.Socket) => void, refused: () => void): ConnectionGate {
+    return this.gate(this.config.tlsClientAuth, {
+      serve,
+      refuse: (s) => refusePlaintext(s, refused),
+    });
   }
 
-  /** An HTTP-port connection: the same certificate, no client certificates asked for (scrapers have none). */
-  httpConnection(socket: net.Socket, serve: (socket: net.Socket) => void): void {
-    gate(
-      socket,
+  /** The HTTP port's gate: the same certificate, no client certificates asked for (scrapers have none). */
+  httpGate(serve: (socket: net.Socket) => void): ConnectionGate {
+    return this.gate('none', {
+      serve,
+      refuse: (s) =>
+        s
+          .resume()
+          .end(
+            'HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n' +
+              'this port requires HTTPS (booblik.tls=required)\n',
+          ),
+    });
+  }
+
+  private gate(clientAuth: TlsClientAuth, targets: GateTargets): ConnectionGate {
+    const gate = new ConnectionGate(
       {
         plaintext: this.config.tls === 'allowed' ? 'serve' : 'refuse',
-        clientAuth: 'none',
-        context: () => this.watch.context,
+        clientAuth,
+        context: this.watch.contextOptions,
         warn: this.options.warn,
       },
-      {
-        serve,
-        refuse: (s) =>
-          s
-            .resume()
-            .end(
-              'HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n' +
-                'this port requires HTTPS (booblik.tls=required)\n',
-            ),
-      },
+      targets,
     );
+    this.watch.onReload(() => gate.setContext(this.watch.contextOptions));
+    return gate;
   }
 
   /** /readyz lines: the broker's certificate has expired (and then it is not ready). */
