@@ -64,12 +64,19 @@ export async function startHttp(
     return { server, address: server.address() as AddressInfo, close };
   }
   const gate = makeGate((served) => server.emit('connection', served));
-  const front = net.createServer((socket) => gate.accept(socket));
+  // Connections handed to the HTTP server are not its own to close: the front keeps them.
+  const open = new Set<net.Socket>();
+  const front = net.createServer((socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+    gate.accept(socket);
+  });
   await listen(front, port, host, 'booblik.http.port');
   return {
     server: front,
     address: front.address() as AddressInfo,
     close: async () => {
+      for (const socket of open) socket.destroy();
       await close();
       await new Promise<void>((resolve) => front.close(() => resolve()));
     },
