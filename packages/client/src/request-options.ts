@@ -1,6 +1,7 @@
 /** The options of a connection and of its requests (a Client takes them too). */
 import type { AckPolicyValue } from '@booblik/protocol';
 import type { Clock } from './clock.js';
+import type { TlsOptions } from './tls-options.js';
 
 export interface ConnectOptions {
   /** Give up connecting after this long (default 10 s). */
@@ -11,6 +12,11 @@ export interface ConnectOptions {
   requestTimeoutMs?: number;
   /** Time source for deadlines (tests pass a manual clock). */
   clock?: Clock;
+  /**
+   * TLS (a broker with booblik.tls allowed or required): true trusts Node's default CAs; an object
+   * gives the CA, a client certificate and key (PEM contents, not paths), and the server name.
+   */
+  tls?: boolean | TlsOptions;
 }
 
 export interface ProduceOptions {
