@@ -4,6 +4,7 @@ import { AckPolicy, type AckPolicyValue, InvalidArgumentError, parseAddress } fr
 import { topicNameProblem } from '@booblik/protocol';
 import { BROKER_ENV, DEFAULT_BROKER } from './constants.js';
 import { UsageError } from './errors.js';
+import { tlsFlags } from './tls.js';
 
 /** A verb's flags: each takes a value (`string`) or stands alone (`boolean`). */
 export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string }>;
@@ -12,6 +13,7 @@ export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string 
 export const globalFlags: Flags = {
   broker: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...tlsFlags,
 };
 
 /** Parsed arguments, read by name: `string('partition')`, `flag('follow')`. */
@@ -92,11 +94,11 @@ function normalize(args: string[], options: Flags): string[] {
   return out;
 }
 
-/** The verb: the first argument that is not a flag or the value of --broker. */
+/** The verb: the first argument that is not a flag or the value of a global flag (--broker, --tls.ca). */
 export function splitVerb(argv: string[]): { verb: string | undefined; rest: string[] } {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--broker') {
+    if (arg.startsWith('--') && globalFlags[arg.slice(2)]?.type === 'string') {
       i++;
       continue;
     }

@@ -3,6 +3,8 @@ import { DEFAULT_BROKER, DEFAULT_HEALTH_TIMEOUT_MS } from './constants.js';
 
 const common = `Broker: --broker host:port[,host:port...] (tried in turn), else the BOOBLIK_BROKER variable,
 else ${DEFAULT_BROKER}.
+TLS: --tls (Node's default CAs), --tls.ca FILE (else the BOOBLIK_TLS_CA variable), --tls.cert FILE
+--tls.key FILE (a client certificate); any of them turns TLS on.
 Exit status: 0 done, 1 failed (refused, unreachable, unhealthy, records lost), 2 usage error.`;
 
 export const verbHelp: Record<string, string> = {

@@ -6,6 +6,7 @@ import { ExitCode } from '../constants.js';
 import { inCliWords, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 
 /** A drain moves one partition at a time; each may copy its whole log first. */
 const MOVE_TIMEOUT_MS = 10 * 60_000;
@@ -24,6 +25,7 @@ export async function brokersCommand(args: string[], io: Io): Promise<number> {
     throw new UsageError('brokers drain: expected ID (a broker id)');
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...tlsOption(parsed, io.env),
   });
   try {
     const listing = await connection.listTopics('');

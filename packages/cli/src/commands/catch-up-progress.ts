@@ -4,7 +4,7 @@
  * the MOVE waits. A line when the state changes, at most one a second; nothing from a broker
  * without METADATA v4.
  */
-import { Connection } from '@booblik/client';
+import { Connection, type ConnectOptions } from '@booblik/client';
 import { ReplicaFlag } from '@booblik/protocol';
 import { metadataSpeaks } from '../versions.js';
 
@@ -21,6 +21,8 @@ export function watchCatchUp(
   partition: number,
   member: string,
   write: (line: string) => void,
+  /** The command's TLS settings: the watch dials the same broker the same way. */
+  options: Pick<ConnectOptions, 'tls'> = {},
 ): CatchUpWatch {
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -28,7 +30,7 @@ export function watchCatchUp(
   const running = (async () => {
     let connection: Connection | undefined;
     try {
-      connection = await Connection.connect(address);
+      connection = await Connection.connect(address, options);
       if (!(await metadataSpeaks(connection))('replicaRoutes')) return;
       let last = '';
       let lastAt = Number.NEGATIVE_INFINITY;

@@ -17,6 +17,7 @@ import { ExitCode } from '../constants.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 
 /** What this client declares to the harness: the original contract's roles, then the added ones under extras=. */
 const CAPABILITIES = ['roles=producer,consumer', 'extras=topics', 'name=typescript'];
@@ -45,6 +46,7 @@ export async function conformanceCommand(args: string[], io: Io): Promise<number
   const call = run(rest);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...tlsOption(parsed, io.env),
   });
   try {
     await print(...(await call(connection)));

@@ -23,6 +23,7 @@ import { OffsetOutOfRangeError, OffsetPastCopyError, PartitionNotFoundError, Usa
 import { type Format, formatRecord, formats } from '../format.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 
 /**
  * booblik consume <topic>: prints the records of every partition of the topic as they arrive (one
@@ -66,6 +67,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   // from its primary (with a zone, from the in-sync replica there: FETCH v4) and follows failovers.
   const clientOptions: ClientOptions = {
     signal: io.signal,
+    ...tlsOption(parsed, io.env),
     ...(follow ? { routeAttemptsMax: FOLLOW_ROUTE_ATTEMPTS_MAX } : {}),
     ...(preferZone === undefined ? {} : { preferZone }),
   };

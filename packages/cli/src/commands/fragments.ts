@@ -12,6 +12,7 @@ import { PartitionNotFoundError, TopicNotFoundError, UsageError } from '../error
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
+import { tlsOption } from '../tls.js';
 
 const LOCATION_NAMES: Record<number, string> = {
   [FragmentLocation.LOCAL]: 'local',
@@ -64,6 +65,7 @@ export async function fragmentsCommand(args: string[], io: Io): Promise<number> 
     partitionText === undefined ? undefined : integer('--partition', partitionText, 0, 2 ** 31 - 1);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...tlsOption(parsed, io.env),
   });
   try {
     const partitions = await connection

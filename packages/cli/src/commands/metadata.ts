@@ -5,6 +5,7 @@ import { ExitCode } from '../constants.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
+import { tlsOption } from '../tls.js';
 import { metadataSpeaks } from '../versions.js';
 
 const BOTH = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
@@ -25,6 +26,7 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
   for (const topic of parsed.positionals) topicName(topic);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...tlsOption(parsed, io.env),
   });
   try {
     const has = await metadataSpeaks(connection);

@@ -9,6 +9,7 @@ import { ExitCode } from '../constants.js';
 import { MoveRefusedError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 import { watchCatchUp } from './catch-up-progress.js';
 
 export async function partitionsCommand(args: string[], io: Io): Promise<number> {
@@ -32,13 +33,15 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
     );
   }
   const partition = integer('PARTITION', partitionText, 0);
+  const tls = tlsOption(parsed, io.env);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
+    ...tls,
   });
   const address = connection.address;
   const progress =
     sub === 'move'
-      ? watchCatchUp(address, topic, partition, member, (line) => io.stderr.write(line))
+      ? watchCatchUp(address, topic, partition, member, (line) => io.stderr.write(line), tls)
       : undefined;
   try {
     const { revision } = await connection

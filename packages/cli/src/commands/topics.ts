@@ -21,6 +21,7 @@ import { BrokerTooOldError, TopicNotFoundError, UsageError } from '../errors.js'
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
+import { tlsOption } from '../tls.js';
 import { planChanges } from '../topics/describe.js';
 import { parseSpecFile, SpecFileError, specFileOf, specsFileOf, specToFields } from '../topics/spec-file.js';
 
@@ -65,7 +66,10 @@ function formatOf(parsed: Args, allowed: readonly Format[] = formats): Format {
 }
 
 async function connect(parsed: Args, io: Io): Promise<Connection> {
-  return connectFirst(brokerAddresses(parsed.string('broker'), io.env), { signal: io.signal });
+  return connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
+    signal: io.signal,
+    ...tlsOption(parsed, io.env),
+  });
 }
 
 async function withConnection<T>(parsed: Args, io: Io, work: (c: Connection) => Promise<T>): Promise<T> {
