@@ -101,3 +101,19 @@ export function handshakeError(address: string, error: NodeJS.ErrnoException): T
     },
   );
 }
+
+/** Alerts a broker sends when it does not take this client's certificate (TLS 1.3 sends them after the handshake). */
+const refusedCertificate =
+  /alert (certificate required|unknown ca|bad certificate|certificate unknown|certificate expired|certificate revoked)/;
+
+/**
+ * Why a connection was lost, said plainly: OpenSSL's reason without its error-stack prefix, and what a
+ * refusal of the client certificate means. Null for errors that are not TLS's.
+ */
+export function tlsLossReason(error: Error): string | null {
+  const reason = (error as { reason?: unknown }).reason;
+  if (typeof reason !== 'string' || reason === '') return null;
+  return refusedCertificate.test(reason)
+    ? `the broker refused this client's certificate (TLS ${reason})`
+    : `TLS: ${reason}`;
+}

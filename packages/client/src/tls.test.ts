@@ -4,7 +4,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { BrokerProcess, makeCertificates, type TestCertificates } from '@booblik/testkit';
 import { Client } from './client.js';
 import { Connection } from './connection.js';
-import { InvalidArgumentError, TlsError, TlsRequiredError } from './errors.js';
+import { ConnectionClosedError, InvalidArgumentError, TlsError, TlsRequiredError } from './errors.js';
 
 async function tlsBroker(t: TestContext, certs: TestCertificates, flags: string[] = []) {
   return BrokerProcess.start(t, {
@@ -86,6 +86,33 @@ describe('client over TLS', () => {
     });
     t.after(() => client.close());
     assert.equal((await client.produce('t', 0, [Buffer.from('x')]))?.baseOffset, 0);
+  });
+
+  it("a broker that refuses the client's certificate, or wants one, says so in the connection's error", async (t) => {
+    const certs = await makeCertificates(t);
+    const broker = await tlsBroker(t, certs, [`--tls.ca.file=${certs.ca}`, '--tls.client.auth=required']);
+    const ca = fs.readFileSync(certs.ca);
+    const without = await Connection.connect(broker.address, { tls: { ca } });
+    await assert.rejects(
+      without.metadata('t'),
+      (e: Error) =>
+        e instanceof ConnectionClosedError &&
+        /the broker refused this client's certificate \(TLS tlsv13 alert certificate required\)$/.test(
+          e.message,
+        ),
+    );
+    const foreign = await Connection.connect(broker.address, {
+      tls: {
+        ca,
+        cert: fs.readFileSync(certs.foreignClient.cert),
+        key: fs.readFileSync(certs.foreignClient.key),
+      },
+    });
+    await assert.rejects(
+      foreign.metadata('t'),
+      (e: Error) =>
+        e instanceof ConnectionClosedError && /did it refuse this client's certificate\?/.test(e.message),
+    );
   });
 
   it('a path where PEM contents belong, or a cert without its key, is refused before dialing', async () => {
