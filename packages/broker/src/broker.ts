@@ -327,6 +327,7 @@ export class Broker {
   /** Undoes a start that failed part way: ports closed, files closed, the directory released. */
   private async abandonStart(): Promise<void> {
     this.tls?.close();
+    this.tlsGate?.close();
     for (const socket of this.waitingForRecovery.splice(0)) socket.destroy();
     if (this.server?.listening) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
     if (this.http) await this.http.close();
@@ -388,6 +389,8 @@ export class Broker {
     });
     if (handed) this.logger.info(`handed ${handed} partition(s) to in-sync replicas`);
     const listenerClosed = new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    // Connections still at the TLS gate are no session's to drain, yet the listener waits for them.
+    this.tlsGate?.close();
     const drained = Promise.all([...this.sessions].map((s) => s.drain()));
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {

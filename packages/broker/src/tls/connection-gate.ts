@@ -36,6 +36,12 @@ export interface GateTargets {
  */
 export class ConnectionGate {
   private readonly server: tls.Server;
+  /**
+   * Connections not handed on yet (no first byte, or a handshake under way), by peer address: a
+   * TLSSocket's peer is its raw socket's, and no two live connections share one. Closed at shutdown,
+   * where the listener waits for every connection it accepted.
+   */
+  private readonly unserved = new Map<string, net.Socket>();
 
   constructor(
     private readonly options: GateOptions,
@@ -67,15 +73,34 @@ export class ConnectionGate {
   /** Looks at the first byte of `socket` and hands it on by what it is. */
   accept(socket: net.Socket): void {
     socket.on('error', () => {}); // a reset before the first byte: 'close' follows, nothing to say
+    // A socket closed already has no peer: nothing to track, 'close' follows.
+    const peer = socket.remoteAddress ? peerOf(socket) : '';
+    if (peer !== '') this.unserved.set(peer, socket);
+    socket.once('close', () => {
+      if (this.unserved.get(peer) === socket) this.unserved.delete(peer);
+    });
     socket.once('data', (chunk: Buffer) => {
       socket.pause();
       socket.unshift(chunk);
-      if (chunk[0] === TLS_HANDSHAKE_RECORD) this.server.emit('connection', socket);
-      else if (this.options.plaintext === 'serve') {
-        this.targets.serve(socket);
-        socket.resume();
-      } else this.targets.refuse(socket);
+      if (chunk[0] === TLS_HANDSHAKE_RECORD) {
+        this.server.emit('connection', socket);
+        return;
+      }
+      // A refused one stays unserved: it is closed after its answer, or at shutdown.
+      if (this.options.plaintext === 'refuse') {
+        this.targets.refuse(socket);
+        return;
+      }
+      this.unserved.delete(peer);
+      this.targets.serve(socket);
+      socket.resume();
     });
+  }
+
+  /** Closes every connection not handed on yet; those handed on are their owners' to close. */
+  close(): void {
+    for (const socket of this.unserved.values()) socket.destroy();
+    this.unserved.clear();
   }
 
   private secured(socket: tls.TLSSocket): void {
@@ -87,6 +112,7 @@ export class ConnectionGate {
       socket.destroy();
       return;
     }
+    this.unserved.delete(peerOf(socket));
     this.targets.serve(socket);
   }
 }

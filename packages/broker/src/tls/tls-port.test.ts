@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { ErrorCode } from '@booblik/protocol';
 import { makeCertificates, type TestCertificates, waitUntil, within } from '@booblik/testkit';
@@ -146,6 +147,22 @@ describe('tls on the protocol port', () => {
       sessions.map((s) => s.tlsPrincipal),
       [null],
     );
+  });
+
+  it('shutdown closes connections still in the gate: one that never sent a byte, one mid-handshake', async (t) => {
+    const certs = await makeCertificates(t);
+    const { broker, port } = await tlsBroker(t, certs, { tls: 'allowed' });
+    const idle = net.connect({ port, host: '127.0.0.1' });
+    const handshaking = net.connect({ port, host: '127.0.0.1' });
+    for (const s of [idle, handshaking]) s.on('error', () => {});
+    await Promise.all([idle, handshaking].map((s) => new Promise((resolve) => s.once('connect', resolve))));
+    // The start of a ClientHello, never finished.
+    handshaking.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x80]));
+    const closed = Promise.all(
+      [idle, handshaking].map((s) => new Promise((resolve) => s.once('close', resolve))),
+    );
+    await within(broker.close(), 5000, 'the broker stopping');
+    await within(closed, 5000, 'both connections closed');
   });
 
   it('a certificate replaced on disk is served to the next connection without a restart', async (t) => {
