@@ -149,6 +149,26 @@ describe('tls on the protocol port', () => {
     );
   });
 
+  it('mTLS requested: a client certificate that does not verify is refused, never taken as none', async (t) => {
+    const certs = await makeCertificates(t);
+    const { port, lines } = await tlsBroker(t, certs, { tlsCaFile: certs.ca, tlsClientAuth: 'requested' });
+    const c = await RawClient.connectTls(port, {
+      ...trusting(certs),
+      cert: fs.readFileSync(certs.foreignClient.cert),
+      key: fs.readFileSync(certs.foreignClient.key),
+    });
+    t.after(() => c.close());
+    await within(c.closedPromise, 5000, 'the broker closing the connection');
+    assert.ok(
+      lines.some((l) =>
+        /WARN tls: client certificate from 127\.0\.0\.1:\d+ refused: UNABLE_TO_VERIFY_LEAF_SIGNATURE$/.test(
+          l,
+        ),
+      ),
+      lines.join('\n'),
+    );
+  });
+
   it('shutdown closes connections still in the gate: one that never sent a byte, one mid-handshake', async (t) => {
     const certs = await makeCertificates(t);
     const { broker, port } = await tlsBroker(t, certs, { tls: 'allowed' });
