@@ -62,6 +62,19 @@ describe('tls configuration', () => {
     );
   });
 
+  it('tls required in a cluster is refused at start: peers dial each other in plaintext', async (t) => {
+    const certs = await makeCertificates(t);
+    await assert.rejects(
+      startBroker(t, {
+        tls: 'required',
+        tlsCertFile: certs.server.cert,
+        tlsKeyFile: certs.server.key,
+        clusterEtcd: ['http://127.0.0.1:1'],
+      }),
+      (e: Error) => e instanceof ConfigError && /use booblik.tls=allowed in a cluster/.test(e.message),
+    );
+  });
+
   it('a key in a file does not reach the error text', async (t) => {
     const certs = await makeCertificates(t);
     const key = fs.readFileSync(certs.server.key, 'utf8');
