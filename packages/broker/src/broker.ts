@@ -175,10 +175,7 @@ export class Broker {
         `binding ${c.bindAddress}: booblik has no authentication yet; anyone who can reach this port can read and write`,
       );
     }
-    // Order matters: refuse a directory in use and a port in use before anything in the directory is
-    // created, read or cut (a second broker on a live directory used to recover it, cutting the live
-    // broker's active segment, and only then fail on the port). Then bind both ports, then claim the
-    // directory, then recover; connections that arrive meanwhile wait until recovery is done.
+    // TLS settings and files are checked first: a configuration error touches nothing.
     this.tls = TlsService.start(c, { logger: this.logger, warn: (line) => this.ctx.noisyLog.warn(line) });
     if (this.tls) {
       this.tlsGate = this.tls.protocolGate(
@@ -190,7 +187,16 @@ export class Broker {
         `tls ${c.tls}: certificate ${c.tlsCertFile} (expires ${expires}), client certificates ${c.tlsClientAuth}`,
       );
     }
-    DataDirLock.check(c.dataDir);
+    // Order matters: refuse a directory in use and a port in use before anything in the directory is
+    // created, read or cut (a second broker on a live directory used to recover it, cutting the live
+    // broker's active segment, and only then fail on the port). Then bind both ports, then claim the
+    // directory, then recover; connections that arrive meanwhile wait until recovery is done.
+    try {
+      DataDirLock.check(c.dataDir);
+    } catch (error) {
+      this.tls?.close(); // its watch would poll on
+      throw error;
+    }
     try {
       this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
       await listen(this.server, c.port, c.bindAddress, 'booblik.port');
