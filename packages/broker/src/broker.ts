@@ -32,6 +32,8 @@ import { PeerIdentity } from './security/peer-identity.js';
 import type { TokenVerifier } from './security/token-verifier.js';
 import type { UserStore } from './security/user-store.js';
 import { Session } from './session.js';
+import type { ConnectionGate } from './tls/connection-gate.js';
+import { TlsService } from './tls/tls-service.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
 import { TopicService } from './topics/topic-service.js';
 import type { TopicTable } from './topics/topic-table.js';
@@ -82,6 +84,9 @@ export class Broker {
   private clusterUsers: UserStore | undefined;
   private peerIdentity: PeerIdentity | null = null;
   private prometheus: Promise<Registry> | undefined;
+  /** Null when booblik.tls is off: the ports work as they did before TLS. */
+  private tls: TlsService | null = null;
+  private tlsGate: ConnectionGate | null = null;
 
   private constructor(
     readonly config: BrokerConfig,
@@ -160,6 +165,11 @@ export class Broker {
     return this.clusterNode;
   }
 
+  /** TLS on the ports (its certificates and their reloads); null when booblik.tls is off. */
+  get tlsService(): TlsService | null {
+    return this.tls;
+  }
+
   get isReady(): boolean {
     return this.ready;
   }
@@ -183,11 +193,28 @@ export class Broker {
         `binding ${c.bindAddress} with booblik.auth=off: anyone who can reach this port can read and write`,
       );
     }
+    // TLS settings and files are checked first: a configuration error touches nothing.
+    this.tls = TlsService.start(c, { logger: this.logger, warn: (line) => this.ctx.noisyLog.warn(line) });
+    if (this.tls) {
+      this.tlsGate = this.tls.protocolGate(
+        (socket) => this.openSession(socket),
+        () => this.metrics.refused('TLS_REQUIRED'),
+      );
+      const expires = new Date(this.tls.watch.certExpiresAtMs).toISOString();
+      this.logger.info(
+        `tls ${c.tls}: certificate ${c.tlsCertFile} (expires ${expires}), client certificates ${c.tlsClientAuth}`,
+      );
+    }
     // Order matters: refuse a directory in use and a port in use before anything in the directory is
     // created, read or cut (a second broker on a live directory used to recover it, cutting the live
     // broker's active segment, and only then fail on the port). Then bind both ports, then claim the
     // directory, then recover; connections that arrive meanwhile wait until recovery is done.
-    DataDirLock.check(c.dataDir);
+    try {
+      DataDirLock.check(c.dataDir);
+    } catch (error) {
+      this.tls?.close(); // its watch would poll on
+      throw error;
+    }
     try {
       this.server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
       await listen(this.server, c.port, c.bindAddress, 'booblik.port');
@@ -196,8 +223,9 @@ export class Broker {
           c.httpPort,
           c.bindAddress,
           () => this.prometheusRegistry(),
-          () => this.ready && (this.clusterNode?.ready ?? true),
+          () => this.ready && (this.clusterNode?.ready ?? true) && (this.tls?.readiness().ready ?? true),
           () => [
+            ...(this.tls?.readiness().detail ?? []),
             ...this.registry
               .failed()
               .map(
@@ -206,6 +234,7 @@ export class Broker {
               ),
             ...this.persister.detail(),
           ],
+          this.tls ? (serve) => this.tls!.httpGate(serve) : undefined,
         );
       }
       // After binding, a listener error (EMFILE on accept) is logged, not fatal: the broker serves on.
@@ -259,13 +288,16 @@ export class Broker {
    * prom-client took about 40 ms, a sixth of an empty broker's start, and nothing needs it before.
    */
   private prometheusRegistry(): Promise<Registry> {
-    this.prometheus ??= Promise.all([import('./prometheus.js'), import('./persister/metrics.js')]).then(
-      ([{ createPrometheusRegistry }, { registerPersisterMetrics }]) => {
-        const registry = createPrometheusRegistry(this.metrics, this.registry, () => this.clusterNode);
-        registerPersisterMetrics(registry, this.persister);
-        return registry;
-      },
-    );
+    this.prometheus ??= Promise.all([
+      import('./prometheus.js'),
+      import('./persister/metrics.js'),
+      import('./tls/metrics.js'),
+    ]).then(([{ createPrometheusRegistry }, { registerPersisterMetrics }, { registerTlsMetrics }]) => {
+      const registry = createPrometheusRegistry(this.metrics, this.registry, () => this.clusterNode);
+      registerPersisterMetrics(registry, this.persister);
+      if (this.tls) registerTlsMetrics(registry, this.tls);
+      return registry;
+    });
     return this.prometheus;
   }
 
@@ -345,9 +377,11 @@ export class Broker {
 
   /** Undoes a start that failed part way: ports closed, files closed, the directory released. */
   private async abandonStart(): Promise<void> {
+    this.tls?.close();
+    this.tlsGate?.close();
     for (const socket of this.waitingForRecovery.splice(0)) socket.destroy();
     if (this.server?.listening) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    if (this.http) await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
+    if (this.http) await this.http.close();
     await this.persister.close();
     await this.clusterNode?.close().catch(() => {});
     await this.registry.closeAll();
@@ -373,6 +407,11 @@ export class Broker {
       socket.destroy();
       return;
     }
+    if (this.tlsGate) this.tlsGate.accept(socket);
+    else this.openSession(socket);
+  }
+
+  private openSession(socket: net.Socket): void {
     this.metrics.connectionsAccepted++;
     this.metrics.connectionsOpen++;
     const session = new Session(socket, this.ctx, this.config.maxInflightRequests, (s) => {
@@ -403,6 +442,8 @@ export class Broker {
     });
     if (handed) this.logger.info(`handed ${handed} partition(s) to in-sync replicas`);
     const listenerClosed = new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    // Connections still at the TLS gate are no session's to drain, yet the listener waits for them.
+    this.tlsGate?.close();
     const drained = Promise.all([...this.sessions].map((s) => s.drain()));
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
@@ -418,10 +459,8 @@ export class Broker {
     // Leaving revokes the lease: the others show this broker's partitions without a primary at once.
     await this.clusterNode?.close();
     await this.registry.closeAll();
-    if (this.http) {
-      this.http.server.closeAllConnections();
-      await new Promise<void>((resolve) => this.http!.server.close(() => resolve()));
-    }
+    if (this.http) await this.http.close();
+    this.tls?.close();
     this.lock?.release();
     this.logger.info('booblik stopped');
   }

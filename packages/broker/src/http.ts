@@ -1,11 +1,14 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { listen } from './listen.js';
 
 export interface HttpEndpoints {
-  server: http.Server;
+  /** The listener: the HTTP server itself, or with TLS the first-byte gate in front of it. */
+  server: net.Server;
   address: AddressInfo;
+  /** Stops listening and closes every connection. */
+  close(): Promise<void>;
 }
 
 /**
@@ -20,6 +23,8 @@ export async function startHttp(
   isReady: () => boolean,
   /** Lines /readyz adds (a failing store): the broker still serves, so they do not make it 503. */
   readyDetail: () => string[] = () => [],
+  /** With TLS: each connection goes through it, and `serve` gets what speaks HTTP (plaintext or TLS). */
+  makeGate?: (serve: (socket: net.Socket) => void) => { accept(socket: net.Socket): void },
 ): Promise<HttpEndpoints> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -50,6 +55,30 @@ export async function startHttp(
         .end('not found: try /metrics, /healthz or /readyz\n');
     }
   });
-  await listen(server, port, host, 'booblik.http.port');
-  return { server, address: server.address() as AddressInfo };
+  const close = async () => {
+    server.closeAllConnections();
+    if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  if (makeGate === undefined) {
+    await listen(server, port, host, 'booblik.http.port');
+    return { server, address: server.address() as AddressInfo, close };
+  }
+  const gate = makeGate((served) => server.emit('connection', served));
+  // Connections handed to the HTTP server are not its own to close: the front keeps them.
+  const open = new Set<net.Socket>();
+  const front = net.createServer((socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+    gate.accept(socket);
+  });
+  await listen(front, port, host, 'booblik.http.port');
+  return {
+    server: front,
+    address: front.address() as AddressInfo,
+    close: async () => {
+      for (const socket of open) socket.destroy();
+      await close();
+      await new Promise<void>((resolve) => front.close(() => resolve()));
+    },
+  };
 }

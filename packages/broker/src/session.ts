@@ -7,6 +7,7 @@ import {
   ErrorCode,
   type FrameSink,
   FrameSplitter,
+  NEVER_EXPIRES,
   type Request,
   RequestRefusal,
   requestFrameLimits,
@@ -20,6 +21,7 @@ import { refuse, refuseSilently } from './api/refusal.js';
 import { authenticationTimeoutMs, connectionPendingWriteBytesMax, shutdownGraceMs } from './limits.js';
 import { type AnswerSink, discardReply, type Reply } from './reply.js';
 import { ConnectionAuth } from './security/connection-auth.js';
+import { tlsPrincipalOf } from './tls/principal.js';
 
 /** One answer slot, in request order. Filled when its handler is done; written when all before it are. */
 class Slot implements AnswerSink {
@@ -91,6 +93,8 @@ export class Session implements FrameSink, RequestSource {
    */
   private authenticating = false;
   private readonly untrack: () => void;
+  /** The subject CN of the client certificate this connection was verified with; null without one. */
+  readonly tlsPrincipal: string | null;
 
   constructor(
     readonly socket: Socket,
@@ -98,9 +102,21 @@ export class Session implements FrameSink, RequestSource {
     private readonly maxInflight: number,
     private readonly onClosed: (session: Session) => void,
   ) {
+    this.tlsPrincipal = tlsPrincipalOf(socket);
     this.auth = new ConnectionAuth(socket.remoteAddress ?? '');
+    // A verified client certificate says who the connection is (mTLS): no AUTHENTICATE needed.
+    if (this.tlsPrincipal !== null) {
+      this.auth.move({
+        kind: 'authenticated',
+        principal: this.tlsPrincipal,
+        mechanism: 'TLS',
+        expiresAtMs: NEVER_EXPIRES,
+        broker: false,
+      });
+    }
     this.untrack = ctx.security.track({ auth: this.auth, close: () => socket.destroy() });
-    if (ctx.security.required) this.closeUnlessAuthenticatedIn(authenticationTimeoutMs);
+    if (ctx.security.required && this.tlsPrincipal === null)
+      this.closeUnlessAuthenticatedIn(authenticationTimeoutMs);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     socket.on('drain', () => this.updateFlow());

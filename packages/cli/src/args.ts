@@ -5,6 +5,7 @@ import { topicNameProblem } from '@booblik/protocol';
 import { BROKER_ENV, DEFAULT_BROKER } from './constants.js';
 import { authFlags } from './credentials.js';
 import { UsageError } from './errors.js';
+import { tlsFlags } from './tls.js';
 
 /** A verb's flags: each takes a value (`string`) or stands alone (`boolean`). */
 export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
@@ -14,6 +15,7 @@ export const globalFlags: Flags = {
   broker: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   ...authFlags,
+  ...tlsFlags,
 };
 
 /** Parsed arguments, read by name: `string('partition')`, `flag('follow')`. */
@@ -100,7 +102,7 @@ function normalize(args: string[], options: Flags): string[] {
   return out;
 }
 
-/** The verb: the first argument that is not a flag or the value of a global one (--broker, --user, ...). */
+/** The verb: the first argument that is not a flag or the value of a global one (--broker, --user, --tls.ca). */
 export function splitVerb(argv: string[]): { verb: string | undefined; rest: string[] } {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;

@@ -7,6 +7,9 @@ export const DEFAULT_BROKER = '127.0.0.1:9092';
 /** Environment variable naming the broker, read when --broker is not given. */
 export const BROKER_ENV = 'BOOBLIK_BROKER';
 
+/** Environment variable naming the CA file to trust, read when --tls.ca is not given (turns TLS on). */
+export const TLS_CA_ENV = 'BOOBLIK_TLS_CA';
+
 /** `health` gives up after this long: a healthy broker answers METADATA in milliseconds. */
 export const DEFAULT_HEALTH_TIMEOUT_MS = 5_000;
 

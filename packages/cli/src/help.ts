@@ -7,6 +7,8 @@ Credentials (a broker with booblik.auth=required): --user NAME with the password
 or --password-file FILE, or --token-file FILE (read again when the token expires); else the
 BOOBLIK_USER (with BOOBLIK_PASSWORD) or BOOBLIK_TOKEN variables. Flags win over the environment.
 Passwords and tokens are never taken on the command line.
+TLS: --tls (Node's default CAs), --tls.ca FILE (else the BOOBLIK_TLS_CA variable), --tls.cert FILE
+--tls.key FILE (a client certificate); any of them turns TLS on.
 Exit status: 0 done, 1 failed (refused, unreachable, unhealthy, records lost), 2 usage error.`;
 
 export const verbHelp: Record<string, string> = {

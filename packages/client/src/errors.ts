@@ -192,6 +192,27 @@ export class ConnectError extends Error {
 }
 
 /**
+ * The TLS handshake failed: the broker did not answer TLS (booblik.tls is off there), its certificate
+ * was not trusted or names another host, or it refused this client's certificate. `cause` has the
+ * TLS library's error. Not a loss to retry: dialing again meets the same certificates.
+ */
+export class TlsError extends ConnectError {
+  override name = 'TlsError';
+}
+
+/**
+ * The broker requires TLS (`booblik.tls=required`) and this connection is plaintext: it answered the
+ * first request so and closed the connection.
+ */
+export class TlsRequiredError extends BrokerError {
+  override name = 'TlsRequiredError';
+  constructor(request: string, subject: RequestSubject = {}) {
+    super(ErrorCode.TLS_REQUIRED, request, subject);
+    this.message = `${request} refused: the broker requires TLS: connect with TLS (--tls)`;
+  }
+}
+
+/**
  * Something took longer than its limit. For a request this also closes the connection (see
  * Connection); `outcomeUnknown` is true for a PRODUCE or APPLY sent without an answer in time.
  */
@@ -250,7 +271,7 @@ export class ConsumerStateError extends Error {
 
 /** Failures after which a consumer dials again: the connection went away, not the request. */
 export function isConnectionLoss(error: unknown): boolean {
-  if (error instanceof WrongPortError) return false;
+  if (error instanceof WrongPortError || error instanceof TlsError) return false;
   return (
     error instanceof ConnectionClosedError || error instanceof ConnectError || error instanceof TimeoutError
   );

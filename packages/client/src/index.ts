@@ -28,6 +28,7 @@ export { Consumer, type ConsumerOptions, type ConsumerRecord, type RecordIterato
 export * from './errors.js';
 export * from './limits.js';
 export { Producer, type ProducerOptions, type ProducerSendOptions } from './producer.js';
+export type { Pem, TlsOptions } from './tls-options.js';
 export {
   type Bytes,
   DEFAULT_METADATA_MAX_AGE_MS,

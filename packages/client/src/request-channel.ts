@@ -34,6 +34,7 @@ import {
 import { CLOSE_WAIT_MS, DEFAULT_REQUEST_TIMEOUT_MS, HTTP_AS_FRAME_LENGTH } from './limits.js';
 import type { ConnectOptions } from './request-options.js';
 import { StateMachine } from './state-machine.js';
+import { tlsLossReason } from './tls-options.js';
 import { refusalOf } from './topic-errors.js';
 
 /** open ──close()──> draining ──> closed, or closed at once on a failure. */
@@ -120,12 +121,21 @@ export abstract class RequestChannel {
         new ConnectionClosedError(
           this.address,
           cause
-            ? `connection to ${this.address} lost: ${cause.message}`
-            : `connection to ${this.address} closed by the broker`,
+            ? `connection to ${this.address} lost: ${tlsLossReason(cause) ?? cause.message}`
+            : `connection to ${this.address} closed by the broker${this.closedUnanswered()}`,
           { cause },
         ),
       );
     });
+  }
+
+  /** A TLS broker that does not take a client certificate may close without an alert, before any answer. */
+  private closedUnanswered(): string {
+    const tls = this.options.tls;
+    const withCertificate = typeof tls === 'object' && tls.cert !== undefined;
+    return withCertificate && !this.answered
+      ? " before any answer: did it refuse this client's certificate? (the broker's log says)"
+      : '';
   }
 
   get state(): ConnectionState {

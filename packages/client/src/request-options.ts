@@ -2,6 +2,7 @@
 import type { AckPolicyValue } from '@booblik/protocol';
 import type { AuthOptions } from './auth.js';
 import type { Clock } from './clock.js';
+import type { TlsOptions } from './tls-options.js';
 
 export interface ConnectOptions {
   /** Give up connecting after this long (default 10 s). */
@@ -17,6 +18,11 @@ export interface ConnectOptions {
    * `{ token }`, a string or a function returning a fresh token (asked again on CREDENTIALS_EXPIRED).
    */
   auth?: AuthOptions;
+  /**
+   * TLS (a broker with booblik.tls allowed or required): true trusts Node's default CAs; an object
+   * gives the CA, a client certificate and key (PEM contents, not paths), and the server name.
+   */
+  tls?: boolean | TlsOptions;
 }
 
 export interface ProduceOptions {

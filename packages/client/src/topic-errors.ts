@@ -21,6 +21,7 @@ import {
   NotAuthorizedError,
   OutcomeUnknownError,
   type RequestSubject,
+  TlsRequiredError,
 } from './errors.js';
 
 /** APPLY: a change expected another revision of its topic; nothing of the APPLY was applied. */
@@ -127,6 +128,7 @@ export function refusalOf(
   if (code === ErrorCode.NOT_AUTHORIZED) return new NotAuthorizedError(request, subject);
   if (code === ErrorCode.AUTHENTICATION_FAILED && body.length === 0)
     return new AuthenticationFailedError(request, '');
+  if (code === ErrorCode.TLS_REQUIRED) return new TlsRequiredError(request, subject);
   if (body.length === 0) return new BrokerError(code, request, subject);
   try {
     switch (code) {

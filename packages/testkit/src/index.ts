@@ -1,4 +1,10 @@
 export { BrokerProcess, type BrokerProcessOptions } from './broker-process.js';
+export {
+  type CertificatePair,
+  type IssueOptions,
+  makeCertificates,
+  type TestCertificates,
+} from './certificates.js';
 export { brokerMain, cliMain, LISTENING_LINE } from './entry-points.js';
 export {
   type FaultMode,

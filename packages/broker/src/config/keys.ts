@@ -63,7 +63,24 @@ export interface BrokerConfig {
   localRetentionBytes: number;
   localRetentionMs: number;
   storeCacheBytes: number;
+  /** TLS on the protocol and HTTP ports (docs/security.md). */
+  tls: TlsMode;
+  tlsCertFile: string;
+  tlsKeyFile: string;
+  /** Empty: client certificates are not verified (then client auth must be none). */
+  tlsCaFile: string;
+  tlsClientAuth: TlsClientAuth;
 }
+
+export type TlsMode = 'off' | 'allowed' | 'required';
+export type TlsClientAuth = 'none' | 'requested' | 'required';
+
+const choice =
+  <T extends string>(...choices: T[]) =>
+  (raw: string): T | undefined =>
+    (choices as string[]).includes(raw.trim()) ? (raw.trim() as T) : undefined;
+
+const anyString = (raw: string): string => raw.trim();
 
 interface KeySpec<K extends keyof BrokerConfig> {
   key: string;
@@ -461,6 +478,48 @@ export const configKeys = [
       'bytes read from stores kept in memory, shared by every partition (64 MiB: 8 blocks of 8 MiB)',
     parse: integer(0),
   } satisfies KeySpec<'storeCacheBytes'>,
+  {
+    key: 'booblik.tls',
+    field: 'tls',
+    default: 'off',
+    allowed: 'off, allowed or required',
+    description:
+      'TLS on the protocol and HTTP ports, told from plaintext by the first byte: allowed serves both, required answers plaintext TLS_REQUIRED',
+    parse: choice('off', 'allowed', 'required'),
+  } satisfies KeySpec<'tls'>,
+  {
+    key: 'booblik.tls.cert.file',
+    field: 'tlsCertFile',
+    default: '',
+    allowed: 'empty, or a PEM file (the certificate, then any intermediates)',
+    description: "the broker's certificate; reread when it changes",
+    parse: anyString,
+  } satisfies KeySpec<'tlsCertFile'>,
+  {
+    key: 'booblik.tls.key.file',
+    field: 'tlsKeyFile',
+    default: '',
+    allowed: 'empty, or a PEM file (unencrypted)',
+    description: "the private key of the broker's certificate; reread when it changes",
+    parse: anyString,
+  } satisfies KeySpec<'tlsKeyFile'>,
+  {
+    key: 'booblik.tls.ca.file',
+    field: 'tlsCaFile',
+    default: '',
+    allowed: 'empty, or a PEM file of CA certificates',
+    description: 'the CAs client certificates are verified against; reread when it changes',
+    parse: anyString,
+  } satisfies KeySpec<'tlsCaFile'>,
+  {
+    key: 'booblik.tls.client.auth',
+    field: 'tlsClientAuth',
+    default: 'none',
+    allowed: 'none, requested or required',
+    description:
+      "client certificates: requested verifies one when given, required refuses a connection without one; the certificate's subject CN is the connection's principal",
+    parse: choice('none', 'requested', 'required'),
+  } satisfies KeySpec<'tlsClientAuth'>,
 ] as const;
 
 export type ConfigKey = (typeof configKeys)[number]['key'];

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import {
   decodeFetchPayload,
   decodeFetchResponse,
@@ -56,6 +57,14 @@ export class RawClient {
   static connect(port: number, host = '127.0.0.1'): Promise<RawClient> {
     return new Promise((resolve, reject) => {
       const socket = net.connect({ port, host, noDelay: true }, () => resolve(new RawClient(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  /** The same over TLS: resolves after the handshake, rejects with the TLS library's error. */
+  static connectTls(port: number, options: tls.ConnectionOptions, host = '127.0.0.1'): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const socket = tls.connect({ port, host, ...options }, () => resolve(new RawClient(socket)));
       socket.once('error', reject);
     });
   }

@@ -7,6 +7,7 @@ import { authOption } from '../credentials.js';
 import { inCliWords, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 
 /** A drain moves one partition at a time; each may copy its whole log first. */
 const MOVE_TIMEOUT_MS = 10 * 60_000;
@@ -26,6 +27,7 @@ export async function brokersCommand(args: string[], io: Io): Promise<number> {
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
     ...authOption(parsed, io.env),
+    ...tlsOption(parsed, io.env),
   });
   try {
     const listing = await connection.listTopics('');

@@ -18,6 +18,7 @@ import { authOption } from '../credentials.js';
 import { UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 
 /** What this client declares to the harness: the original contract's roles, then the added ones under extras=. */
 const CAPABILITIES = ['roles=producer,consumer', 'extras=topics', 'name=typescript'];
@@ -47,6 +48,7 @@ export async function conformanceCommand(args: string[], io: Io): Promise<number
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
     ...authOption(parsed, io.env),
+    ...tlsOption(parsed, io.env),
   });
   try {
     await print(...(await call(connection)));

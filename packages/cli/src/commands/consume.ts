@@ -24,6 +24,7 @@ import { OffsetOutOfRangeError, OffsetPastCopyError, PartitionNotFoundError, Usa
 import { type Format, formatRecord, formats } from '../format.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 
 /**
  * booblik consume <topic>: prints the records of every partition of the topic as they arrive (one
@@ -68,6 +69,7 @@ export async function consumeCommand(args: string[], io: Io): Promise<number> {
   const clientOptions: ClientOptions = {
     signal: io.signal,
     ...authOption(parsed, io.env),
+    ...tlsOption(parsed, io.env),
     ...(follow ? { routeAttemptsMax: FOLLOW_ROUTE_ATTEMPTS_MAX } : {}),
     ...(preferZone === undefined ? {} : { preferZone }),
   };

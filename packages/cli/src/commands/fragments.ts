@@ -13,6 +13,7 @@ import { PartitionNotFoundError, TopicNotFoundError, UsageError } from '../error
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
+import { tlsOption } from '../tls.js';
 
 const LOCATION_NAMES: Record<number, string> = {
   [FragmentLocation.LOCAL]: 'local',
@@ -66,6 +67,7 @@ export async function fragmentsCommand(args: string[], io: Io): Promise<number> 
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
     ...authOption(parsed, io.env),
+    ...tlsOption(parsed, io.env),
   });
   try {
     const partitions = await connection

@@ -6,6 +6,7 @@ import { authOption } from '../credentials.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
+import { tlsOption } from '../tls.js';
 import { metadataSpeaks } from '../versions.js';
 
 const BOTH = ReplicaFlag.IN_SYNC | ReplicaFlag.LIVE;
@@ -27,6 +28,7 @@ export async function metadataCommand(args: string[], io: Io): Promise<number> {
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
     ...authOption(parsed, io.env),
+    ...tlsOption(parsed, io.env),
   });
   try {
     const has = await metadataSpeaks(connection);

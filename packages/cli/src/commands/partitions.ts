@@ -10,6 +10,7 @@ import { authOption } from '../credentials.js';
 import { MoveRefusedError, UsageError } from '../errors.js';
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
+import { tlsOption } from '../tls.js';
 import { watchCatchUp } from './catch-up-progress.js';
 
 export async function partitionsCommand(args: string[], io: Io): Promise<number> {
@@ -33,9 +34,11 @@ export async function partitionsCommand(args: string[], io: Io): Promise<number>
     );
   }
   const partition = integer('PARTITION', partitionText, 0);
+  const tls = tlsOption(parsed, io.env);
   const connection = await connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
     ...authOption(parsed, io.env),
+    ...tls,
   });
   const progress =
     sub === 'move'

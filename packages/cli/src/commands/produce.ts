@@ -9,6 +9,7 @@ import { readLengthPrefixed, readLines, recordBytesMaxFor } from '../input/recor
 import { type Io, Output } from '../io.js';
 import { Progress } from '../progress.js';
 import { OffsetSpans } from '../summary.js';
+import { tlsOption } from '../tls.js';
 
 /**
  * booblik produce <topic>: records from stdin through a Producer (batched, several requests in
@@ -39,7 +40,11 @@ export async function produceCommand(args: string[], io: Io): Promise<number> {
   const ack = ackText === undefined ? undefined : ackPolicy('--ack', ackText);
   const brokers = brokerAddresses(parsed.string('broker'), io.env);
 
-  const connection = await connectFirst(brokers, { signal: io.signal, ...authOption(parsed, io.env) });
+  const connection = await connectFirst(brokers, {
+    signal: io.signal,
+    ...authOption(parsed, io.env),
+    ...tlsOption(parsed, io.env),
+  });
   // The partition is picked here, as the producer would (FNV-1a of the key, else round robin), so
   // that the summary can say which offsets each partition got.
   let route: (() => number) | undefined;

@@ -22,6 +22,7 @@ import { BrokerTooOldError, TopicNotFoundError, UsageError } from '../errors.js'
 import { helpFor } from '../help.js';
 import { type Io, Output } from '../io.js';
 import { formatTable } from '../table.js';
+import { tlsOption } from '../tls.js';
 import { planChanges } from '../topics/describe.js';
 import { parseSpecFile, SpecFileError, specFileOf, specsFileOf, specToFields } from '../topics/spec-file.js';
 
@@ -69,6 +70,7 @@ async function connect(parsed: Args, io: Io): Promise<Connection> {
   return connectFirst(brokerAddresses(parsed.string('broker'), io.env), {
     signal: io.signal,
     ...authOption(parsed, io.env),
+    ...tlsOption(parsed, io.env),
   });
 }
 
