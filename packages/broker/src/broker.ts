@@ -326,7 +326,10 @@ export class Broker {
       replicaLagMaxMs: c.replicaLagMaxMs,
       minInSyncOf: (topic, replicas) => minInSyncOf(this.clusterNode?.copy.specs.get(topic), replicas),
       peerDial: c.clusterPeerDial,
-      peerIdentity: this.peerIdentity,
+      peerSecurity: {
+        identity: this.peerIdentity,
+        tls: () => (this.tls === null ? null : this.tls.watch.contextOptions),
+      },
     });
     this.ctx.replication = this.clusterNode.replication;
     this.ctx.routing = this.clusterNode.routing;

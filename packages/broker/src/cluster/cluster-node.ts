@@ -19,7 +19,7 @@ import { ReplicationService } from '../replication/replication-service.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
 import { OwnedPartitions } from './owned-partitions.js';
-import type { PeerCredentials } from './peer-connection.js';
+import { type PeerSecurity, plaintextPeers } from './peer-connection.js';
 import { PeerPool } from './peer-pool.js';
 import { PeerProxy } from './proxy.js';
 import { Rejoin } from './rejoin.js';
@@ -49,8 +49,8 @@ export interface ClusterNodeOptions {
   minInSyncOf: (topic: string, replicas: number) => number;
   /** Peers' advertised addresses -> the addresses to dial instead (booblik.cluster.peer.dial). */
   peerDial?: ReadonlyMap<string, string>;
-  /** This broker's token for the other brokers, when the cluster authenticates. */
-  peerIdentity?: PeerCredentials | null;
+  /** TLS and this broker's token for the other brokers, when the cluster is secured. */
+  peerSecurity?: PeerSecurity;
   /** The timers of the rejoin, the topic table's waits and replication (tests drive a manual one). */
   clock?: Clock;
 }
@@ -151,7 +151,7 @@ export class ClusterNode implements Membership {
         membership: () => node?.membership() ?? null,
         lagMaxMs: options.replicaLagMaxMs,
         peerDial: options.peerDial,
-        peerIdentity: options.peerIdentity ?? null,
+        peerSecurity: options.peerSecurity ?? plaintextPeers,
         minInSyncOf: options.minInSyncOf,
         logger: options.logger,
         clock: options.clock,
@@ -196,7 +196,7 @@ export class ClusterNode implements Membership {
         topics,
         owned,
         allocator,
-        new PeerProxy(new PeerPool(options.peerDial, options.peerIdentity ?? null)),
+        new PeerProxy(new PeerPool(options.peerDial, options.peerSecurity ?? plaintextPeers)),
         replication,
         options,
       );

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import tls from 'node:tls';
 import {
   AuthMechanism,
   type Clock,
@@ -33,6 +34,15 @@ export interface PeerCredentials {
   readonly wallNowMs: number;
 }
 
+/** How this broker reaches its peers when the cluster is secured: TLS (asked at each dial, so a reloaded certificate is used) and its token. */
+export interface PeerSecurity {
+  identity: PeerCredentials | null;
+  /** This broker's certificate and key (presented as a client certificate) and the CA peers' certificates chain to; null: plaintext. */
+  tls: () => tls.ConnectionOptions | null;
+}
+
+export const plaintextPeers: PeerSecurity = { identity: null, tls: () => null };
+
 /** A peer answers AUTHENTICATE at once; one that does not is not one to send writes to. */
 const AUTHENTICATE_TIMEOUT_MS = 5000;
 /** A token this close to its end is replaced before the next request. */
@@ -53,6 +63,8 @@ export class PeerConnection implements FrameSink {
   private connected = false;
   /** When the token this connection authenticated with expires (Unix ms); a new one is sent before. */
   private authenticatedUntilMs = 0;
+  /** This broker's token, when the cluster authenticates (a keys file): sent before anything else. */
+  private readonly identity: PeerCredentials | null;
 
   constructor(
     /** The peer's advertised address: its name in the pool and in failures. */
@@ -61,22 +73,32 @@ export class PeerConnection implements FrameSink {
     /** Where to connect when not `address` itself (booblik.cluster.peer.dial). */
     dialAddress = address,
     private readonly clock: Clock = systemClock,
-    /** This broker's token, when the cluster authenticates (a keys file): sent before anything else. */
-    private readonly identity: PeerCredentials | null = null,
+    security: PeerSecurity = plaintextPeers,
   ) {
+    this.identity = security.identity;
     this.pending = new Pipeline<Pending>(clock, (request) => {
       this.fail(`${this.address}: no answer within ${request.timeoutMs} ms`);
       // Out of the pipeline already, so the failure above did not reach it.
       request.answer(null, this.dead!, this.connected);
     });
     const { host, port } = splitAddress(dialAddress);
-    this.socket = net.connect({ host, port, noDelay: true }, () => {
+    const secure = security.tls();
+    const connected = () => {
       this.connected = true;
-    });
+    };
+    // The peer's certificate is checked against the cluster's CA for the host dialled (an IP against its IP SANs).
+    this.socket =
+      secure === null
+        ? net.connect({ host, port, noDelay: true }, connected)
+        : tls.connect(
+            { host, port, ...secure, ...(net.isIP(host) === 0 ? { servername: host } : {}) },
+            connected,
+          );
+    if (secure !== null) this.socket.setNoDelay(true);
     this.socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     this.socket.on('error', (error) => this.fail(`${address}: ${error.message}`));
     this.socket.on('close', () => this.fail(`${address}: connection closed`));
-    if (identity !== null) this.authenticate(identity);
+    if (this.identity !== null) this.authenticate(this.identity);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { PeerConnection, type PeerCredentials } from './peer-connection.js';
+import { PeerConnection, type PeerSecurity, plaintextPeers } from './peer-connection.js';
 
 /** Connections freed by long polls kept open per peer for the next ones; more are closed. */
 const IDLE_WAITING_CONNECTIONS_MAX = 16;
@@ -19,8 +19,8 @@ export class PeerPool {
 
   constructor(
     private readonly dialAddresses: ReadonlyMap<string, string> = new Map(),
-    /** This broker's token when the cluster authenticates: every connection presents it first. */
-    private readonly identity: PeerCredentials | null = null,
+    /** TLS and this broker's token, when the cluster is secured: every connection uses them. */
+    private readonly security: PeerSecurity = plaintextPeers,
   ) {}
 
   /** The connection for requests the peer answers at once. */
@@ -80,7 +80,7 @@ export class PeerPool {
       },
       this.dialAddresses.get(address),
       undefined,
-      this.identity,
+      this.security,
     );
     this.all.add(connection);
     return connection;

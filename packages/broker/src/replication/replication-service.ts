@@ -9,7 +9,7 @@ import {
 } from '@booblik/protocol';
 import type { Etcd3 } from 'etcd3';
 import type { ReplicatedPartitions } from '../cluster/cluster-routing.js';
-import type { PeerCredentials } from '../cluster/peer-connection.js';
+import { type PeerSecurity, plaintextPeers } from '../cluster/peer-connection.js';
 import { PeerPool } from '../cluster/peer-pool.js';
 import type { PartitionRegistry, ServedPartition } from '../partitions.js';
 import { PrimaryPipeline } from './primary-pipeline.js';
@@ -30,8 +30,8 @@ export interface ReplicationOptions {
   logger: Logger;
   /** Peers' advertised addresses -> the addresses to dial instead (booblik.cluster.peer.dial). */
   peerDial?: ReadonlyMap<string, string> | undefined;
-  /** This broker's token for the other brokers, when the cluster authenticates. */
-  peerIdentity?: PeerCredentials | null;
+  /** TLS and this broker's token for the other brokers, when the cluster is secured. */
+  peerSecurity?: PeerSecurity;
   /** Told when a partition starts or stops being servable here (the routes change). */
   servingChanged(): void;
   /** Time and timers of the pipelines and handovers (the system's unless a test drives them). */
@@ -63,7 +63,7 @@ export class ReplicationService implements ReplicatedPartitions {
 
   constructor(private readonly o: ReplicationOptions) {
     this.clock = o.clock ?? systemClock;
-    this.links = new PeerPool(o.peerDial, o.peerIdentity ?? null);
+    this.links = new PeerPool(o.peerDial, o.peerSecurity ?? plaintextPeers);
     o.copy.on('change', this.onChange);
   }
 

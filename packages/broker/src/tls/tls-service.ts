@@ -30,9 +30,9 @@ export function tlsConfigProblem(c: BrokerConfig): string | null {
       ? null
       : `booblik.tls.client.auth=${c.tlsClientAuth} needs booblik.tls=allowed or required (it is off)`;
   }
-  if (c.tls === 'required' && c.clusterEtcd.length > 0) {
-    // Refused rather than started half-broken: every peer's REPLICATE and proxied request would get TLS_REQUIRED.
-    return 'booblik.tls=required: the brokers of a cluster dial each other in plaintext (peer TLS is not built yet); use booblik.tls=allowed in a cluster';
+  if (c.clusterEtcd.length > 0 && c.tlsCaFile === '') {
+    // Brokers dial each other with TLS too, and check each other's certificate against the cluster's CA.
+    return `booblik.tls=${c.tls} in a cluster needs booblik.tls.ca.file: brokers verify each other's certificates against it`;
   }
   if (c.tlsCertFile === '' || c.tlsKeyFile === '') {
     return `booblik.tls=${c.tls} needs booblik.tls.cert.file and booblik.tls.key.file (PEM files)`;
