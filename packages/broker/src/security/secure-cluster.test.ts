@@ -1,7 +1,7 @@
 /**
- * A cluster of three broker processes on a real etcd with `booblik.auth=required`: brokers prove
- * themselves to each other with tokens of the cluster's keys, so proxying and replication work as
- * in plaintext; users live in etcd, so a user added through one broker logs in on the others, and a
+ * A cluster of three broker processes on a real etcd with `booblik.tls=required` and
+ * `booblik.auth=required`: brokers dial each other with TLS and prove themselves with tokens of the
+ * cluster's keys, so proxying and replication work as in plaintext; users live in etcd, so a user added through one broker logs in on the others, and a
  * removed one's connections are closed everywhere; a user may not REPLICATE.
  */
 import assert from 'node:assert/strict';
@@ -21,18 +21,20 @@ import {
   topicSpecWithDefaults,
   UsersOp,
 } from '@booblik/protocol';
-import { waitUntil, within } from '@booblik/testkit';
+import { makeCertificates, waitUntil, within } from '@booblik/testkit';
 import { scramLogin } from '../test-support/auth-kit.js';
 import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
-import { connect, ok, primaries } from '../test-support/cluster-wire.js';
-import type { RawClient } from '../test-support/raw-client.js';
+import { ok, primaries } from '../test-support/cluster-wire.js';
+import { RawClient } from '../test-support/raw-client.js';
 
 let kit: ClusterKit;
 let keysDir: string;
+let ca: Buffer;
 const clients: RawClient[] = [];
+const cleanups: (() => unknown)[] = [];
 
 async function loggedIn(index: number, user = 'admin', password = 'admin-pw'): Promise<RawClient> {
-  const client = await connect(kit.brokers[index]!.address);
+  const client = await RawClient.connectTls(kit.brokers[index]!.port, { ca });
   clients.push(client);
   assert.equal(
     (await scramLogin(client, user, password)).final.errorCode,
@@ -46,9 +48,19 @@ before(async () => {
   keysDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-keys-'));
   const keys = path.join(keysDir, 'keys');
   fs.writeFileSync(keys, `k1 ${randomBytes(32).toString('base64url')}\n`);
+  const certs = await makeCertificates({ after: (f) => void cleanups.push(f as () => unknown) });
+  ca = fs.readFileSync(certs.ca);
   kit = await startClusterKit({
     brokers: 3,
-    flags: ['--auth=required', `--auth.token.keys.file=${keys}`, '--auth.superusers=admin'],
+    flags: [
+      '--auth=required',
+      `--auth.token.keys.file=${keys}`,
+      '--auth.superusers=admin',
+      '--tls=required',
+      `--tls.cert.file=${certs.server.cert}`,
+      `--tls.key.file=${certs.server.key}`,
+      `--tls.ca.file=${certs.ca}`,
+    ],
     env: { BOOBLIK_BOOTSTRAP_USER: 'admin:admin-pw' },
   });
 });
@@ -56,6 +68,7 @@ before(async () => {
 after(async () => {
   for (const c of clients) c.close();
   await kit?.cleanup();
+  for (const f of cleanups) await f();
   fs.rmSync(keysDir, { recursive: true, force: true });
 });
 
