@@ -24,7 +24,7 @@ import {
 import { makeCertificates, waitUntil, within } from '@booblik/testkit';
 import { scramLogin } from '../test-support/auth-kit.js';
 import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
-import { ok, primaries } from '../test-support/cluster-wire.js';
+import { fetchAll, ok, primaries } from '../test-support/cluster-wire.js';
 import { RawClient } from '../test-support/raw-client.js';
 
 let kit: ClusterKit;
@@ -135,5 +135,48 @@ describe('a cluster with authentication required', () => {
     });
     admin.send(Buffer.concat(frames));
     assert.equal((await admin.expect(id)).errorCode, ErrorCode.NOT_AUTHORIZED);
+  });
+
+  it('a SIGKILL of a primary: writes go on through a new primary, and every acknowledged record is read back', async () => {
+    const admin = await loggedIn(0);
+    const spec = {
+      ...topicSpecWithDefaults({ name: 'failover', partitions: 1, revision: 0 }),
+      replication: 3,
+    };
+    ok(await admin.apply([{ op: 'upsert', spec }]), 'APPLY failover');
+    await waitUntil(async () => (await primaries(admin, 'failover'))[0] !== '', 'a primary');
+    const primary = (await primaries(admin, 'failover'))[0]!;
+    const victim = kit.brokers.find((b) => b.address === primary)!;
+    // Produce through a broker that stays up: PRODUCE v1, proxied to whichever broker is primary.
+    const via = await loggedIn(kit.brokers.indexOf(victim) === 0 ? 1 : 0);
+    const acknowledged = new Map<number, string>();
+    const produce = async (payload: string): Promise<number> => {
+      const id = via.id();
+      via.send(
+        encodeProduceRequest(id, {
+          topic: 'failover',
+          partition: 0,
+          ack: AckPolicy.FORCED,
+          records: [Buffer.from(payload)],
+        }),
+      );
+      const answer = await via.expect(id);
+      if (answer.errorCode === ErrorCode.NONE)
+        acknowledged.set(decodeProduceResponse(answer.body).baseOffset, payload);
+      return answer.errorCode;
+    };
+    for (let i = 0; i < 10; i++) assert.equal(await produce(`before-${i}`), ErrorCode.NONE);
+    await victim.kill();
+    let after = 0;
+    const deadline = performance.now() + 30_000;
+    for (let i = 0; after < 10; i++) {
+      assert.ok(performance.now() < deadline, `10 writes after the SIGKILL within 30 s (${after} so far)`);
+      const code = await produce(`after-${i}`);
+      if (code === ErrorCode.NONE) after++;
+      else await new Promise((r) => setTimeout(r, 100)); // the new primary is being chosen
+    }
+    const stored = await fetchAll(via, 'failover', 0);
+    for (const [offset, payload] of acknowledged) assert.equal(stored[offset], payload, `offset ${offset}`);
+    await victim.start();
   });
 });
