@@ -5,8 +5,9 @@
  * `after`, and the process dies with the test process (a parent-death signal) if that is killed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { reservePorts } from '@booblik/testkit';
@@ -53,6 +54,8 @@ export interface StartEtcdOptions {
    * in theirs: a Ctrl-C of the test run stops etcd with it.
    */
   ownProcessGroup?: boolean;
+  /** TLS on the client port, clients' certificates required (etcd's --client-cert-auth): PEM files. */
+  tls?: { certFile: string; keyFile: string; caFile: string; clientCertFile: string; clientKeyFile: string };
 }
 
 const running = new Set<ChildProcess>();
@@ -67,7 +70,8 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
   const reserved = await reservePorts(2);
   const [clientPort, peerPort] = reserved.map((r) => r.port) as [number, number];
   await Promise.all(reserved.map((r) => r.release()));
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const tls = options.tls;
+  const clientUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const name = `booblik-test-${clientPort}`;
   const args = [
@@ -91,6 +95,17 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
     'zap',
     '--log-outputs',
     'stderr',
+    ...(tls
+      ? [
+          '--cert-file',
+          tls.certFile,
+          '--key-file',
+          tls.keyFile,
+          '--trusted-ca-file',
+          tls.caFile,
+          '--client-cert-auth',
+        ]
+      : []),
   ];
   const logLines: string[] = [];
   let child: ChildProcess | undefined;
@@ -143,7 +158,7 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
     });
     try {
       await ready;
-      await healthy(clientUrl);
+      await healthy(clientUrl, tls);
     } catch (error) {
       proc.kill('SIGKILL');
       await exited;
@@ -191,8 +206,41 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
 }
 
 /** etcd said it serves; confirm over its HTTP health endpoint (one request, bounded). */
-async function healthy(clientUrl: string): Promise<void> {
-  const response = await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) });
-  const body = (await response.json()) as { health?: string };
+async function healthy(clientUrl: string, tls: StartEtcdOptions['tls']): Promise<void> {
+  const body = (
+    tls
+      ? await httpsJson(`${clientUrl}/health`, tls)
+      : await (await fetch(`${clientUrl}/health`, { signal: AbortSignal.timeout(READY_TIMEOUT_MS) })).json()
+  ) as { health?: string };
   if (body.health !== 'true') throw new Error(`etcd at ${clientUrl} is not healthy: ${JSON.stringify(body)}`);
+}
+
+/** GET over TLS with the test CA and a client certificate (fetch takes neither). */
+function httpsJson(url: string, tls: NonNullable<StartEtcdOptions['tls']>): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = https.get(
+      url,
+      {
+        ca: readFileSync(tls.caFile),
+        cert: readFileSync(tls.clientCertFile),
+        key: readFileSync(tls.clientKeyFile),
+        timeout: READY_TIMEOUT_MS,
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (d: string) => {
+          text += d;
+        });
+        response.on('end', () => {
+          try {
+            resolve(JSON.parse(text));
+          } catch (error) {
+            reject(error);
+          }
+        });
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error(`no answer from ${url}`)));
+    request.on('error', reject);
+  });
 }
