@@ -50,3 +50,21 @@ describe('etcd with authentication', () => {
     assert.ok(!text.includes('not-the-password'), 'the password is not logged');
   });
 });
+
+describe('etcd with TLS and client certificates', () => {
+  it('brokers reach it over TLS with their client certificate and serve topics', async () => {
+    const tlsKit = await startClusterKit({ brokers: 2, etcdTls: true });
+    try {
+      assert.match(tlsKit.etcd.endpoint, /^https:\/\//);
+      const client = await connect(tlsKit.brokers[0]!.address);
+      try {
+        await createTopic(client, 'etcd-tls', 2);
+        for (let p = 0; p < 2; p++) assert.equal(await produceV1(client, 'etcd-tls', p, ['x']), 0);
+      } finally {
+        client.close();
+      }
+    } finally {
+      await tlsKit.cleanup();
+    }
+  });
+});

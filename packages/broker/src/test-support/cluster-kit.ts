@@ -10,6 +10,7 @@ import path from 'node:path';
 import { type EtcdServer, enableEtcdAuth, startEtcd } from '@booblik/cluster/testing';
 import {
   type FaultProxy,
+  makeCertificates,
   type ReservedPort,
   reservePorts,
   startProcess,
@@ -56,6 +57,8 @@ export interface ClusterKitOptions {
   env?: Record<string, string>;
   /** etcd with its own authentication on: the brokers connect as this user (a role on the cluster's prefix). */
   etcdUser?: { name: string; password: string };
+  /** etcd with TLS and client certificates required: the brokers connect with the test CA and a client certificate. */
+  etcdTls?: boolean;
   /** false: the test starts each broker itself (to choose the order and flags). */
   start?: boolean;
   /**
@@ -68,7 +71,25 @@ export interface ClusterKitOptions {
 let clusters = 0;
 
 export async function startClusterKit(options: ClusterKitOptions = {}): Promise<ClusterKit> {
-  const etcd = await startEtcd();
+  const certCleanups: (() => unknown)[] = [];
+  const certs = options.etcdTls
+    ? await makeCertificates({ after: (f) => void certCleanups.push(f as () => unknown) })
+    : null;
+  const etcdTls = certs && {
+    certFile: certs.server.cert,
+    keyFile: certs.server.key,
+    caFile: certs.ca,
+    clientCertFile: certs.client.cert,
+    clientKeyFile: certs.client.key,
+  };
+  const etcd = await startEtcd(etcdTls ? { tls: etcdTls } : {});
+  const etcdTlsFlags = etcdTls
+    ? [
+        `--cluster.etcd.ca.file=${etcdTls.caFile}`,
+        `--cluster.etcd.cert.file=${etcdTls.clientCertFile}`,
+        `--cluster.etcd.key.file=${etcdTls.clientKeyFile}`,
+      ]
+    : [];
   const count = options.brokers ?? 3;
   let links: FaultLinks | undefined;
   // Each broker's protocol and HTTP ports, chosen now and held until it starts, so a restart takes
@@ -112,6 +133,7 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
         `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
         '--metrics.interval.millis=0',
         ...etcdAuthFlags,
+        ...etcdTlsFlags,
         ...(options.flags ?? []),
       ],
       [ports[2 * i]!, ports[2 * i + 1]!],
@@ -135,6 +157,7 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
     await Promise.all(ports.map((p) => p.release()));
     await links?.close();
     await etcd.cleanup();
+    for (const f of certCleanups) await f();
     fs.rmSync(root, { recursive: true, force: true });
   }
   return {
