@@ -280,3 +280,33 @@ test('npm run cluster -- --secure: the printed command reaches a broker over TLS
   for (const pid of [...again.brokers.values()].map((b) => b.pid).concat(again.etcdPid))
     assert.equal(alive(pid), false, `pid ${pid} is gone`);
 });
+
+test('npm run cluster: without openssl --secure says so and starts nothing, and a mistyped --secure=yes is refused rather than run open', async (t) => {
+  const dataDir = tempDir(t, 'cluster-script-refused');
+  // Free ports all the same: were a refusal missed, nothing would land on 9092.
+  const base = await consecutiveFreePorts(6);
+  const runToExit = async (args: string[], env: NodeJS.ProcessEnv) => {
+    const script = spawn(process.execPath, [clusterScript, ...args], {
+      env: { ...env, BOOBLIK_CLUSTER_DATA: dataDir, BOOBLIK_CLUSTER_PORT: String(base) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out = new ProcessLines(script, 'the script');
+    t.after(() => {
+      if (script.exitCode === null && script.signalCode === null) process.kill(script.pid!, 'SIGKILL');
+    });
+    const { code } = await within(out.closed, STEP_TIMEOUT_MS, 'the script to exit');
+    return { code, output: out.output() };
+  };
+  // A PATH of an empty directory: no openssl, and no etcd either, so a refusal missed starts
+  // nothing. No PATH at all would not do: a spawn without one searches /usr/bin.
+  const bare = { ...process.env, PATH: tempDir(t, 'empty-path') };
+  const noOpenssl = await runToExit(['--secure'], bare);
+  assert.equal(noOpenssl.code, 2, noOpenssl.output);
+  assert.match(noOpenssl.output, /--secure: the openssl command is needed .*install it/);
+  assert.doesNotMatch(noOpenssl.output, /starting etcd/);
+
+  const typo = await runToExit(['--secure=yes'], bare);
+  assert.equal(typo.code, 2, typo.output);
+  assert.match(typo.output, /unknown argument --secure=yes: the only one is --secure/);
+  assert.doesNotMatch(typo.output, /starting etcd/);
+});
