@@ -250,6 +250,38 @@ test('npm run cluster -- --secure: the printed command reaches a broker over TLS
   assert.equal(viaToken.principal, 'tester');
   await viaToken.close();
 
+  // A broker that dies is printed with a command line that restarts it secured, with no secret in
+  // it; `restart b3` brings it back with TLS and the admin's login.
+  const b3 = first.brokers.get('b3')!;
+  const killedFrom = first.out.lines.length;
+  process.kill(b3.pid, 'SIGKILL');
+  const byHand = (
+    await first.next(
+      /^ {2}(\S+ \S+\/packages\/broker\/dist\/main\.js .*--broker\.id=b3 .*)$/,
+      STEP_TIMEOUT_MS,
+      killedFrom,
+    )
+  )[1]!;
+  for (const flag of [
+    '--tls=required',
+    '--auth=required',
+    `--tls.ca.file=${caFile}`,
+    `--auth.token.keys.file=${keysFile}`,
+  ])
+    assert.ok(
+      byHand.split(' ').includes(flag),
+      `the command line to start b3 by hand has ${flag}: ${byHand}`,
+    );
+  assert.ok(!byHand.includes(password), 'the command line holds no password');
+  first.script.stdin!.write('restart b3\n');
+  const back = Number(
+    (await first.next(/^cluster: b3 is back \(pid (\d+)\)$/, READY_TIMEOUT_MS, killedFrom))[1],
+  );
+  first.track(back);
+  const again3 = await Connection.connect(b3.address, { tls: { ca }, auth: { user: 'admin', password } });
+  assert.equal(again3.principal, 'admin');
+  await again3.close();
+
   // Plaintext is refused with TLS_REQUIRED on every broker.
   for (const address of addresses) {
     await assert.rejects(async () => {
@@ -264,6 +296,8 @@ test('npm run cluster -- --secure: the printed command reaches a broker over TLS
 
   process.kill(first.script.pid!, 'SIGINT');
   assert.equal((await within(first.exited, 60_000, 'the script to stop everything')).code, 0);
+  for (const pid of [first.brokers.get('b1')!.pid, first.brokers.get('b2')!.pid, back, first.etcdPid])
+    assert.equal(alive(pid), false, `pid ${pid} is gone`);
 
   // Run again: the same files, so the same CA and the same admin password still log in.
   const again = await runScript(t, base, dataDir, ['--secure']);
