@@ -7,6 +7,10 @@
  * others keep running, and `restart b2` (or `r b2`) typed here starts it again. On Ctrl-C the brokers
  * are stopped one at a time (SIGTERM, by pid), then etcd. Run it again and the cluster comes back
  * with its topics and records.
+ *
+ * `npm run cluster -- --secure`: the same cluster with TLS and authentication required, on a CA,
+ * certificates, token keys and an admin password made once under <cluster data>/secure/ (see
+ * secure-files.mjs); it prints how to connect as admin and how to issue a token.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,6 +31,33 @@ const brokers = [
 
 const say = (line) => process.stdout.write(`cluster: ${line}\n`);
 
+// Anything but --secure is refused: a mistyped `--secure=yes` must not start an open cluster.
+const unknown = process.argv.slice(2).filter((a) => a !== '--secure');
+if (unknown.length > 0) {
+  process.stderr.write(`cluster: unknown argument ${unknown[0]}: the only one is --secure\n`);
+  process.exit(2);
+}
+const secureMode = process.argv.includes('--secure');
+let secure;
+if (secureMode) {
+  const { ensureSecureFiles, readPassword } = await import('./secure-files.mjs');
+  try {
+    secure = await ensureSecureFiles(
+      path.join(dataRoot, 'secure'),
+      brokers.map((b) => b.id),
+    );
+    secure.password = readPassword(secure.adminPassword);
+  } catch (error) {
+    process.stderr.write(`cluster: --secure: ${error.message}\n`);
+    process.exit(2);
+  }
+  say(
+    secure.made.length > 0
+      ? `made ${secure.made.map((f) => path.basename(f)).join(', ')} in ${secure.dir}`
+      : `TLS and authentication from ${secure.dir}`,
+  );
+}
+
 fs.mkdirSync(path.join(dataRoot, 'etcd'), { recursive: true });
 say(`starting etcd (data in ${path.join(dataRoot, 'etcd')})`);
 const etcd = await startEtcd({ dataDir: path.join(dataRoot, 'etcd'), ownProcessGroup: true });
@@ -41,12 +72,37 @@ function argsOf(b) {
     `--cluster.etcd=${etcd.endpoint}`,
     `--broker.id=${b.id}`,
     `--broker.zone=${b.zone}`,
+    ...(secure === undefined ? [] : secureArgs(b)),
   ];
 }
 
+/** TLS and authentication required; file paths only, so the printed command line holds no secret. */
+function secureArgs(b) {
+  return [
+    '--tls=required',
+    `--tls.cert.file=${secure.brokers[b.id].cert}`,
+    `--tls.key.file=${secure.brokers[b.id].key}`,
+    `--tls.ca.file=${secure.ca}`,
+    '--auth=required',
+    `--auth.token.keys.file=${secure.keys}`,
+    '--auth.superusers=admin',
+  ];
+}
+
+/**
+ * The first user, admin, from the password file: in the environment, never in argv. Once a user
+ * exists (in etcd) the broker ignores it, so a broker restarted by hand needs none.
+ */
+function envOf() {
+  if (secure === undefined) return process.env;
+  return { ...process.env, BOOBLIK_BOOTSTRAP_USER: `admin:${secure.password}` };
+}
+
+/** A word quoted for a POSIX shell, when it needs it. */
+const quote = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`);
+
 /** The command line that starts `b` by hand, quoted for a POSIX shell. */
 function commandLine(b) {
-  const quote = (word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`);
   return [process.execPath, ...argsOf(b)].map(quote).join(' ');
 }
 
@@ -61,6 +117,7 @@ let stopping = false;
 function startBroker(b) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, argsOf(b), {
+      env: envOf(),
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group: Ctrl-C reaches this script only, which stops each broker once, by pid.
       detached: true,
@@ -127,10 +184,18 @@ const status = () =>
         `${b.id} (zone ${b.zone}) 127.0.0.1:${b.port} ${b.exit === undefined ? `pid ${b.child.pid}` : `exited (${b.exit})`}`,
     )
     .join(', ');
+const tryLine =
+  secure === undefined
+    ? `try: npx booblik topics apply ... --broker 127.0.0.1:${basePort}; kill -9 a broker's pid to watch a failover.\n`
+    : 'TLS and authentication required; connect as admin (a superuser) with:\n' +
+      `  npx booblik metadata --broker 127.0.0.1:${basePort} --tls.ca ${quote(secure.ca)} --user admin --password-file ${quote(secure.adminPassword)}\n` +
+      'or with a token (to a file, then --token-file FILE in place of --user and --password-file):\n' +
+      `  npx booblik tokens issue --keys-file ${quote(secure.keys)} --subject NAME --ttl 1h\n` +
+      "kill -9 a broker's pid to watch a failover.\n";
 say(
   `ready: ${status()}\n` +
     `etcd ${etcd.endpoint}; data in ${dataRoot}\n` +
-    `try: npx booblik topics apply ... --broker 127.0.0.1:${basePort}; kill -9 a broker's pid to watch a failover.\n` +
+    tryLine +
     'Type "restart ID" (or "r ID") to start an exited broker again, "status" to list them; Ctrl-C stops everything.',
 );
 

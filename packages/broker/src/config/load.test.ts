@@ -80,6 +80,11 @@ describe('configuration', () => {
     assert.deepEqual(warnings, ['environment variable BOOBLIK_PROT is not a broker setting; ignored']);
   });
 
+  it('BOOBLIK_BOOTSTRAP_USER, which the broker does read, is not warned about as ignored', () => {
+    const { warnings } = loadConfig({ argv: [], env: { BOOBLIK_BOOTSTRAP_USER: 'admin:pw' } });
+    assert.deepEqual(warnings, []);
+  });
+
   const bad: [string, string, RegExp][] = [
     ['--port=70000', 'booblik.port', /an integer 0\.\.65535/],
     ['--port=abc', 'booblik.port', /"abc"/],

@@ -17,8 +17,11 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
-/** Variables clients and tools read; the broker ignores them without a warning. */
-const nonBrokerEnv = new Set(['BOOBLIK_BROKER', 'BOOBLIK_CRC32C']);
+/**
+ * Variables that are not settings: clients and tools read some; the broker reads
+ * BOOBLIK_BOOTSTRAP_USER itself at start (security), so it is no reason for a warning either.
+ */
+const nonBrokerEnv = new Set(['BOOBLIK_BROKER', 'BOOBLIK_CRC32C', 'BOOBLIK_BOOTSTRAP_USER']);
 
 const byKey = new Map<string, (typeof configKeys)[number]>(configKeys.map((k) => [k.key, k]));
 
