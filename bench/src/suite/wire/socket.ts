@@ -1,4 +1,5 @@
 import net from 'node:net';
+import tls from 'node:tls';
 
 /**
  * A loopback TCP connection with Nagle off: every benchmark client talks to 127.0.0.1 only. With
@@ -24,6 +25,28 @@ export function connectLoopback(
     }
     const socket = net.connect(options);
     socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/**
+ * A TLS connection to a loopback broker, verified against `ca` for 127.0.0.1, Nagle off. A TLS
+ * socket has no `onread` option: `onRead` is fed from its 'data' chunks (a fresh buffer each,
+ * as the TLS layer decrypts into one).
+ */
+export function connectLoopbackTls(
+  port: number,
+  ca: Buffer,
+  onRead: (piece: Buffer) => void,
+): Promise<tls.TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ port, host: '127.0.0.1', ca });
+    socket.once('connect', () => socket.setNoDelay(true));
+    socket.on('data', onRead);
+    socket.once('secureConnect', () => {
       socket.off('error', reject);
       resolve(socket);
     });
