@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { benchDataDir } from '../data-dir.js';
 import { fmt } from '../stats.js';
+import { benchCertificatesOrExit } from './certs.js';
 import type { SystemName } from './drivers.js';
 import { fragmentRows } from './fragments.js';
 import type { LoadSpec } from './loadgen.js';
@@ -43,7 +44,7 @@ import {
   wantedSystems,
   withClient,
 } from './plan.js';
-import { OURS, type Row } from './report.js';
+import { OURS, OURS_TLS, type Row } from './report.js';
 import { machine, writeResults } from './results.js';
 import { type LoadResult, runLoadgen } from './run-loadgen.js';
 import {
@@ -95,13 +96,18 @@ const peers =
   wantedSystems.includes('redis') || wantedSystems.includes('nats')
     ? ensurePeers(log)
     : { redis: false, nats: false };
+const local = [OURS, OURS_TLS, NODE_FLOOR];
 const systems = wantedSystems.filter(
-  (s) => s === OURS || s === NODE_FLOOR || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
+  (s) => local.includes(s) || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
 );
-const peerNames = systems.filter((s) => s !== OURS);
+// booblik-tls is ours too: the report shows it beside booblik, not among the peers.
+const peerNames = systems.filter((s) => s !== OURS && s !== OURS_TLS);
 const natsSyncAlways = systems.includes('nats') && natsCanSyncAlways(dataRoot);
 
 const machineAtStart = machine(dataRoot, systems, natsSyncAlways);
+
+/** booblik-tls: a CA and the broker's certificate, made once for the run, in its data directory. */
+const certs = systems.includes(OURS_TLS) ? benchCertificatesOrExit(dataRoot, log) : undefined;
 
 // ------------------------------------------------------------------------------------------- running
 
@@ -114,7 +120,15 @@ async function startServer(system: SystemName, durable: boolean, name: string): 
   else if (system === NODE_FLOOR) server = await startNodeFloor(here, dir, logFile, serverNode.path);
   else {
     const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
-    server = await startBooblik({ repoRoot, dataDir: dir, logFile, cpuProfileDir, node: serverNode.path });
+    const tls = system === OURS_TLS ? certs : undefined;
+    server = await startBooblik({
+      repoRoot,
+      dataDir: dir,
+      logFile,
+      cpuProfileDir,
+      node: serverNode.path,
+      tls,
+    });
     if (cpuProfileDir) profiles.push(cpuProfileDir);
   }
   running.add(server);
@@ -171,6 +185,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
   const name = `${slug(kase.name)}-${driver}-r${rep}`;
   const busyBefore = await quiet();
   const server = await startServer(serverSystem as SystemName, kase.durable, name);
+  const tlsCaFile = driver === OURS_TLS ? certs?.ca : undefined;
   try {
     rows.push({
       case: kase.name,
@@ -190,6 +205,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
       workload: kase.workload,
       recordBytes: RECORD_BYTES,
       maxSeconds,
+      tlsCaFile,
       ...kase.spec,
     };
     const cpu0 = server.cpuSeconds();
@@ -259,6 +275,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
           recordBytes: RECORD_BYTES,
           maxSeconds,
           records: kase.spec.records,
+          tlsCaFile,
           ...then.spec,
         },
         `${slug(then.name)}-${driver}-r${rep}`,
