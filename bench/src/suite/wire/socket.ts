@@ -33,17 +33,32 @@ export function connectLoopback(
 }
 
 /**
- * A TLS connection to a loopback broker, verified against `ca` for 127.0.0.1, Nagle off. A TLS
- * socket has no `onread` option: `onRead` is fed from its 'data' chunks (a fresh buffer each,
- * as the TLS layer decrypts into one).
+ * A TLS connection to a loopback broker, verified against `ca` for 127.0.0.1, Nagle off, reading
+ * as `connectLoopback` does: `tls.connect` takes `onread` too (Node 20 decrypts into the one
+ * buffer), so both systems' drivers read alike. A Node that ignored the option would emit 'data'
+ * chunks instead: those feed `onRead` the same way, rather than leaving the driver waiting.
  */
 export function connectLoopbackTls(
   port: number,
   ca: Buffer,
   onRead: (piece: Buffer) => void,
+  readBufferBytes = 1 << 20,
 ): Promise<tls.TLSSocket> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ port, host: '127.0.0.1', ca });
+    // Node's tls.connect documents `onread`; @types/node's ConnectionOptions leaves it out.
+    const options: tls.ConnectionOptions & { onread: net.OnReadOpts } = {
+      port,
+      host: '127.0.0.1',
+      ca,
+      onread: {
+        buffer: Buffer.alloc(readBufferBytes),
+        callback: (n: number, buf: Uint8Array) => {
+          onRead((buf as Buffer).subarray(0, n));
+          return true;
+        },
+      },
+    };
+    const socket = tls.connect(options);
     socket.once('connect', () => socket.setNoDelay(true));
     socket.on('data', onRead);
     socket.once('secureConnect', () => {
