@@ -74,4 +74,6 @@ export interface DriverOptions {
   pool: RecordPool;
   /** Ask for an fsync before the answer where the protocol lets a request ask (booblik FORCED). */
   forced: boolean;
+  /** Connect with TLS, trusting the CA in this PEM file (booblik-tls). */
+  tlsCaFile?: string;
 }

@@ -3,6 +3,7 @@
  * await the answer, read the log from its start, tail it with a long poll) so that a workload is
  * written once and runs against every system alike.
  */
+import fs from 'node:fs';
 import { Connection } from '@booblik/client';
 import {
   AckPolicy,
@@ -201,18 +202,21 @@ async function booblikReadAll(
   return { records: offset, bytes };
 }
 
+/** The lean driver; over TLS (booblik-tls) when `o.tlsCaFile` names the CA to trust. */
 export function booblikDriver(o: DriverOptions): Driver {
   const ack = o.forced ? AckPolicy.FORCED : AckPolicy.WRITTEN;
   const templates = new FrameTemplates(o.pool, ack);
+  const ca = o.tlsCaFile === undefined ? undefined : fs.readFileSync(o.tlsCaFile);
+  const connect = () => BooblikWire.connect(o.port, ca);
   let admin: BooblikWire | undefined;
   const wire = async () => {
-    admin ??= await BooblikWire.connect(o.port);
+    admin ??= await connect();
     return admin;
   };
   return {
-    name: 'booblik',
+    name: ca ? 'booblik-tls' : 'booblik',
     async open(): Promise<Handle> {
-      const w = await BooblikWire.connect(o.port);
+      const w = await connect();
       return {
         produce: (count, seq) => w.send(templates.frame(count, seq)).then(() => undefined),
         produceRecords: (records) =>
@@ -307,12 +311,15 @@ export function booblikClientDriver(o: DriverOptions): Driver {
   };
 }
 
-export type SystemName = 'booblik' | 'booblik-client' | 'redis' | 'nats' | 'node-floor';
+export type SystemName = 'booblik' | 'booblik-tls' | 'booblik-client' | 'redis' | 'nats' | 'node-floor';
 
 export function makeDriver(system: SystemName, o: DriverOptions): Driver {
   switch (system) {
     case 'booblik':
     case 'node-floor':
+      return booblikDriver({ ...o, tlsCaFile: undefined });
+    case 'booblik-tls':
+      if (o.tlsCaFile === undefined) throw new Error('booblik-tls: no CA file (tlsCaFile) to trust');
       return booblikDriver(o);
     case 'booblik-client':
       return booblikClientDriver(o);

@@ -47,6 +47,8 @@ export interface LoadSpec {
   waitMs?: number;
   intervalMs?: number;
   idleSeconds?: number;
+  /** booblik-tls: the CA (PEM file) the broker's certificate is verified against. */
+  tlsCaFile?: string;
 }
 
 export interface Figure {
@@ -74,7 +76,12 @@ const fail = (why: string) => {
 };
 
 const pool = new RecordPool(spec.recordBytes);
-const driver: Driver = makeDriver(spec.system, { port: spec.port, pool, forced: spec.forced ?? false });
+const driver: Driver = makeDriver(spec.system, {
+  port: spec.port,
+  pool,
+  forced: spec.forced ?? false,
+  tlsCaFile: spec.tlsCaFile,
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const us = (ns: number) => ns / 1e3;
@@ -236,7 +243,9 @@ async function read() {
     if (!verify) cpuShare(cpu0, t0);
   };
   await pass(false, 'read');
-  if (spec.verify && spec.system === 'booblik') await pass(true, 'read, every CRC verified');
+  if (spec.verify && (spec.system === 'booblik' || spec.system === 'booblik-tls')) {
+    await pass(true, 'read, every CRC verified');
+  }
   // The client's Consumer must not get slower per record as a fetch holds more of them.
   if (spec.system === 'booblik-client') await pass(true, 'read, 64 KiB fetches', SMALL_FETCH_BYTES);
   h.close();

@@ -7,6 +7,7 @@
  *   npm run bench -- --quick           a small version in under a minute
  *   npm run bench -- --profile         also write a V8 CPU profile of every broker run, and its top
  *   npm run bench -- --only=W1,W4 --systems=booblik,redis --reps=5 --keep
+ *   npm run bench -- --only=W1,W4 --systems=booblik,booblik-tls    the broker with TLS required beside it
  *   npm run bench -- --quick --only=F --systems=booblik     fragment stores only (F1..F3)
  *   npm run bench -- --node=24         the servers on Node 24 (server-node.ts); bench:versions runs several
  *
@@ -18,6 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { benchDataDir } from '../data-dir.js';
 import { fmt } from '../stats.js';
+import { benchCertificatesOrExit } from './certs.js';
 import type { SystemName } from './drivers.js';
 import { fragmentRows } from './fragments.js';
 import type { LoadSpec } from './loadgen.js';
@@ -43,7 +45,7 @@ import {
   wantedSystems,
   withClient,
 } from './plan.js';
-import { OURS, type Row } from './report.js';
+import { OURS, OURS_TLS, type Row } from './report.js';
 import { machine, writeResults } from './results.js';
 import { type LoadResult, runLoadgen } from './run-loadgen.js';
 import {
@@ -95,13 +97,18 @@ const peers =
   wantedSystems.includes('redis') || wantedSystems.includes('nats')
     ? ensurePeers(log)
     : { redis: false, nats: false };
+const local = [OURS, OURS_TLS, NODE_FLOOR];
 const systems = wantedSystems.filter(
-  (s) => s === OURS || s === NODE_FLOOR || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
+  (s) => local.includes(s) || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
 );
-const peerNames = systems.filter((s) => s !== OURS);
+// booblik-tls is ours too: the report shows it beside booblik, not among the peers.
+const peerNames = systems.filter((s) => s !== OURS && s !== OURS_TLS);
 const natsSyncAlways = systems.includes('nats') && natsCanSyncAlways(dataRoot);
 
 const machineAtStart = machine(dataRoot, systems, natsSyncAlways);
+
+/** booblik-tls: a CA and the broker's certificate, made once for the run, in its data directory. */
+const certs = systems.includes(OURS_TLS) ? benchCertificatesOrExit(dataRoot, log) : undefined;
 
 // ------------------------------------------------------------------------------------------- running
 
@@ -114,7 +121,15 @@ async function startServer(system: SystemName, durable: boolean, name: string): 
   else if (system === NODE_FLOOR) server = await startNodeFloor(here, dir, logFile, serverNode.path);
   else {
     const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
-    server = await startBooblik({ repoRoot, dataDir: dir, logFile, cpuProfileDir, node: serverNode.path });
+    const tls = system === OURS_TLS ? certs : undefined;
+    server = await startBooblik({
+      repoRoot,
+      dataDir: dir,
+      logFile,
+      cpuProfileDir,
+      node: serverNode.path,
+      tls,
+    });
     if (cpuProfileDir) profiles.push(cpuProfileDir);
   }
   running.add(server);
@@ -171,6 +186,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
   const name = `${slug(kase.name)}-${driver}-r${rep}`;
   const busyBefore = await quiet();
   const server = await startServer(serverSystem as SystemName, kase.durable, name);
+  const tlsCaFile = driver === OURS_TLS ? certs?.ca : undefined;
   try {
     rows.push({
       case: kase.name,
@@ -190,6 +206,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
       workload: kase.workload,
       recordBytes: RECORD_BYTES,
       maxSeconds,
+      tlsCaFile,
       ...kase.spec,
     };
     const cpu0 = server.cpuSeconds();
@@ -259,6 +276,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
           recordBytes: RECORD_BYTES,
           maxSeconds,
           records: kase.spec.records,
+          tlsCaFile,
           ...then.spec,
         },
         `${slug(then.name)}-${driver}-r${rep}`,

@@ -90,6 +90,8 @@ export const HEADLINES: { case: string; metric: string; unit: string }[] = [
 ];
 
 export const OURS = 'booblik';
+/** The same broker with TLS required, through the same lean driver over TLS: shown beside ours. */
+export const OURS_TLS = 'booblik-tls';
 
 function cell(v: number | undefined): string {
   if (v === undefined) return '—';
@@ -103,23 +105,30 @@ function ratio(ours: number | undefined, peer: number | undefined): string {
   return `${fmt(r, r >= 10 ? 0 : r >= 1 ? 1 : 2)}x`;
 }
 
-/** Markdown table of the headline medians: ours, each peer, ours/peer. */
+/**
+ * Markdown table of the headline medians: ours, each peer, ours/peer. When the run had booblik-tls,
+ * its column and booblik-tls/booblik (what TLS costs) come right after ours.
+ */
 export function headlineTable(
   s: readonly Summary[],
   peers: readonly string[],
   peerNotes: Record<string, string>,
 ): string {
-  const head = ['workload', 'metric', OURS, ...peers.flatMap((p) => [p, `${OURS}/${p}`])];
+  const withTls = s.some((x) => x.system === OURS_TLS);
+  const tlsHead = withTls ? [OURS_TLS, `${OURS_TLS}/${OURS}`] : [];
+  const head = ['workload', 'metric', OURS, ...tlsHead, ...peers.flatMap((p) => [p, `${OURS}/${p}`])];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
   for (const h of HEADLINES) {
     const ours = median(s, h.case, OURS, h.metric);
+    const tls = median(s, h.case, OURS_TLS, h.metric);
     const cells = peers.map((p) => median(s, h.case, p, h.metric));
-    if (ours === undefined && cells.every((c) => c === undefined)) continue;
+    if (ours === undefined && tls === undefined && cells.every((c) => c === undefined)) continue;
     const arrow = lowerIsBetter(h.unit) ? ' (lower is better)' : '';
     const row = [
       h.case,
       `${h.metric}, ${h.unit}${arrow}`,
       `**${cell(ours)}**`,
+      ...(withTls ? [cell(tls), ratio(tls, ours)] : []),
       ...peers.flatMap((p, i) => {
         const note = peerNotes[`${h.case}/${p}`];
         return [`${cell(cells[i])}${note ? ` ${note}` : ''}`, ratio(ours, cells[i])];
@@ -205,6 +214,19 @@ function atMost(kase: string, metric: string, limit: number, unit: string): Floo
   };
 }
 
+/** booblik-tls against booblik, both through the lean load generator, same run. */
+function tlsAgainstPlaintext(kase: string, metric: string, times: number): Floor['check'] {
+  return (s) => {
+    const v = both(median(s, kase, OURS_TLS, metric), median(s, kase, OURS, metric));
+    return (
+      v && {
+        measured: `${fmt(v[0] / v[1], 2)}x plaintext (${OURS_TLS} / ${OURS})`,
+        met: v[0] / v[1] >= times,
+      }
+    );
+  };
+}
+
 /** The client against the lean load generator, both on booblik, same run. */
 function clientAgainstLean(kase: string, metric: string, times: number): Floor['check'] {
   return (s) => {
@@ -282,6 +304,16 @@ export const FLOORS: Floor[] = [
     },
   },
   {
+    name: 'W1 batches of 100 with TLS >= 0.8x plaintext',
+    oursOnly: true,
+    check: tlsAgainstPlaintext('W1 batches of 100', 'records/s', 0.8),
+  },
+  {
+    name: 'W4 with TLS >= 0.5x plaintext',
+    oursOnly: true,
+    check: tlsAgainstPlaintext('W4 read from the start', 'read', 0.5),
+  },
+  {
     name: 'W7 <= 0.3 s per GiB',
     oursOnly: true,
     check: atMost('W7 recovery after a kill', 'recovery', 0.3, 's/GiB'),
@@ -327,6 +359,7 @@ export function floorTable(s: readonly Summary[]): { table: string; missed: stri
 const COLORS: Record<string, string> = {
   booblik: '#d9480f',
   'booblik-client': '#f08c00',
+  'booblik-tls': '#862e9c',
   redis: '#1c7ed6',
   nats: '#2f9e44',
   'node-floor': '#868e96',

@@ -16,7 +16,16 @@ import {
   withClient,
 } from './plan.js';
 import { profileTop } from './profile-top.js';
-import { chartSvg, floorTable, fullTable, headlineTable, OURS, type Row, summarize } from './report.js';
+import {
+  chartSvg,
+  floorTable,
+  fullTable,
+  headlineTable,
+  OURS,
+  OURS_TLS,
+  type Row,
+  summarize,
+} from './report.js';
 import { commandVersion } from './servers.js';
 
 /** The machine and software a run is measured on, for the report. */
@@ -65,8 +74,8 @@ export interface RunResults {
 export function writeResults(run: RunResults): void {
   const { rows, failures, profiles, systems, peerNames, natsSyncAlways, machineAtStart, t0, outDir } = run;
   const summary = summarize(rows);
-  const reportSystems = [OURS, ...(withClient ? ['booblik-client'] : []), ...peerNames].filter((s) =>
-    summary.some((x) => x.system === s),
+  const reportSystems = [OURS, OURS_TLS, ...(withClient ? ['booblik-client'] : []), ...peerNames].filter(
+    (s) => summary.some((x) => x.system === s),
   );
   const peerNotes: Record<string, string> = {};
   if (!natsSyncAlways) {
@@ -114,7 +123,7 @@ export function writeResults(run: RunResults): void {
     '',
     machineMd,
     '',
-    `Medians of ${reps} run(s); ratios are ours / peer from this run.`,
+    `Medians of ${reps} run(s); ratios are ours / peer from this run${systems.includes(OURS_TLS) ? `, and ${OURS_TLS} / ${OURS} (TLS required, the same lean driver over TLS) is what TLS costs` : ''}.`,
     '',
     headlineMd,
     '',

@@ -191,12 +191,15 @@ export interface BooblikOptions {
   cpuProfileDir?: string;
   /** The `node` to run the broker under (server-node.ts); this process's own by default. */
   node?: string;
+  /** With TLS required on its ports, serving this certificate and key (the system booblik-tls). */
+  tls?: { cert: string; key: string };
 }
 
 export function startBooblik(o: BooblikOptions): Promise<Server> {
   const node = o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [];
+  const tls = o.tls ? ['--tls=required', `--tls.cert.file=${o.tls.cert}`, `--tls.key.file=${o.tls.key}`] : [];
   return launch({
-    system: 'booblik',
+    system: o.tls ? 'booblik-tls' : 'booblik',
     command: o.node ?? process.execPath,
     args: [
       ...node,
@@ -206,6 +209,7 @@ export function startBooblik(o: BooblikOptions): Promise<Server> {
       `--data.dir=${o.dataDir}`,
       '--topics=bench:1',
       '--metrics.interval.millis=0',
+      ...tls,
       ...(o.flags ?? []),
     ],
     logFile: o.logFile,

@@ -9,7 +9,7 @@
  */
 import type net from 'node:net';
 import { errorName, frameBytesMax, responseHeaderBytes } from '@booblik/protocol';
-import { connectLoopback } from './socket.js';
+import { connectLoopback, connectLoopbackTls } from './socket.js';
 
 /** Receives an answer's body in pieces, in order; `end` once it is complete. */
 export interface BodyStream {
@@ -41,9 +41,11 @@ export class BooblikWire {
   private failed: Error | undefined;
   private gathered: Buffer[] = [];
 
-  static async connect(port: number): Promise<BooblikWire> {
+  /** With `tlsCa`, over TLS verified against that CA (PEM). */
+  static async connect(port: number, tlsCa?: Buffer): Promise<BooblikWire> {
     let wire: BooblikWire | undefined;
-    const socket = await connectLoopback(port, (piece) => wire?.onData(piece));
+    const onRead = (piece: Buffer) => wire?.onData(piece);
+    const socket = await (tlsCa ? connectLoopbackTls(port, tlsCa, onRead) : connectLoopback(port, onRead));
     wire = new BooblikWire(socket);
     return wire;
   }
