@@ -35,6 +35,8 @@ describe('API_VERSIONS v1', () => {
       { apiKey: 7, minVersion: 1, maxVersion: 1 },
       { apiKey: 8, minVersion: 1, maxVersion: 1 },
       { apiKey: 9, minVersion: 1, maxVersion: 1 },
+      { apiKey: 10, minVersion: 1, maxVersion: 1 },
+      { apiKey: 11, minVersion: 1, maxVersion: 1 },
     ]);
   });
 });
