@@ -91,12 +91,26 @@ describe('booblik-broker process', () => {
     assert.match(p.stderr(), /booblik: configuration error: booblik\.retention\.millis: "soon"/);
   });
 
-  it('binding wider than loopback warns that there is no authentication yet', async (t) => {
-    const dir = tempDir(t);
-    const p = startProcess(['--port=0', '--http.port=-1', '--bind.address=0.0.0.0', `--data.dir=${dir}`]);
-    t.after(() => p.proc.kill('SIGKILL'));
-    await p.listening;
-    assert.ok(p.lines.some((l) => /WARN binding 0\.0\.0\.0: booblik has no authentication yet/.test(l)));
+  it('binding wider than loopback with auth off warns that anyone may read and write; with auth required it does not', async (t) => {
+    const warned =
+      /WARN binding 0\.0\.0\.0 with booblik\.auth=off: anyone who can reach this port can read and write/;
+    for (const auth of ['off', 'required']) {
+      const dir = tempDir(t);
+      const p = startProcess([
+        '--port=0',
+        '--http.port=-1',
+        '--bind.address=0.0.0.0',
+        `--data.dir=${dir}`,
+        `--auth=${auth}`,
+      ]);
+      t.after(() => p.proc.kill('SIGKILL'));
+      await p.listening;
+      assert.equal(
+        p.lines.some((l) => warned.test(l)),
+        auth === 'off',
+        `auth ${auth}`,
+      );
+    }
   });
 
   it('serves /metrics, /healthz and /readyz on the HTTP port', async (t) => {
