@@ -4,6 +4,7 @@
  * file, never its contents.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import type { BrokerConfig } from '../config/keys.js';
 import { ConfigError } from '../errors.js';
 

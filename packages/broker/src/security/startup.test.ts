@@ -55,4 +55,12 @@ describe('security at start', () => {
       ['alice'],
     );
   });
+
+  it('TLS to etcd named by an IP address is refused at start, saying to use a host name', async (t) => {
+    await assert.rejects(
+      startBroker(t, { clusterEtcd: ['https://127.0.0.1:2379'], clusterEtcdCaFile: '/nonexistent/ca.pem' }),
+      (e: unknown) =>
+        e instanceof ConfigError && /name etcd by a host name in its certificate/.test(e.message),
+    );
+  });
 });

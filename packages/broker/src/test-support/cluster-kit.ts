@@ -128,7 +128,10 @@ export async function startClusterKit(options: ClusterKitOptions = {}): Promise<
       zones[i % zones.length]!,
       path.join(root, `b${i + 1}`),
       [
-        ...(links?.flagsOf(i) ?? [`--cluster.etcd=${etcd.endpoint}`]),
+        // Over TLS etcd is named by a host name of its certificate (etcd-security.ts).
+        ...(links?.flagsOf(i) ?? [
+          `--cluster.etcd=${etcdTls ? etcd.endpoint.replace('127.0.0.1', 'localhost') : etcd.endpoint}`,
+        ]),
         `--cluster.name=${cluster}`,
         `--cluster.lease.millis=${options.leaseMs ?? 2000}`,
         '--metrics.interval.millis=0',
