@@ -32,6 +32,13 @@ export function etcdSecurityOf(c: BrokerConfig): EtcdSecurity {
       throw new ConfigError(
         'booblik.cluster.etcd: with booblik.cluster.etcd.ca.file every endpoint is https://',
       );
+    // The etcd client sends the endpoint's host as the TLS server name, which Node 26 refuses for an
+    // IP address: etcd is named by a host name its certificate carries.
+    const byIp = c.clusterEtcd.find((e) => net.isIP(new URL(e).hostname.replace(/^\[|\]$/g, '')) !== 0);
+    if (byIp !== undefined)
+      throw new ConfigError(
+        `booblik.cluster.etcd: ${byIp}: over TLS name etcd by a host name in its certificate, not an IP address (the TLS server name cannot be an IP)`,
+      );
     out.tls = {
       ca: read('booblik.cluster.etcd.ca.file', c.clusterEtcdCaFile),
       ...(c.clusterEtcdCertFile !== ''
