@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startProcess } from '@booblik/testkit';
+import { startProcess, waitUntil } from '@booblik/testkit';
 import { type ClusterKit, startClusterKit } from '../test-support/cluster-kit.js';
-import { connect, createTopic, produceV1 } from '../test-support/cluster-wire.js';
+import { connect, createTopic, primaries, produceV1 } from '../test-support/cluster-wire.js';
 
 let kit: ClusterKit;
 before(async () => {
@@ -24,6 +24,7 @@ describe('etcd with authentication', () => {
     const client = await connect(kit.brokers[1]!.address);
     try {
       await createTopic(client, 'etcd-auth', 2);
+      await waitUntil(async () => (await primaries(client, 'etcd-auth')).every((p) => p !== ''), 'primaries');
       for (let p = 0; p < 2; p++) assert.equal(await produceV1(client, 'etcd-auth', p, ['x']), 0);
     } finally {
       client.close();
@@ -59,6 +60,11 @@ describe('etcd with TLS and client certificates', () => {
       const client = await connect(tlsKit.brokers[0]!.address);
       try {
         await createTopic(client, 'etcd-tls', 2);
+        // Each partition is served once its broker has it open (an APPLY answers before that).
+        await waitUntil(
+          async () => (await primaries(client, 'etcd-tls')).every((p) => p !== ''),
+          'primaries',
+        );
         for (let p = 0; p < 2; p++) assert.equal(await produceV1(client, 'etcd-tls', p, ['x']), 0);
       } finally {
         client.close();
