@@ -103,7 +103,7 @@ async function runScript(
       { address: m[2]!, pid: Number(m[3]) },
     ]),
   );
-  assert.deepEqual([...brokers.keys()], ['b1', 'b2', 'b3'], ready);
+  assert.deepEqual([...brokers.keys()], ['b1', 'b2', 'b3'], `${ready}\n${out.lines.slice(-40).join('\n')}`);
   for (const b of brokers.values()) pids.add(b.pid);
   return { script, out, exited, next, etcdPid, brokers, track: (pid) => void pids.add(pid) };
 }
@@ -299,8 +299,9 @@ test('npm run cluster -- --secure: the printed command reaches a broker over TLS
   for (const pid of [first.brokers.get('b1')!.pid, first.brokers.get('b2')!.pid, back, first.etcdPid])
     assert.equal(alive(pid), false, `pid ${pid} is gone`);
 
-  // Run again: the same files, so the same CA and the same admin password still log in.
-  const again = await runScript(t, base, dataDir, ['--secure']);
+  // Run again: the same files, so the same CA and the same admin password still log in. On ports
+  // of its own: the first run's, free again, may be taken meanwhile by a test running beside this one.
+  const again = await runScript(t, await consecutiveFreePorts(6), dataDir, ['--secure']);
   await again.next(/^cluster: TLS and authentication from (\S+)$/, STEP_TIMEOUT_MS, 0);
   assert.ok(!again.out.lines.some((l) => l.startsWith('cluster: made ')), 'nothing is made anew');
   const admin = await Connection.connect(again.brokers.get('b2')!.address, {
