@@ -5,10 +5,10 @@ import { topicNameProblem } from '@booblik/protocol';
 import { BROKER_ENV, DEFAULT_BROKER } from './constants.js';
 import { authFlags } from './credentials.js';
 import { UsageError } from './errors.js';
+import { Args, type Flags } from './parsed-args.js';
 import { tlsFlags } from './tls.js';
 
-/** A verb's flags: each takes a value (`string`) or stands alone (`boolean`). */
-export type Flags = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
+export { Args, type Flags };
 
 /** Flags every verb takes. */
 export const globalFlags: Flags = {
@@ -17,29 +17,6 @@ export const globalFlags: Flags = {
   ...authFlags,
   ...tlsFlags,
 };
-
-/** Parsed arguments, read by name: `string('partition')`, `flag('follow')`. */
-export class Args {
-  constructor(
-    private readonly values: Record<string, unknown>,
-    readonly positionals: string[],
-  ) {}
-
-  string(name: string): string | undefined {
-    const value = this.values[name];
-    return typeof value === 'string' ? value : undefined;
-  }
-
-  flag(name: string): boolean {
-    return this.values[name] === true;
-  }
-
-  /** Every value of a flag given more than once (`multiple`), in order. */
-  strings(name: string): string[] {
-    const value = this.values[name];
-    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-  }
-}
 
 /**
  * Parses a verb's arguments (the verb itself removed) with its own flags plus the global ones. Each

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import type { AuthOptions } from '@booblik/client';
-import type { Args, Flags } from './args.js';
 import { UsageError } from './errors.js';
+import type { Args, Flags } from './parsed-args.js';
 
 export const USER_ENV = 'BOOBLIK_USER';
 export const PASSWORD_ENV = 'BOOBLIK_PASSWORD';

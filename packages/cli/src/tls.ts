@@ -5,9 +5,9 @@
  */
 import fs from 'node:fs';
 import type { TlsOptions } from '@booblik/client';
-import type { Args, Flags } from './args.js';
 import { TLS_CA_ENV } from './constants.js';
 import { UsageError } from './errors.js';
+import type { Args, Flags } from './parsed-args.js';
 
 export const tlsFlags: Flags = {
   tls: { type: 'boolean' },
