@@ -8,21 +8,21 @@ import asyncio
 import inspect
 import socket
 import ssl
-from typing import TYPE_CHECKING
+from typing import Generic, TypeVar
 
 from .. import auth
 from ..errors import BrokerError
 from ..security import Security
 from ..tls import handshake_failure
 
-if TYPE_CHECKING:
-    from .connection import Connection
+# The connection class is handed in (``cls``), so this module needs nothing of connection.py's.
+Connection = TypeVar("Connection")
 
 
-class _Connecting:
+class _Connecting(Generic[Connection]):
     """What ``Connection.connect`` returns: awaitable, and an async context manager."""
 
-    def __init__(self, cls, address: str, host: str, port: int, timeout: float | None, security: Security) -> None:
+    def __init__(self, cls: type[Connection], address: str, host: str, port: int, timeout: float | None, security: Security) -> None:
         self._cls = cls
         self._address = address
         self._host = host
