@@ -10,86 +10,10 @@ import {
 } from '@booblik/log';
 import { topicNameProblem } from '@booblik/protocol';
 import { retentionCheckMsDefault, retentionMsDefault } from '../limits.js';
+import type { KeySpec, TopicSpec } from './key-spec.js';
+import { authKeys, etcdSecurityKeys, tlsKeys } from './security-keys.js';
 
-export interface TopicSpec {
-  name: string;
-  partitions: number;
-}
-
-export interface BrokerConfig {
-  dataDir: string;
-  port: number;
-  bindAddress: string;
-  /** `required`: a connection must authenticate before anything but API_VERSIONS and AUTHENTICATE. */
-  auth: 'off' | 'required';
-  /** User names (or token subjects) that may do everything, USERS included. */
-  authSuperusers: string[];
-  /** Empty: tokens are refused. */
-  authTokenKeysFile: string;
-  topics: TopicSpec[];
-  segmentBytesMax: number;
-  indexIntervalBytes: number;
-  flushEveryRecords: number;
-  flushEveryMs: number;
-  retentionBytes: number;
-  retentionMs: number;
-  retentionCheckMs: number;
-  metricsIntervalMs: number;
-  httpPort: number;
-  maxConnections: number;
-  maxInflightRequests: number;
-  tailCacheBytes: number;
-  writerQueueBytes: number;
-  /** etcd endpoints; empty: one node, no cluster. */
-  clusterEtcd: string[];
-  /** PEM files for TLS to etcd (https:// endpoints); empty: none. */
-  clusterEtcdCaFile: string;
-  clusterEtcdCertFile: string;
-  clusterEtcdKeyFile: string;
-  /** etcd's own authentication: a user, and a file holding its password; empty: none. */
-  clusterEtcdUser: string;
-  clusterEtcdPasswordFile: string;
-  clusterName: string;
-  clusterLeaseMs: number;
-  defaultReplication: number;
-  replicaLagMaxMs: number;
-  /** Empty: the id kept in the data directory, or a new one on first start. */
-  brokerId: string;
-  brokerZone: string;
-  /** `host:port` clients and peers dial; empty: the bind address and the protocol port. */
-  advertisedAddress: string;
-  /** Peer address as advertised -> the address this broker dials for it instead. */
-  clusterPeerDial: ReadonlyMap<string, string>;
-  localRetentionBytes: number;
-  localRetentionMs: number;
-  storeCacheBytes: number;
-  /** TLS on the protocol and HTTP ports (docs/security.md). */
-  tls: TlsMode;
-  tlsCertFile: string;
-  tlsKeyFile: string;
-  /** Empty: client certificates are not verified (then client auth must be none). */
-  tlsCaFile: string;
-  tlsClientAuth: TlsClientAuth;
-}
-
-export type TlsMode = 'off' | 'allowed' | 'required';
-export type TlsClientAuth = 'none' | 'requested' | 'required';
-
-const choice =
-  <T extends string>(...choices: T[]) =>
-  (raw: string): T | undefined =>
-    (choices as string[]).includes(raw.trim()) ? (raw.trim() as T) : undefined;
-
-const anyString = (raw: string): string => raw.trim();
-
-interface KeySpec<K extends keyof BrokerConfig> {
-  key: string;
-  field: K;
-  default: string;
-  allowed: string;
-  description: string;
-  parse: (raw: string) => BrokerConfig[K] | undefined;
-}
+export type { BrokerConfig, TlsClientAuth, TlsMode, TopicSpec } from './key-spec.js';
 
 const integer =
   (min: number, max = Number.MAX_SAFE_INTEGER) =>
@@ -185,39 +109,7 @@ export const configKeys = [
     description: 'loopback by default: with booblik.auth off, anyone who reaches the port may do anything',
     parse: nonEmpty,
   } satisfies KeySpec<'bindAddress'>,
-  {
-    key: 'booblik.auth',
-    field: 'auth',
-    default: 'off',
-    allowed: 'off or required',
-    description:
-      'required: a connection authenticates (SCRAM-SHA-256 or a token) before anything but API_VERSIONS and AUTHENTICATE',
-    parse: (raw) =>
-      raw.trim() === 'off' || raw.trim() === 'required' ? (raw.trim() as 'off' | 'required') : undefined,
-  } satisfies KeySpec<'auth'>,
-  {
-    key: 'booblik.auth.superusers',
-    field: 'authSuperusers',
-    default: '',
-    allowed: 'user names separated by commas, or empty',
-    description: 'principals that may do everything, managing users included',
-    parse: (raw) => {
-      const names = raw
-        .split(',')
-        .map((n) => n.trim())
-        .filter((n) => n !== '');
-      return new Set(names).size === names.length ? names : undefined;
-    },
-  } satisfies KeySpec<'authSuperusers'>,
-  {
-    key: 'booblik.auth.token.keys.file',
-    field: 'authTokenKeysFile',
-    default: '',
-    allowed: 'a file path, or empty (no tokens)',
-    description:
-      'HS256 keys, one "ID SECRET" per line: the first signs, any verifies; read again when it changes',
-    parse: (raw) => raw.trim(),
-  } satisfies KeySpec<'authTokenKeysFile'>,
+  ...authKeys,
   {
     key: 'booblik.topics',
     field: 'topics',
@@ -338,48 +230,7 @@ export const configKeys = [
     description: 'join the cluster coordinated by this etcd; empty runs one node with no etcd',
     parse: parseEndpoints,
   } satisfies KeySpec<'clusterEtcd'>,
-  {
-    key: 'booblik.cluster.etcd.ca.file',
-    field: 'clusterEtcdCaFile',
-    default: '',
-    allowed: 'a file path, or empty',
-    description: "TLS to etcd: the PEM CA etcd's certificate must chain to (endpoints then https://)",
-    parse: (raw) => raw.trim(),
-  } satisfies KeySpec<'clusterEtcdCaFile'>,
-  {
-    key: 'booblik.cluster.etcd.cert.file',
-    field: 'clusterEtcdCertFile',
-    default: '',
-    allowed: 'a file path, or empty',
-    description:
-      "TLS to etcd: this broker's PEM certificate, for etcd's --client-cert-auth (with the key file)",
-    parse: (raw) => raw.trim(),
-  } satisfies KeySpec<'clusterEtcdCertFile'>,
-  {
-    key: 'booblik.cluster.etcd.key.file',
-    field: 'clusterEtcdKeyFile',
-    default: '',
-    allowed: 'a file path, or empty',
-    description: 'TLS to etcd: the PEM key of that certificate',
-    parse: (raw) => raw.trim(),
-  } satisfies KeySpec<'clusterEtcdKeyFile'>,
-  {
-    key: 'booblik.cluster.etcd.user',
-    field: 'clusterEtcdUser',
-    default: '',
-    allowed: 'an etcd user name, or empty',
-    description:
-      "etcd's own authentication: the user the broker connects as (its password in the password file)",
-    parse: (raw) => raw.trim(),
-  } satisfies KeySpec<'clusterEtcdUser'>,
-  {
-    key: 'booblik.cluster.etcd.password.file',
-    field: 'clusterEtcdPasswordFile',
-    default: '',
-    allowed: 'a file path, or empty',
-    description: "the etcd user's password, alone in a file (never on the command line)",
-    parse: (raw) => raw.trim(),
-  } satisfies KeySpec<'clusterEtcdPasswordFile'>,
+  ...etcdSecurityKeys,
   {
     key: 'booblik.cluster.name',
     field: 'clusterName',
@@ -478,48 +329,7 @@ export const configKeys = [
       'bytes read from stores kept in memory, shared by every partition (64 MiB: 8 blocks of 8 MiB)',
     parse: integer(0),
   } satisfies KeySpec<'storeCacheBytes'>,
-  {
-    key: 'booblik.tls',
-    field: 'tls',
-    default: 'off',
-    allowed: 'off, allowed or required',
-    description:
-      'TLS on the protocol and HTTP ports, told from plaintext by the first byte: allowed serves both, required answers plaintext TLS_REQUIRED',
-    parse: choice('off', 'allowed', 'required'),
-  } satisfies KeySpec<'tls'>,
-  {
-    key: 'booblik.tls.cert.file',
-    field: 'tlsCertFile',
-    default: '',
-    allowed: 'empty, or a PEM file (the certificate, then any intermediates)',
-    description: "the broker's certificate; reread when it changes",
-    parse: anyString,
-  } satisfies KeySpec<'tlsCertFile'>,
-  {
-    key: 'booblik.tls.key.file',
-    field: 'tlsKeyFile',
-    default: '',
-    allowed: 'empty, or a PEM file (unencrypted)',
-    description: "the private key of the broker's certificate; reread when it changes",
-    parse: anyString,
-  } satisfies KeySpec<'tlsKeyFile'>,
-  {
-    key: 'booblik.tls.ca.file',
-    field: 'tlsCaFile',
-    default: '',
-    allowed: 'empty, or a PEM file of CA certificates',
-    description: 'the CAs client certificates are verified against; reread when it changes',
-    parse: anyString,
-  } satisfies KeySpec<'tlsCaFile'>,
-  {
-    key: 'booblik.tls.client.auth',
-    field: 'tlsClientAuth',
-    default: 'none',
-    allowed: 'none, requested or required',
-    description:
-      "client certificates: requested verifies one when given, required refuses a connection without one; the certificate's subject CN is the connection's principal",
-    parse: choice('none', 'requested', 'required'),
-  } satisfies KeySpec<'tlsClientAuth'>,
+  ...tlsKeys,
 ] as const;
 
 export type ConfigKey = (typeof configKeys)[number]['key'];
