@@ -20,6 +20,8 @@ import { listingOf, type UserStore } from './user-store.js';
 export class ClusterUserStore implements UserStore {
   /** Parsed values by name; rebuilt from the copy when it changes. */
   private users = new Map<string, ScramCredential>();
+  /** The stored value each user was parsed from. */
+  private rawOf = new Map<string, string>();
   /** Values already logged as unreadable, so each is said once, not at every change of the copy. */
   private readonly refused = new Set<string>();
 
@@ -73,28 +75,36 @@ export class ClusterUserStore implements UserStore {
   }
 
   private reread(): void {
+    // The copy changes for every assignment and epoch; users rarely: a value seen before is not parsed again.
     const next = new Map<string, ScramCredential>();
+    const nextRaw = new Map<string, string>();
     for (const [name, raw] of this.copy.users) {
-      let decoded: ReturnType<typeof decodeUser>;
-      try {
-        decoded = decodeUser(JSON.parse(raw));
-      } catch {
-        decoded = { problem: 'not JSON' };
-      }
-      // A value this broker cannot read is no user: it can never log in, rather than log in wrongly.
-      if ('problem' in decoded || decoded.name !== name) {
-        if (!this.refused.has(raw)) {
-          this.refused.add(raw);
-          const why = 'problem' in decoded ? decoded.problem : 'another name inside';
-          this.logger.warn(`cluster: user ${JSON.stringify(name)} ignored: ${why}`);
-        }
-        continue;
-      }
-      next.set(name, decoded.credential);
+      nextRaw.set(name, raw);
+      const known = this.rawOf.get(name) === raw ? this.users.get(name) : undefined;
+      const credential = known ?? this.decode(name, raw);
+      if (credential !== undefined) next.set(name, credential);
     }
     const before = this.users;
     this.users = next;
+    this.rawOf = nextRaw;
     for (const name of before.keys()) if (!next.has(name)) this.removed(name);
+  }
+
+  /** A value this broker cannot read is no user: it can never log in, rather than log in wrongly. */
+  private decode(name: string, raw: string): ScramCredential | undefined {
+    let decoded: ReturnType<typeof decodeUser>;
+    try {
+      decoded = decodeUser(JSON.parse(raw));
+    } catch {
+      decoded = { problem: 'not JSON' };
+    }
+    if (!('problem' in decoded) && decoded.name === name) return decoded.credential;
+    if (!this.refused.has(raw)) {
+      this.refused.add(raw);
+      const why = 'problem' in decoded ? decoded.problem : 'another name inside';
+      this.logger.warn(`cluster: user ${JSON.stringify(name)} ignored: ${why}`);
+    }
+    return undefined;
   }
 }
 
