@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
@@ -26,18 +26,20 @@ async function consecutiveFreePorts(count: number): Promise<number> {
       server.once('error', () => resolve(false));
       server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
+  // Below the kernel's ephemeral range: the ports other tests get by binding port 0 (and outgoing
+  // connections' own ports) come from that range, so they cannot take these between the check and
+  // the script's bind. The base is printed, so a collision can be told from a bug.
+  const ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
+  const low = 20_000;
+  const high = Math.min(Number.isFinite(ephemeralLow) ? ephemeralLow : 32_768, 32_768) - count;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = await new Promise<number>((resolve) => {
-      const server = createServer();
-      server.listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        server.close(() => resolve(port));
-      });
-    });
-    if (base + count > 65_535) continue;
+    const base = low + Math.floor(Math.random() * (high - low));
     let all = true;
     for (let p = base; p < base + count && all; p++) all = await free(p);
-    if (all) return base;
+    if (all) {
+      console.log(`cluster script ports from ${base}`);
+      return base;
+    }
   }
   throw new Error(`no ${count} consecutive free ports found`);
 }
