@@ -44,7 +44,11 @@ const parse = {
   node(out) {
     const pass = /^(?:#|ℹ) pass (\d+)/m.exec(out);
     const fail = /^(?:#|ℹ) fail (\d+)/m.exec(out);
-    return pass && fail ? { passed: Number(pass[1]), failed: Number(fail[1]) } : null;
+    // A test cut off by its file's time bound is reported cancelled, not failed: it counts as failed.
+    const cancelled = /^(?:#|ℹ) cancelled (\d+)/m.exec(out);
+    return pass && fail
+      ? { passed: Number(pass[1]), failed: Number(fail[1]) + Number(cancelled?.[1] ?? 0) }
+      : null;
   },
   python(out) {
     const ran = [...out.matchAll(/^Ran (\d+) tests?/gm)];
@@ -73,13 +77,30 @@ const parse = {
   },
 };
 
+// Bounds, so that a hung test fails with its name instead of holding CI until its own limit. A test
+// file's time: on Node 20 and 22 --test-timeout bounds a whole file, on 24 and later each test in it;
+// the longest file runs about 2 minutes. --test-force-exit ends a file whose tests are done even if a
+// handle (a socket, a child, a timer) left open would keep it alive.
+const FILE_TIMEOUT_MS = 10 * 60 * 1000;
+const nodeTest = [
+  'node',
+  '--test',
+  '--test-reporter=spec',
+  '--test-force-exit',
+  `--test-timeout=${FILE_TIMEOUT_MS}`,
+];
+// A step's time, past which its whole process group is killed and the step fails as timed out.
+const STEP_TIMEOUT_MS = 40 * 60 * 1000;
+/** After a step exits, how long its output pipes may stay open (held by a process it left behind). */
+const PIPE_GRACE_MS = 10 * 1000;
+
 const steps = [
   { name: 'lint', cmd: ['npx', 'biome', 'check', '.'] },
   { name: 'build', cmd: ['npx', 'tsc', '-b'] },
   {
     name: 'ts',
     when: () => compiledTests().length > 0,
-    cmd: () => ['node', '--test', '--test-reporter=spec', '--test-concurrency=2', ...compiledTests()],
+    cmd: () => [...nodeTest, '--test-concurrency=2', ...compiledTests()],
     parse: parse.node,
   },
   {
@@ -87,9 +108,7 @@ const steps = [
     name: 'ts-fallback',
     when: () => compiledTests().length > 0,
     cmd: () => [
-      'node',
-      '--test',
-      '--test-reporter=spec',
+      ...nodeTest,
       '--test-concurrency=2',
       ...compiledTests().filter((f) => /^packages\/(protocol|log)\//.test(f)),
     ],
@@ -101,7 +120,7 @@ const steps = [
     // the clone's own dev dependencies).
     name: 'install-story',
     when: () => existsSync(path.join(root, 'scripts/install-story.test.mjs')),
-    cmd: ['node', '--test', '--test-reporter=spec', 'scripts/install-story.test.mjs'],
+    cmd: [...nodeTest, 'scripts/install-story.test.mjs'],
     parse: parse.node,
   },
   {
@@ -130,7 +149,7 @@ const steps = [
     when: () =>
       existsSync(path.join(root, 'clients/python/pyproject.toml')) &&
       existsSync(path.join(root, 'clients/go/go.mod')),
-    cmd: ['node', '--test', '--test-reporter=spec', 'scripts/install-story-pygo.test.mjs'],
+    cmd: [...nodeTest, 'scripts/install-story-pygo.test.mjs'],
     parse: parse.node,
   },
   {
@@ -147,6 +166,20 @@ const steps = [
   },
 ];
 
+/** Stops the running step (and its process group) when this script is interrupted. */
+let stopRunning = () => {};
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    stopRunning();
+    process.exit(130);
+  });
+}
+
+/**
+ * Runs a step in a process group of its own. The step ends when its process exits and its output
+ * pipes close, or PIPE_GRACE_MS after the exit if something it left behind holds them; a step past
+ * STEP_TIMEOUT_MS fails as timed out. Either way the group is killed, so nothing of it outlives it.
+ */
 function run(step) {
   const argv = typeof step.cmd === 'function' ? step.cmd() : step.cmd;
   return new Promise((resolve) => {
@@ -155,6 +188,7 @@ function run(step) {
       cwd: path.join(root, step.cwd ?? '.'),
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...step.env },
+      detached: true,
     });
     let out = '';
     const keep = (chunk, sink) => {
@@ -163,10 +197,44 @@ function run(step) {
     };
     child.stdout.on('data', (c) => keep(c, process.stdout));
     child.stderr.on('data', (c) => keep(c, process.stderr));
-    child.on('error', (err) => resolve({ ok: false, out: String(err), seconds: 0 }));
-    child.on('close', (code) =>
-      resolve({ ok: code === 0, out, seconds: Math.round((Date.now() - started) / 100) / 10 }),
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group is already gone.
+      }
+    };
+    let finished = false;
+    const finish = (ok, note) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(stepTimer);
+      clearTimeout(pipeTimer);
+      killGroup();
+      if (note) {
+        out += `\n${note}\n`;
+        process.stdout.write(`\n${note}\n`);
+      }
+      resolve({ ok, out, seconds: Math.round((Date.now() - started) / 100) / 10 });
+    };
+    stopRunning = () => finish(false, `${step.name}: interrupted`);
+    const stepTimer = setTimeout(
+      () => finish(false, `${step.name}: still running after ${STEP_TIMEOUT_MS / 60000} minutes, stopped`),
+      STEP_TIMEOUT_MS,
     );
+    let pipeTimer;
+    child.on('error', (err) => {
+      out += String(err);
+      finish(false);
+    });
+    child.on('exit', (code) => {
+      pipeTimer = setTimeout(
+        () =>
+          finish(code === 0, `${step.name}: exited ${code}, but a process it started still held its output`),
+        PIPE_GRACE_MS,
+      );
+    });
+    child.on('close', (code) => finish(code === 0));
   });
 }
 
