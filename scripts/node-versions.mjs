@@ -35,7 +35,13 @@ function envFor(binary) {
   return env;
 }
 
-/** Runs a command with its output streamed; resolves with its exit code, output and seconds. */
+/** After a command exits, how long its output pipes may stay open (held by a process it left behind). */
+const PIPE_GRACE_MS = 10 * 1000;
+
+/**
+ * Runs a command with its output streamed; resolves with its exit code, output and seconds once it
+ * exited and its pipes closed, or PIPE_GRACE_MS after its exit if something it started holds them.
+ */
 function run(argv, options) {
   return new Promise((resolve) => {
     const started = Date.now();
@@ -47,8 +53,18 @@ function run(argv, options) {
     };
     child.stdout.on('data', keep(process.stdout));
     child.stderr.on('data', keep(process.stderr));
+    const done = (code) => {
+      clearTimeout(grace);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({ code, out, seconds: Math.round((Date.now() - started) / 1000) });
+    };
+    let grace;
     child.on('error', (error) => resolve({ code: -1, out: String(error), seconds: 0 }));
-    child.on('close', (code) => resolve({ code, out, seconds: Math.round((Date.now() - started) / 1000) }));
+    child.on('exit', (code) => {
+      grace = setTimeout(() => done(code), PIPE_GRACE_MS);
+    });
+    child.on('close', (code) => done(code));
   });
 }
 
