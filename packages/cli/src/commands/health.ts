@@ -22,7 +22,11 @@ export async function healthCommand(args: string[], io: Io): Promise<number> {
   const tls = tlsOption(parsed, io.env);
   const timeoutMs = timeout === undefined ? DEFAULT_HEALTH_TIMEOUT_MS : integer('--timeout', timeout, 1);
   const auth = authOption(parsed, io.env);
-  const deadline = AbortSignal.any([AbortSignal.timeout(timeoutMs), io.signal]);
+  // A timer of its own, not AbortSignal.timeout: on Node 20 a timeout signal held only by
+  // AbortSignal.any can be collected before it fires, and the deadline never comes.
+  const expiry = new AbortController();
+  const expiryTimer = setTimeout(() => expiry.abort(), timeoutMs);
+  const deadline = AbortSignal.any([expiry.signal, io.signal]);
   const startedAt = performance.now();
   let connection: Connection | undefined;
   try {
@@ -38,6 +42,7 @@ export async function healthCommand(args: string[], io: Io): Promise<number> {
     await out.write(`unhealthy: ${brokers.join(',')}: ${reason(error, timeoutMs, deadline)}\n`);
     return ExitCode.FAILURE;
   } finally {
+    clearTimeout(expiryTimer);
     connection?.destroy();
   }
 }
