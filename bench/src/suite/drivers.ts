@@ -311,7 +311,14 @@ export function booblikClientDriver(o: DriverOptions): Driver {
   };
 }
 
-export type SystemName = 'booblik' | 'booblik-tls' | 'booblik-client' | 'redis' | 'nats' | 'node-floor';
+export type SystemName =
+  | 'booblik'
+  | 'booblik-tls'
+  | 'booblik-client'
+  | 'redis'
+  | 'nats'
+  | 'node-floor'
+  | 'node-floor-tls';
 
 export function makeDriver(system: SystemName, o: DriverOptions): Driver {
   switch (system) {
@@ -319,7 +326,8 @@ export function makeDriver(system: SystemName, o: DriverOptions): Driver {
     case 'node-floor':
       return booblikDriver({ ...o, tlsCaFile: undefined });
     case 'booblik-tls':
-      if (o.tlsCaFile === undefined) throw new Error('booblik-tls: no CA file (tlsCaFile) to trust');
+    case 'node-floor-tls':
+      if (o.tlsCaFile === undefined) throw new Error(`${system}: no CA file (tlsCaFile) to trust`);
       return booblikDriver(o);
     case 'booblik-client':
       return booblikClientDriver(o);

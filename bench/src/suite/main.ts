@@ -29,6 +29,7 @@ import {
   here,
   keep,
   NODE_FLOOR,
+  NODE_FLOOR_TLS,
   option,
   profile,
   quick,
@@ -97,18 +98,22 @@ const peers =
   wantedSystems.includes('redis') || wantedSystems.includes('nats')
     ? ensurePeers(log)
     : { redis: false, nats: false };
-const local = [OURS, OURS_TLS, NODE_FLOOR];
+const local = [OURS, OURS_TLS, NODE_FLOOR, NODE_FLOOR_TLS];
 const systems = wantedSystems.filter(
   (s) => local.includes(s) || (s === 'redis' && peers.redis) || (s === 'nats' && peers.nats),
 );
-// booblik-tls is ours too: the report shows it beside booblik, not among the peers.
-const peerNames = systems.filter((s) => s !== OURS && s !== OURS_TLS);
+// booblik-tls is ours too: the report shows it beside booblik, not among the peers; node-floor-tls is
+// what TLS costs Node, judged in the floors beside booblik-tls.
+const peerNames = systems.filter((s) => s !== OURS && s !== OURS_TLS && s !== NODE_FLOOR_TLS);
 const natsSyncAlways = systems.includes('nats') && natsCanSyncAlways(dataRoot);
 
 const machineAtStart = machine(dataRoot, systems, natsSyncAlways);
 
-/** booblik-tls: a CA and the broker's certificate, made once for the run, in its data directory. */
-const certs = systems.includes(OURS_TLS) ? benchCertificatesOrExit(dataRoot, log) : undefined;
+/** booblik-tls, node-floor-tls: a CA and the server's certificate, made once for the run, in its data directory. */
+const tlsSystems: readonly string[] = [OURS_TLS, NODE_FLOOR_TLS];
+const certs = systems.some((s) => tlsSystems.includes(s))
+  ? benchCertificatesOrExit(dataRoot, log)
+  : undefined;
 
 // ------------------------------------------------------------------------------------------- running
 
@@ -119,6 +124,8 @@ async function startServer(system: SystemName, durable: boolean, name: string): 
   if (system === 'redis') server = await startRedis(dir, logFile, durable);
   else if (system === 'nats') server = await startNats(dir, logFile, durable && natsSyncAlways);
   else if (system === NODE_FLOOR) server = await startNodeFloor(here, dir, logFile, serverNode.path);
+  else if (system === NODE_FLOOR_TLS)
+    server = await startNodeFloor(here, dir, logFile, serverNode.path, certs);
   else {
     const cpuProfileDir = profile ? path.join(profileDir, name) : undefined;
     const tls = system === OURS_TLS ? certs : undefined;
@@ -186,7 +193,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
   const name = `${slug(kase.name)}-${driver}-r${rep}`;
   const busyBefore = await quiet();
   const server = await startServer(serverSystem as SystemName, kase.durable, name);
-  const tlsCaFile = driver === OURS_TLS ? certs?.ca : undefined;
+  const tlsCaFile = tlsSystems.includes(driver) ? certs?.ca : undefined;
   try {
     rows.push({
       case: kase.name,
@@ -263,8 +270,7 @@ async function runCase(kase: Case, system: SystemName, driver: SystemName, rep: 
         rep,
       });
     }
-    // The floor reads only from the start or the end of its log: W4 is the brokers' own.
-    if (kase.readBack && system !== NODE_FLOOR) {
+    if (kase.readBack) {
       const then = kase.readBack;
       const readCpu0 = server.cpuSeconds();
       const readT0 = performance.now();

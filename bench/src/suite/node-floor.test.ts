@@ -10,7 +10,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { encodeFetchRequestV2 } from '@booblik/protocol';
-import { booblikDriver, RecordPool } from './drivers.js';
+import { makeBenchCertificates } from './certs.js';
+import { booblikDriver, makeDriver, RecordPool } from './drivers.js';
 import { type Server, startNodeFloor } from './servers.js';
 import { BooblikWire } from './wire/booblik.js';
 
@@ -46,6 +47,39 @@ test('records produced WRITTEN and FORCED are all read back from the start with 
   b.close();
   written.close();
   forced.close();
+});
+
+test('reads of about 300 bytes start mid-PRODUCE and still get every record once, in order (W4 on the floor)', async () => {
+  const driver = booblikDriver({ port: server.port, pool, forced: false });
+  const h = await driver.open();
+  const start = await driver.stored();
+  for (let i = 0; i < 30; i++) await h.produce(1 + (i % 7), i);
+  const produced = (await driver.stored()) - start;
+  // Each fetch holds two or three of the 136-byte stored records: most begin inside a PRODUCE.
+  const read = await h.readAll(start + produced, 300, true, noDeadline);
+  assert.equal(read.records, start + produced);
+  h.close();
+  driver.close();
+});
+
+test('with a certificate the floor serves TLS only: a TLS driver reads back what it stored', async (t) => {
+  const tlsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-node-floor-tls-'));
+  const certs = makeBenchCertificates(path.join(tlsDir, 'tls'));
+  const floor = await startNodeFloor(here, tlsDir, path.join(tlsDir, 'floor.log'), process.execPath, certs);
+  t.after(async () => {
+    await floor.stop(2000);
+    fs.rmSync(tlsDir, { recursive: true, force: true });
+  });
+  const driver = makeDriver('node-floor-tls', { port: floor.port, pool, forced: false, tlsCaFile: certs.ca });
+  const h = await driver.open();
+  for (let i = 0; i < 5; i++) await h.produce(100, i * 100);
+  assert.equal(await driver.stored(), 500);
+  assert.deepEqual(await h.readAll(500, 1 << 20, true, noDeadline), { records: 500, bytes: 500 * 128 });
+  h.close();
+  driver.close();
+  const plaintext = booblikDriver({ port: floor.port, pool, forced: false });
+  await assert.rejects(plaintext.stored(), 'a plaintext request gets no answer from a TLS floor');
+  plaintext.close();
 });
 
 test('a FETCH held at the log end is answered by the next write, before its wait ends', async () => {

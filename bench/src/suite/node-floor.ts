@@ -7,22 +7,53 @@
  * the log file in one `pwrite` at its end, then the answer; FORCED answers follow one `fdatasync` per
  * turn of the event loop, on the loop's own thread, for every FORCED request of that turn (what Redis
  * does for `appendfsync always`); a FETCH at the log's end waits for the next write, which answers
- * it. Nothing else: no name validation, one partition, no index (a FETCH reads from the start or
- * waits at the end), no metrics, no tail cache, no recovery. It is not a broker and nothing outside
- * the suite uses it.
+ * it. Nothing else: no name validation, one partition, no index but one file position per PRODUCE
+ * (a FETCH finds its record from there), no metrics, no tail cache, no recovery. It is not a broker and nothing outside the suite
+ * uses it. With a certificate and key it serves TLS only (system `node-floor-tls`): what Node's TLS
+ * costs here, with nothing of a broker's on top.
  *
- *   node bench/dist/suite/node-floor.js --data.dir=DIR       prints "node-floor listening on 127.0.0.1:PORT"
+ *   node bench/dist/suite/node-floor.js --data.dir=DIR [--tls.cert.file=PEM --tls.key.file=PEM]
+ *                                                  prints "node-floor listening on 127.0.0.1:PORT"
  */
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import tls from 'node:tls';
 import { AckPolicy, ApiKey, ErrorCode, storedBytesOf, writeStoredRecords } from '@booblik/protocol';
 
-const dataDir = process.argv.find((a) => a.startsWith('--data.dir='))?.slice('--data.dir='.length);
+const flag = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
+const dataDir = flag('data.dir');
 if (!dataDir) throw new Error('usage: node-floor.js --data.dir=DIR');
+const tlsCert = flag('tls.cert.file');
+const tlsKey = flag('tls.key.file');
 const fd = fs.openSync(path.join(dataDir, 'log'), 'w+');
 let fileEnd = 0;
 let logEnd = 0;
+/** Each PRODUCE's first offset and its file position, in order: the least index a read needs. */
+const batchBases: number[] = [];
+const batchPositions: number[] = [];
+
+/** The file position of record `offset` (0 < offset < logEnd): its PRODUCE's, then its records walked. */
+function positionOf(offset: number): number {
+  let lo = 0;
+  let hi = batchBases.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (batchBases[mid]! <= offset) lo = mid;
+    else hi = mid - 1;
+  }
+  let position = batchPositions[lo]!;
+  const batchEnd = lo + 1 < batchPositions.length ? batchPositions[lo + 1]! : fileEnd;
+  const batch = Buffer.allocUnsafe(batchEnd - position);
+  fs.readSync(fd, batch, 0, batch.length, position);
+  for (let at = 0, skip = offset - batchBases[lo]!; skip > 0; skip--) {
+    const step = 8 + batch.readInt32BE(at);
+    at += step;
+    position += step;
+  }
+  return position;
+}
 
 /** Answers of one connection, written in request order: a held answer holds back those after it. */
 class Connection {
@@ -162,6 +193,8 @@ function produce(c: Connection, frame: Buffer, correlationId: number): void {
   const stored = Buffer.allocUnsafe(storedBytesOf(records, count));
   writeStoredRecords(records, count, stored, 0);
   fs.writeSync(fd, stored, 0, stored.length, fileEnd);
+  batchBases.push(logEnd);
+  batchPositions.push(fileEnd);
   fileEnd += stored.length;
   const base = logEnd;
   logEnd += count;
@@ -184,9 +217,10 @@ function fetch(c: Connection, frame: Buffer, correlationId: number, version: num
   const offset = frame.readUInt32BE(pos) * 2 ** 32 + frame.readUInt32BE(pos + 4);
   const maxBytes = frame.readInt32BE(pos + 8);
   const waitMs = version >= 2 ? frame.readInt32BE(pos + 12) : 0;
-  if (offset === 0 && logEnd > 0) {
-    const payload = Buffer.allocUnsafe(Math.min(maxBytes, fileEnd));
-    fs.readSync(fd, payload, 0, payload.length, 0);
+  if (offset >= 0 && offset < logEnd) {
+    const from = offset === 0 ? 0 : positionOf(offset);
+    const payload = Buffer.allocUnsafe(Math.min(maxBytes, fileEnd - from));
+    fs.readSync(fd, payload, 0, payload.length, from);
     c.answer(fetchAnswer(correlationId, payload));
   } else if (offset !== logEnd) c.answer(errorAnswer(correlationId, ErrorCode.OFFSET_OUT_OF_RANGE));
   else if (waitMs <= 0) c.answer(fetchAnswer(correlationId, Buffer.alloc(0)));
@@ -208,7 +242,7 @@ function hold(c: Connection, correlationId: number, offset: number, maxBytes: nu
   held.push(h);
 }
 
-const server = net.createServer((socket) => {
+function serve(socket: net.Socket): void {
   socket.setNoDelay(true);
   const c = new Connection(socket);
   socket.on('data', (chunk: Buffer) =>
@@ -226,7 +260,12 @@ const server = net.createServer((socket) => {
     }),
   );
   socket.on('error', () => socket.destroy());
-});
+}
+
+const server =
+  tlsCert && tlsKey
+    ? tls.createServer({ cert: fs.readFileSync(tlsCert), key: fs.readFileSync(tlsKey) }, serve)
+    : net.createServer(serve);
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as net.AddressInfo;
   process.stdout.write(`node-floor listening on 127.0.0.1:${port}\n`);

@@ -17,6 +17,8 @@ export const reps = Number(option('reps') ?? (quick ? 1 : 3));
 export const only = option('only')?.split(',');
 /** `node-floor`: what a Node server reaches with nothing of a broker's work (node-floor.ts), in the same run. */
 export const NODE_FLOOR = 'node-floor';
+/** `node-floor-tls`: the same with TLS required, so what TLS costs booblik can be told from what it costs Node. */
+export const NODE_FLOOR_TLS = 'node-floor-tls';
 export const wantedSystems = (option('systems') ?? `booblik,redis,nats,${NODE_FLOOR}`).split(',');
 export const withClient = flag('client') || (!quick && !flag('no-client'));
 /** The Node the servers run under (the load generators stay on this one). */

@@ -1,7 +1,8 @@
 /**
  * The report must show what TLS costs where a reader looks: booblik-tls beside booblik with the
- * ratio booblik-tls/booblik, and the floors for W1 (0.8x) and W4 (0.5x) judged on that ratio. A run
- * without booblik-tls must read as before.
+ * ratio booblik-tls/booblik, and the floors for W1 (0.8x) and W4 (0.5x) judged on that ratio, with
+ * node-floor-tls/node-floor beside it (what TLS costs Node itself). A run without booblik-tls must
+ * read as before.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -54,4 +55,17 @@ test('report: without booblik-tls in the run the TLS floors are not measured, no
   const { table, missed } = floorTable(summarize(run(1, 1).filter((r) => r.system === 'booblik')));
   assert.ok(!missed.some((f) => /TLS/.test(f)));
   assert.match(line(table, '| W4 with TLS'), /not measured/);
+});
+
+test('report: the floor server column of the TLS floors is node-floor-tls/node-floor, from the same run', () => {
+  const floors = [
+    row(W1, 'node-floor', 'records/s', 'records/s', 2_000_000),
+    row(W1, 'node-floor-tls', 'records/s', 'records/s', 1_100_000),
+  ];
+  const { table } = floorTable(summarize([...run(800_000, 500), ...floors]));
+  assert.match(
+    line(table, '| W1 batches of 100 with TLS'),
+    /0\.80x plaintext \(booblik-tls \/ booblik\) \| yes \| 0\.55x plaintext \(node-floor-tls \/ node-floor\) \| \*\*no\*\* \|/,
+  );
+  assert.match(line(table, '| W4 with TLS'), /\| yes \| not measured \| — \|$/);
 });

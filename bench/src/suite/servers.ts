@@ -226,11 +226,13 @@ export function startNodeFloor(
   dataDir: string,
   logFile: string,
   node = process.execPath,
+  tls?: { cert: string; key: string },
 ): Promise<Server> {
+  const tlsFlags = tls ? [`--tls.cert.file=${tls.cert}`, `--tls.key.file=${tls.key}`] : [];
   return launch({
-    system: 'node-floor',
+    system: tls ? 'node-floor-tls' : 'node-floor',
     command: node,
-    args: [path.join(suiteDir, 'node-floor.js'), `--data.dir=${dataDir}`],
+    args: [path.join(suiteDir, 'node-floor.js'), `--data.dir=${dataDir}`, ...tlsFlags],
     logFile,
     ready: (line) => {
       const m = /node-floor listening on [\d.]+:(\d+)/.exec(line);
