@@ -18,6 +18,7 @@ import { electUnclean, moveReplicated } from '../replication/replicated-move.js'
 import { ReplicationService } from '../replication/replication-service.js';
 import { ClusterRouting } from './cluster-routing.js';
 import { ClusterTopics } from './cluster-topics.js';
+import { checkJoin } from './join-check.js';
 import { OwnedPartitions } from './owned-partitions.js';
 import { type PeerSecurity, plaintextPeers } from './peer-connection.js';
 import { PeerPool } from './peer-pool.js';
@@ -116,6 +117,15 @@ export class ClusterNode implements Membership {
     const { logger } = options;
     const client = connectEtcd({ endpoints: options.endpoints, ...options.etcdSecurity });
     try {
+      const peerTls = options.peerSecurity?.tls() ?? null;
+      if (peerTls !== null) {
+        await checkJoin(client, {
+          cluster: options.cluster,
+          selfId: options.member.id,
+          peerTls,
+          peerDial: options.peerDial,
+        });
+      }
       const member = await Member.join(client, {
         cluster: options.cluster,
         member: options.member,

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { connectEtcd, Keyspace } from '@booblik/cluster';
 import {
   AckPolicy,
   decodeProduceResponse,
@@ -30,6 +31,7 @@ import { RawClient } from '../test-support/raw-client.js';
 let kit: ClusterKit;
 let keysDir: string;
 let ca: Buffer;
+let certs: Awaited<ReturnType<typeof makeCertificates>>;
 const clients: RawClient[] = [];
 const cleanups: (() => unknown)[] = [];
 
@@ -48,10 +50,12 @@ before(async () => {
   keysDir = fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-cluster-keys-'));
   const keys = path.join(keysDir, 'keys');
   fs.writeFileSync(keys, `k1 ${randomBytes(32).toString('base64url')}\n`);
-  const certs = await makeCertificates({ after: (f) => void cleanups.push(f as () => unknown) });
+  certs = await makeCertificates({ after: (f) => void cleanups.push(f as () => unknown) });
   ca = fs.readFileSync(certs.ca);
   kit = await startClusterKit({
-    brokers: 3,
+    // The fourth is started by the tests of joining with a certificate of another CA.
+    brokers: 4,
+    start: false,
     flags: [
       '--auth=required',
       `--auth.token.keys.file=${keys}`,
@@ -63,6 +67,8 @@ before(async () => {
     ],
     env: { BOOBLIK_BOOTSTRAP_USER: 'admin:admin-pw' },
   });
+  // One after another: b1 is the oldest member, the allocator's first leader.
+  for (const b of kit.brokers.slice(0, 3)) await b.start();
 });
 
 after(async () => {
@@ -116,6 +122,42 @@ describe('a cluster with authentication required', () => {
     await loggedIn(1, 'bob', 'bob-password');
     ok(await admin.users({ op: UsersOp.REMOVE, name: 'bob' }), 'USERS remove bob');
     await within(bobElsewhere.closedPromise, 1000, "bob's connection at b3 closed");
+  });
+
+  it('a broker with a certificate and CA file of another CA may not join: it exits 2, no member verified', async () => {
+    const b4 = kit.brokers[3]!;
+    const foreignFlags = [
+      `--tls.cert.file=${certs.foreign.cert}`,
+      `--tls.key.file=${certs.foreign.key}`,
+      `--tls.ca.file=${certs.otherCa}`,
+    ];
+    await b4.start(foreignFlags).catch(() => {}); // it may exit before or after it listens
+    const p = b4.process!;
+    assert.equal(await p.exitCode(), 2, p.output());
+    assert.match(p.output(), /may not join: no member's TLS handshake verified \(b\d: /);
+    assert.doesNotMatch(p.output(), /joined as b4/);
+    // It never became a member: etcd holds the three others only.
+    const etcd = connectEtcd({ endpoints: [kit.etcd.endpoint] });
+    try {
+      const members = await etcd.getAll().prefix(new Keyspace(kit.cluster).membersPrefix).keys();
+      assert.deepEqual(members.map((k) => k.split('/').at(-1)).sort(), ['b1', 'b2', 'b3']);
+    } finally {
+      etcd.close();
+    }
+  });
+
+  it("a broker whose own certificate is not signed by the cluster's CA may not join: it exits 2 saying so", async () => {
+    const b4 = kit.brokers[3]!;
+    await b4
+      .start([`--tls.cert.file=${certs.foreign.cert}`, `--tls.key.file=${certs.foreign.key}`])
+      .catch(() => {});
+    const p = b4.process!;
+    assert.equal(await p.exitCode(), 2, p.output());
+    assert.match(
+      p.output(),
+      /may not join: its certificate \(CN=booblik foreign, issued by CN=booblik other CA\) is not signed by a CA of booblik.tls.ca.file/,
+    );
+    assert.doesNotMatch(p.output(), /joined as b4/);
   });
 
   it('a user, even a superuser, may not REPLICATE into a broker', async () => {
