@@ -36,7 +36,10 @@ export async function handleUsers(
     return await change(req, correlationId, ctx, auth, invalid);
   } catch (error) {
     // Not reached etcd (refused), or sent without an answer (it may have been made).
-    if (error instanceof UserChangeError) return refuse(ctx, correlationId, error.code);
+    if (error instanceof UserChangeError) {
+      ctx.logger.warn(`USERS: ${error.message}`);
+      return refuse(ctx, correlationId, error.code);
+    }
     ctx.logger.error(`USERS: the users could not be written: ${(error as Error).message}`);
     return refuse(ctx, correlationId, ErrorCode.STORAGE_ERROR);
   }

@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir, mkdirDurable } from '@booblik/log';
-import { AuthMechanism, type ScramCredential, type UserListing } from '@booblik/protocol';
-import { UserStoreCorruptError } from './errors.js';
+import { AuthMechanism, ErrorCode, type ScramCredential, type UserListing } from '@booblik/protocol';
+import { UserChangeError, UserStoreCorruptError } from './errors.js';
 import { decodeUser, encodeUser } from './user-codec.js';
 
 export const USERS_FILE_NAME = 'users.json';
@@ -29,9 +29,13 @@ export interface UserStore {
 
 export class FileUserStore implements UserStore {
   readonly file: string;
-  private readonly users = new Map<string, ScramCredential>();
+  private users = new Map<string, ScramCredential>();
 
-  constructor(private readonly dataDir: string) {
+  constructor(
+    private readonly dataDir: string,
+    /** The directory's fsync after the rename (tests make it fail). */
+    private readonly syncDir: (dir: string) => void = fsyncDir,
+  ) {
     this.file = path.join(dataDir, USERS_FILE_NAME);
   }
 
@@ -61,9 +65,7 @@ export class FileUserStore implements UserStore {
   }
 
   async upsert(name: string, credential: ScramCredential): Promise<void> {
-    const next = new Map(this.users).set(name, credential);
-    this.write(next);
-    this.users.set(name, credential);
+    this.replace(new Map(this.users).set(name, credential));
   }
 
   async addFirst(name: string, credential: ScramCredential): Promise<boolean> {
@@ -76,24 +78,47 @@ export class FileUserStore implements UserStore {
     if (!this.users.has(name)) return false;
     const next = new Map(this.users);
     next.delete(name);
-    this.write(next);
-    this.users.delete(name);
+    this.replace(next);
     return true;
   }
 
-  private write(users: Map<string, ScramCredential>): void {
+  /**
+   * Writes `users` as the file, then serves them. A failure before the rename changed nothing (the
+   * caller refuses); once renamed the new file is what a restart reads, unless a crash comes before
+   * the directory's fsync: a failed fsync then leaves the outcome unknown (OUTCOME_UNKNOWN), and
+   * the new users are served, as the file on disk holds them.
+   */
+  private replace(users: Map<string, ScramCredential>): void {
     const stored = [...users.entries()].map(([name, c]) => encodeUser(name, c));
     mkdirDurable(this.dataDir);
     const temp = `${this.file}.tmp`;
-    const fd = fs.openSync(temp, 'w', 0o600);
     try {
-      fs.writeFileSync(fd, `${JSON.stringify({ format: FORMAT, users: stored })}\n`);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
+      const fd = fs.openSync(temp, 'w', 0o600);
+      try {
+        fs.writeFileSync(fd, `${JSON.stringify({ format: FORMAT, users: stored })}\n`);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(temp, this.file);
+    } catch (error) {
+      try {
+        fs.rmSync(temp, { force: true });
+      } catch {
+        // Left for the next start's load(), which removes it; the write's own error is the one to say.
+      }
+      throw error;
     }
-    fs.renameSync(temp, this.file);
-    fsyncDir(this.dataDir);
+    this.users = users;
+    try {
+      this.syncDir(this.dataDir);
+    } catch (error) {
+      throw new UserChangeError(
+        ErrorCode.OUTCOME_UNKNOWN,
+        `${this.file} was replaced but its directory's fsync failed (${(error as Error).message}): the change may not survive a crash`,
+        { cause: error },
+      );
+    }
   }
 }
 
