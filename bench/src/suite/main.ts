@@ -8,6 +8,8 @@
  *   npm run bench -- --profile         also write a V8 CPU profile of every broker run, and its top
  *   npm run bench -- --only=W1,W4 --systems=booblik,redis --reps=5 --keep
  *   npm run bench -- --only=W1,W4 --systems=booblik,booblik-tls    the broker with TLS required beside it
+ *   npm run bench -- --only=W1,W4 --systems=booblik,booblik-tls,node-floor,node-floor-tls
+ *                                      and what TLS costs the floor server, judged beside it
  *   npm run bench -- --quick --only=F --systems=booblik     fragment stores only (F1..F3)
  *   npm run bench -- --node=24         the servers on Node 24 (server-node.ts); bench:versions runs several
  *
