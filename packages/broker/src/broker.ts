@@ -22,16 +22,12 @@ import { PersisterService } from './persister/persister-service.js';
 import { RateLimitedLog } from './rate-limited-log.js';
 import { minInSyncOf } from './replication/min-in-sync.js';
 import { RequestRouter } from './routing/request-router.js';
-import {
-  createSecurity,
-  openTokenVerifier,
-  type SecurityTime,
-  systemSecurityTime,
-} from './security/open-security.js';
+import { createSecurity, openTokenVerifier } from './security/open-security.js';
 import { PeerIdentity } from './security/peer-identity.js';
 import type { TokenVerifier } from './security/token-verifier.js';
 import type { UserStore } from './security/user-store.js';
 import { Session } from './session.js';
+import { type BrokerTime, systemTime } from './time.js';
 import type { ConnectionGate } from './tls/connection-gate.js';
 import { TlsService } from './tls/tls-service.js';
 import { FileSpecStore } from './topics/file-spec-store.js';
@@ -92,7 +88,7 @@ export class Broker {
     readonly config: BrokerConfig,
     private readonly logger: Logger,
     private readonly tokens: TokenVerifier | null,
-    securityTime: SecurityTime,
+    time: BrokerTime,
   ) {
     this.persister = new PersisterService(
       // The topic table in use: the spec file's on one node, etcd's copy in a cluster.
@@ -128,17 +124,18 @@ export class Broker {
       metrics: this.metrics,
       logger,
       noisyLog: new RateLimitedLog(logger),
-      security: createSecurity(config, logger, this.metrics, tokens, securityTime, () => this.clusterUsers),
+      security: createSecurity(config, logger, this.metrics, tokens, time, () => this.clusterUsers),
+      clock: time.clock,
     };
   }
 
   /** Recovers every partition, then listens. Resolves once `booblik listening on` has been logged. */
   static async start(
     config: BrokerConfig,
-    options: { logger?: Logger; origins?: Record<string, string>; securityTime?: SecurityTime } = {},
+    options: { logger?: Logger; origins?: Record<string, string>; time?: BrokerTime } = {},
   ) {
     const logger = options.logger ?? createLogger();
-    const time = options.securityTime ?? systemSecurityTime;
+    const time = options.time ?? systemTime;
     const broker = new Broker(config, logger, await openTokenVerifier(config, logger, time), time);
     await broker.run(options.origins ?? {});
     return broker;

@@ -1,5 +1,5 @@
 import type { Logger } from '@booblik/log';
-import type { ReplicateAnswer, ReplicateRequest } from '@booblik/protocol';
+import type { Clock, ReplicateAnswer, ReplicateRequest } from '@booblik/protocol';
 import type { Forwarder, Membership } from '../cluster-surface.js';
 import type { BrokerMetrics } from '../metrics.js';
 import type { PartitionRegistry, PartitionResolver } from '../partitions.js';
@@ -35,4 +35,6 @@ export interface ApiContext {
   noisyLog: RateLimitedLog;
   /** Who may connect: users, tokens, the gate before authentication. */
   security: SecurityService;
+  /** The broker's clock for waits: a held FETCH's, a LIST watch's (tests pass a manual one). */
+  clock: Clock;
 }

@@ -8,15 +8,17 @@ import {
   NO_EPOCH,
   responseHeaderBytes,
 } from '@booblik/protocol';
-import { waitUntil } from '@booblik/testkit';
+import { ManualClock } from '@booblik/protocol/testing';
+import { waitUntil, within } from '@booblik/testkit';
 import { fetchPayloadBytesMax } from '../limits.js';
 import { fetched, fetchedV5, RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
+import type { BrokerTime } from '../time.js';
 
 const rec = (s: string) => Buffer.from(s);
 
-async function setup(t: import('node:test').TestContext, overrides = {}) {
-  const b = await startBroker(t, overrides);
+async function setup(t: import('node:test').TestContext, overrides = {}, time?: BrokerTime) {
+  const b = await startBroker(t, overrides, time);
   const consumer = await RawClient.connect(b.port);
   const producer = await RawClient.connect(b.port);
   t.after(() => {
@@ -29,6 +31,29 @@ async function setup(t: import('node:test').TestContext, overrides = {}) {
 }
 
 describe('FETCH', () => {
+  it("a held FETCH is answered empty when its wait ends on the broker's clock, not a moment before", async (t) => {
+    const clock = new ManualClock();
+    const { consumer, producer, produce, broker } = await setup(t, {}, { clock, wallNowMs: Date.now });
+    await produce('a');
+    let answered = false;
+    const pending = consumer
+      .fetch({ topic: 't', partition: 0, fetchOffset: 1, maxWaitMs: 30_000 })
+      .finally(() => {
+        answered = true;
+      });
+    await waitUntil(() => broker.metrics.heldFetches === 1, 'the fetch to be held');
+    clock.advance(29_999);
+    // A round trip on another connection: the broker's loop has turned since the advance.
+    await producer.metadata('t');
+    assert.equal(answered, false, 'answered before its 30 s had passed on the clock');
+    clock.advance(1);
+    // At once: a wait on real time would hold it for 30 s.
+    const answer = await within(pending, 5000, 'the answer once the clock reached the wait');
+    assert.equal(answer.errorCode, 0);
+    assert.deepEqual(fetched(answer, 1).records, []);
+    assert.equal(broker.metrics.heldFetches, 0);
+  });
+
   it('at the high watermark is empty, not an error', async (t) => {
     const { consumer, produce } = await setup(t);
     await produce('a', 'b');

@@ -9,6 +9,7 @@ import {
   fetchWaitMsMax,
   NO_EPOCH,
   type RecordsLost,
+  type TimerHandle,
 } from '@booblik/protocol';
 import { fetchPayloadBytesMax, fetchPayloadBytesMaxV5 } from '../limits.js';
 import type { ServedPartition } from '../partitions.js';
@@ -126,7 +127,7 @@ enum HoldState {
  */
 class HeldFetch {
   private state = HoldState.Checking;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
   private unsubscribe: (() => void) | undefined;
   private unscope: (() => void) | undefined;
   private unretire: (() => void) | undefined;
@@ -173,7 +174,7 @@ class HeldFetch {
   private wait(seenHighWatermark: number): void {
     this.state = HoldState.Waiting;
     this.ctx.metrics.heldFetches++;
-    this.timer = setTimeout(() => void this.finish(), this.waitMs);
+    this.timer = this.ctx.clock.setTimeout(() => void this.finish(), this.waitMs);
     this.unscope = this.scope.onEnd((reason) => {
       if (reason === 'shutdown') void this.finish();
       else this.drop();
@@ -198,7 +199,7 @@ class HeldFetch {
   private cleanup(): void {
     if (this.state === HoldState.Waiting) this.ctx.metrics.heldFetches--;
     this.state = HoldState.Done;
-    clearTimeout(this.timer);
+    if (this.timer !== undefined) this.ctx.clock.clearTimeout(this.timer);
     this.unsubscribe?.();
     this.unscope?.();
     this.unretire?.();

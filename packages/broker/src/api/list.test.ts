@@ -18,7 +18,8 @@ import {
   supportedApiVersions,
   topicSpecWithDefaults,
 } from '@booblik/protocol';
-import { waitUntil } from '@booblik/testkit';
+import { ManualClock } from '@booblik/protocol/testing';
+import { waitUntil, within } from '@booblik/testkit';
 import { produced, RawClient } from '../test-support/raw-client.js';
 import { startBroker } from '../test-support/start-broker.js';
 
@@ -96,14 +97,26 @@ describe('LIST', () => {
     );
   });
 
-  it('watch: one that expires answers its own revision and no topics', async (t) => {
-    const { port } = await startBroker(t);
+  it("watch: one that expires on the broker's clock answers its own revision and no topics, not before", async (t) => {
+    const clock = new ManualClock();
+    const { port } = await startBroker(t, {}, { clock, wallNowMs: Date.now });
     const c = await RawClient.connect(port);
-    t.after(() => c.close());
+    const other = await RawClient.connect(port);
+    t.after(() => {
+      c.close();
+      other.close();
+    });
     const { revision } = decodeListResponse((await c.list()).body);
-    const started = performance.now();
-    const expired = decodeListResponse((await c.list('', revision, 150)).body);
-    assert.ok(performance.now() - started >= 140, 'held for its wait');
+    let answered = false;
+    const watch = c.list('', revision, 60_000).finally(() => {
+      answered = true;
+    });
+    await waitUntil(() => clock.pendingTimers > 0, 'the watch to be held');
+    clock.advance(59_999);
+    await other.metadata(); // the broker's loop has turned since the advance
+    assert.equal(answered, false, 'answered before its 60 s had passed on the clock');
+    clock.advance(1);
+    const expired = decodeListResponse((await within(watch, 5000, 'the watch at the end of its wait')).body);
     assert.deepEqual(expired, { revision, topics: [] });
     const behind = decodeListResponse((await c.list('', revision - 1, 60_000)).body);
     assert.equal(behind.revision, revision, 'a watch from an older revision is answered at once');

@@ -52,14 +52,14 @@ export function handleList(
   if (waitMs === 0) return nothingChanged();
   return new Promise<Reply>((resolve) => {
     const done = (reply: () => Reply | null) => {
-      clearTimeout(timer);
+      ctx.clock.clearTimeout(timer);
       unsubscribe();
       unscope();
       const r = reply();
       // A null reply: the client left, nobody to answer (the session discards it anyway).
       resolve(r ?? []);
     };
-    const timer = setTimeout(() => done(nothingChanged), waitMs);
+    const timer = ctx.clock.setTimeout(() => done(nothingChanged), waitMs);
     // Routes change without a revision too (a new primary ready to serve): answered at the same
     // revision once the listing differs from the one the watch began with.
     const initial = answer();

@@ -1,28 +1,20 @@
 /** Builds the security service from the configuration: refuses what cannot be used, at start. */
 import type { Logger } from '@booblik/log';
-import { type Clock, systemClock, TokenKeysError } from '@booblik/protocol';
+import { TokenKeysError } from '@booblik/protocol';
 import type { BrokerConfig } from '../config/keys.js';
 import { ConfigError } from '../errors.js';
 import type { BrokerMetrics } from '../metrics.js';
+import type { BrokerTime } from '../time.js';
 import { FailureLimiter } from './failure-limiter.js';
 import { SecurityService } from './security-service.js';
 import { TokenVerifier } from './token-verifier.js';
 import { FileUserStore, type UserStore } from './user-store.js';
 
-/** Time as security reads it; tests drive both. */
-export interface SecurityTime {
-  clock: Clock;
-  /** Unix ms: token expiries are wall-clock times. */
-  wallNowMs: () => number;
-}
-
-export const systemSecurityTime: SecurityTime = { clock: systemClock, wallNowMs: Date.now };
-
 /** Reads the token keys file, if one is set; a missing or bad file stops the start with its reason. */
 export async function openTokenVerifier(
   config: BrokerConfig,
   logger: Logger,
-  time: SecurityTime,
+  time: BrokerTime,
 ): Promise<TokenVerifier | null> {
   if (config.authTokenKeysFile === '') return null;
   try {
@@ -42,7 +34,7 @@ export function createSecurity(
   logger: Logger,
   metrics: BrokerMetrics,
   tokens: TokenVerifier | null,
-  time: SecurityTime,
+  time: BrokerTime,
   /** The cluster's store once this broker has joined one; the data directory's until then and on one node. */
   clusterUsers: () => UserStore | undefined,
 ): SecurityService {

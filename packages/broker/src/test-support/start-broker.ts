@@ -6,7 +6,7 @@ import type { Logger } from '@booblik/log';
 import { Broker } from '../broker.js';
 import type { BrokerConfig } from '../config/keys.js';
 import { loadConfig } from '../config/load.js';
-import type { SecurityTime } from '../security/open-security.js';
+import type { BrokerTime } from '../time.js';
 
 export interface TestBroker {
   broker: Broker;
@@ -24,7 +24,7 @@ export interface TestBroker {
 export async function startBroker(
   t: TestContext,
   overrides: Partial<BrokerConfig> = {},
-  securityTime?: SecurityTime,
+  time?: BrokerTime,
 ): Promise<TestBroker> {
   const dataDir = overrides.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'booblik-broker-'));
   const lines: string[] = [];
@@ -44,7 +44,7 @@ export async function startBroker(
       ...overrides,
       dataDir,
     },
-    { logger, ...(securityTime ? { securityTime } : {}) },
+    { logger, ...(time ? { time } : {}) },
   );
   t.after(async () => {
     await broker.close();
