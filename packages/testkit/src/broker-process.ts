@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { brokerMain, LISTENING_LINE } from './entry-points.js';
+import { dyingWithParent } from './parent-death.js';
 import { type Exit, ProcessLines } from './process-lines.js';
 
 export interface BrokerProcessOptions {
@@ -70,8 +71,12 @@ export class BrokerProcess {
     ];
     const [command, argv] =
       options.nofile === undefined
-        ? [process.execPath, args]
-        : ['prlimit', [`--nofile=${options.nofile}:${options.nofile}`, process.execPath, ...args]];
+        ? dyingWithParent(process.execPath, args)
+        : dyingWithParent('prlimit', [
+            `--nofile=${options.nofile}:${options.nofile}`,
+            process.execPath,
+            ...args,
+          ]);
     const proc = spawn(command, argv, {
       // Only PATH and what the test asks: BOOBLIK_* variables of the test run must not configure the broker.
       env: { PATH: process.env.PATH ?? '', ...options.env },

@@ -14,6 +14,7 @@ export {
   startFaultProxy,
 } from './fault-proxy.js';
 export { startUnderNonReapingParent } from './non-reaping-parent.js';
+export { dyingWithParent } from './parent-death.js';
 export { type ReservedPort, reservePorts } from './ports.js';
 export { type Exit, ProcessLines } from './process-lines.js';
 export { tempDir } from './temp-dir.js';

@@ -1,6 +1,7 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { brokerMain, cliMain, LISTENING_LINE } from './entry-points.js';
+import { dyingWithParent } from './parent-death.js';
 import { ProcessLines } from './process-lines.js';
 
 /** How long `exitCode()` waits unless told otherwise. */
@@ -79,7 +80,8 @@ export function startProcess(
   env: Record<string, string> = {},
   entry = brokerMain,
 ): WatchedProcess {
-  const proc = spawn(process.execPath, [entry, ...args], {
+  const [command, argv] = dyingWithParent(process.execPath, [entry, ...args]);
+  const proc = spawn(command, argv, {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,12 +5,12 @@
  * `after`, and the process dies with the test process (a parent-death signal) if that is killed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { reservePorts } from '@booblik/testkit';
+import { dyingWithParent, reservePorts } from '@booblik/testkit';
 import { ensureEtcdInstalled } from './etcd-install.js';
 
 export { enableEtcdAuth } from './etcd-auth.js';
@@ -24,8 +24,6 @@ const STOP_TIMEOUT_MS = 10_000;
 const servingPattern = /serving client traffic|ready to serve client requests/;
 /** Lines of etcd's log kept to explain a failed start. */
 const LOG_LINES_KEPT = 40;
-/** setpriv (util-linux) gives etcd a parent-death signal, so a killed test leaves no etcd behind. */
-const SETPRIV = '/usr/bin/setpriv';
 
 export interface EtcdServer {
   /** `http://127.0.0.1:<port>`, what a client dials. */
@@ -112,9 +110,8 @@ export async function startEtcd(options: StartEtcdOptions = {}): Promise<EtcdSer
   let exited: Promise<void> = Promise.resolve();
 
   const launch = async (): Promise<void> => {
-    const [command, commandArgs] = existsSync(SETPRIV)
-      ? [SETPRIV, ['--pdeathsig', 'KILL', '--', binary, ...args]]
-      : [binary, args];
+    // A parent-death signal: a killed test leaves no etcd behind.
+    const [command, commandArgs] = dyingWithParent(binary, args);
     const proc = spawn(command, commandArgs, {
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: options.ownProcessGroup ?? false,
