@@ -22,6 +22,14 @@ function alive(pid: number): boolean {
   }
 }
 
+function isSleep(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('sleep');
+  } catch {
+    return false;
+  }
+}
+
 test('a command started with dyingWithParent is killed when the process that started it is SIGKILLed', async (t) => {
   // The parent: starts `sleep 60` as a broker would be started, prints its pid, then waits.
   const script = `
@@ -40,7 +48,8 @@ test('a command started with dyingWithParent is killed when the process that sta
     .then((r) => [r.value as string]);
   const pid = Number(line);
   t.after(() => {
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
+    // Only our `sleep`: once it is gone its pid may be another process's (pids wrap at 32768 here).
+    if (alive(pid) && isSleep(pid)) process.kill(pid, 'SIGKILL');
   });
   assert.ok(pid > 0 && alive(pid), `the child runs (${line})`);
   parent.kill('SIGKILL');
