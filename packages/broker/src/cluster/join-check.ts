@@ -6,12 +6,12 @@
  * members are live, at least one of those that answer must present a certificate it verifies.
  */
 import { X509Certificate } from 'node:crypto';
-import net from 'node:net';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import { decodeMember, Keyspace } from '@booblik/cluster';
 import type { Etcd3 } from 'etcd3';
 import { ConfigError } from '../errors.js';
-import { splitAddress } from './peer-connection.js';
+import { pemCertificateBlocks } from '../tls/credentials.js';
+import { connectPeerTls, splitAddress } from './peer-connection.js';
 
 /** Intermediates followed from the certificate to a CA, at most. */
 const CHAIN_DEPTH_MAX = 8;
@@ -21,10 +21,7 @@ export const PROBE_TIMEOUT_MS = 5000;
 /** The certificates of PEM text (a file's contents, or several). */
 function certificatesIn(pem: tls.SecureContextOptions['cert']): X509Certificate[] {
   const texts = (Array.isArray(pem) ? pem : pem === undefined ? [] : [pem]).map(String);
-  const blocks = texts.flatMap(
-    (t) => t.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [],
-  );
-  return blocks.map((block) => new X509Certificate(block));
+  return texts.flatMap(pemCertificateBlocks).map((block) => new X509Certificate(block));
 }
 
 /**
@@ -71,12 +68,7 @@ export function probeMember(
 ): Promise<ProbeOutcome> {
   return new Promise((resolve) => {
     const { host, port } = splitAddress(dialAddress);
-    const socket = tls.connect({
-      host,
-      port,
-      ...options,
-      ...(net.isIP(host) === 0 ? { servername: host } : {}),
-    });
+    const socket = connectPeerTls(host, port, options);
     const done = (outcome: ProbeOutcome) => {
       clearTimeout(timer);
       socket.destroy();

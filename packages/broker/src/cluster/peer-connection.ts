@@ -86,14 +86,10 @@ export class PeerConnection implements FrameSink {
     const connected = () => {
       this.connected = true;
     };
-    // The peer's certificate is checked against the cluster's CA for the host dialled (an IP against its IP SANs).
     this.socket =
       secure === null
         ? net.connect({ host, port, noDelay: true }, connected)
-        : tls.connect(
-            { host, port, ...secure, ...(net.isIP(host) === 0 ? { servername: host } : {}) },
-            connected,
-          );
+        : connectPeerTls(host, port, secure, connected);
     if (secure !== null) this.socket.setNoDelay(true);
     this.socket.on('data', (chunk: Buffer) => this.splitter.push(chunk, this));
     this.socket.on('error', (error) => this.fail(`${address}: ${error.message}`));
@@ -206,6 +202,19 @@ export class PeerConnection implements FrameSink {
     this.onDead(this);
     this.pending.close((p) => p.answer(null, reason, this.connected));
   }
+}
+
+/** A TLS dial to a peer: its certificate checked against the cluster's CA for the host dialled (an IP against its IP SANs). */
+export function connectPeerTls(
+  host: string,
+  port: number,
+  secure: tls.ConnectionOptions,
+  onConnect?: () => void,
+): tls.TLSSocket {
+  return tls.connect(
+    { host, port, ...secure, ...(net.isIP(host) === 0 ? { servername: host } : {}) },
+    onConnect,
+  );
 }
 
 export function splitAddress(address: string): { host: string; port: number } {

@@ -72,9 +72,14 @@ export function readTlsFiles(files: TlsFiles): TlsContents {
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
+/** The PEM certificate blocks of a file's contents, in order. */
+export function pemCertificateBlocks(pem: Buffer | string): string[] {
+  return (typeof pem === 'string' ? pem : pem.toString('latin1')).match(PEM_CERTIFICATE) ?? [];
+}
+
 /** Every certificate of a PEM file, parsed; none, or one that does not parse, is a TlsFileError. */
 function certificatesOf(role: TlsFileRole, file: string, pem: Buffer): X509Certificate[] {
-  const blocks = pem.toString('latin1').match(PEM_CERTIFICATE) ?? [];
+  const blocks = pemCertificateBlocks(pem);
   if (blocks.length === 0) throw new TlsFileError(role, file, 'holds no PEM certificate');
   return blocks.map((block, i) => {
     try {
