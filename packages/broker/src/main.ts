@@ -8,6 +8,7 @@ import nodeSupport from '@booblik/protocol/node-support';
 import { Broker } from './broker.js';
 import { configHelp, loadConfig } from './config/load.js';
 import { ConfigError, DataDirForeignError, DataDirInUseError, ListenError } from './errors.js';
+import { followHeapGrowth } from './heap-growth.js';
 import { createLogger } from './logger.js';
 import { UserStoreCorruptError } from './security/errors.js';
 
@@ -26,6 +27,9 @@ process.env.UV_THREADPOOL_SIZE ??= '8';
 // A Node older than every supported one stops here with one line and exit code 2 (bin/booblik-broker.js
 // checks before even parsing this file, for Nodes too old to parse it).
 const node = nodeSupport.refuseUnsupportedNode('booblik-broker');
+
+// Before the broker allocates: a small heap must not be collected every few tens of milliseconds.
+followHeapGrowth();
 
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
